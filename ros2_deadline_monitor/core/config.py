@@ -1,0 +1,192 @@
+"""Validated configuration values for the analysis.
+
+All durations are integer nanoseconds. The ROS shell converts parameters (ms, Hz, s) at the
+edge and turns every ``ConfigError`` into a rejected parameter with the error's text as reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+import math
+import re
+
+from .errors import ConfigError
+
+RULES = ('interval', 'response')
+STAMPS = ('none', 'start')
+CLOCKS = ('sim', 'wall')
+
+NS_PER_S = 1_000_000_000
+NS_PER_MS = 1_000_000
+MAX_PERIOD_NS = 3600 * NS_PER_S
+DEFAULT_JITTER_FRACTION = 0.05
+
+_TOPIC_RE = re.compile(r'^~?/?[A-Za-z_{][A-Za-z0-9_{}]*(/[A-Za-z_{][A-Za-z0-9_{}]*)*$')
+_NAME_RE = re.compile(r'^[A-Za-z][A-Za-z0-9_]*$')
+
+
+def check_topic_name(topic: str) -> str:
+    """Return ``topic`` if it is a valid ROS topic name, else raise ``ConfigError``."""
+    if not isinstance(topic, str) or not _TOPIC_RE.match(topic):
+        raise ConfigError(f'invalid topic name {topic!r}')
+    return topic
+
+
+def _check_duration(param: str, value: int | None, *, zero_ok: bool = False) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f'{param} must be an integer number of nanoseconds, got {value!r}')
+    if value < 0 or (value == 0 and not zero_ok):
+        raise ConfigError(f'{param} must be {"≥" if zero_ok else ">"} 0, got {value}')
+    if value > MAX_PERIOD_NS:
+        raise ConfigError(f'{param} must be at most one hour, got {value} ns')
+
+
+def duration_ns(param: str, value: float, unit_ns: int, *, zero_ok: bool = False) -> int:
+    """Convert a float in some unit (ms, s) to validated integer nanoseconds."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        raise ConfigError(f'{param} must be a number, got {value!r}')
+    if math.isinf(value) or abs(value) * unit_ns > MAX_PERIOD_NS:
+        raise ConfigError(f'{param} must be at most one hour, got {value}')
+    ns = round(value * unit_ns)
+    _check_duration(param, ns, zero_ok=zero_ok)
+    return ns
+
+
+@dataclass(frozen=True)
+class TopicConfig:
+    """How one target topic is analysed (DESIGN.md §3).
+
+    ``None`` means "use the default": the period is learned from the median interval, the
+    deadline equals the period, the jitter tolerance is 5 % of the period, the rule is
+    ``response`` when the header stamp marks the cycle start and ``interval`` otherwise, the
+    wall budget is ``period / target_rtf + jitter``.
+    """
+
+    name: str
+    topic: str
+    period_ns: int | None = None
+    deadline_ns: int | None = None
+    jitter_tolerance_ns: int | None = None
+    rule: str | None = None
+    stamp: str = 'none'
+    clock: str = 'wall'
+    wall_budget_ns: int | None = None
+    timeout_ns: int | None = None
+    qos_deadline_ns: int | None = None
+
+    def __post_init__(self) -> None:
+        """Reject invalid values with a reason naming the setting."""
+        if not isinstance(self.name, str) or not _NAME_RE.match(self.name):
+            raise ConfigError(
+                f'topic identifier {self.name!r} must start with a letter and hold only '
+                'letters, digits and underscores')
+        check_topic_name(self.topic)
+        prefix = f'topic.{self.name}'
+        _check_duration(f'{prefix}.period', self.period_ns)
+        _check_duration(f'{prefix}.deadline', self.deadline_ns)
+        _check_duration(f'{prefix}.jitter_tolerance', self.jitter_tolerance_ns, zero_ok=True)
+        _check_duration(f'{prefix}.wall_budget', self.wall_budget_ns)
+        _check_duration(f'{prefix}.timeout', self.timeout_ns)
+        _check_duration(f'{prefix}.qos_deadline', self.qos_deadline_ns)
+        if self.rule is not None and self.rule not in RULES:
+            raise ConfigError(f'{prefix}.rule must be one of {RULES}, got {self.rule!r}')
+        if self.stamp not in STAMPS:
+            raise ConfigError(f'{prefix}.stamp must be one of {STAMPS}, got {self.stamp!r}')
+        if self.clock not in CLOCKS:
+            raise ConfigError(f'{prefix}.clock must be one of {CLOCKS}, got {self.clock!r}')
+
+    @property
+    def effective_rule(self) -> str:
+        """The miss rule in force: configured, else ``response`` when a start stamp exists."""
+        if self.rule is not None:
+            return self.rule
+        return 'response' if self.stamp == 'start' else 'interval'
+
+    def with_changes(self, **changes: object) -> TopicConfig:
+        """Return a validated copy with some fields replaced."""
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class Timing:
+    """The resolved per-topic timing after defaults and period learning."""
+
+    period_ns: int
+    deadline_ns: int
+    jitter_ns: int
+    wall_budget_ns: int
+    timeout_ns: int
+    rule: str
+    learned: bool
+
+
+def resolve_timing(config: TopicConfig, period_ns: int, learned: bool,
+                   target_rtf: float) -> Timing:
+    """Fill the defaults of ``config`` from a known period."""
+    jitter = (config.jitter_tolerance_ns if config.jitter_tolerance_ns is not None
+              else round(period_ns * DEFAULT_JITTER_FRACTION))
+    if config.wall_budget_ns is not None:
+        budget = config.wall_budget_ns
+    elif config.clock == 'sim':
+        budget = round(period_ns / target_rtf) + jitter
+    else:
+        budget = period_ns + jitter
+    timeout = (config.timeout_ns if config.timeout_ns is not None
+               else max(10 * period_ns, NS_PER_S))
+    return Timing(
+        period_ns=period_ns,
+        deadline_ns=config.deadline_ns if config.deadline_ns is not None else period_ns,
+        jitter_ns=jitter,
+        wall_budget_ns=budget,
+        timeout_ns=timeout,
+        rule=config.effective_rule,
+        learned=learned,
+    )
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Where levels change (DESIGN.md §7); all adjustable at run time."""
+
+    miss_ratio_error: float = 0.1
+    rtf_warn_fraction: float = 0.95
+    rtf_error_fraction: float = 0.5
+    clock_timeout_ns: int = NS_PER_S
+
+    def __post_init__(self) -> None:
+        """Reject ratios outside [0, 1] and non-positive timeouts."""
+        for name in ('miss_ratio_error', 'rtf_warn_fraction', 'rtf_error_fraction'):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or math.isnan(value) or not 0 <= value <= 1:
+                raise ConfigError(f'{name} must be within [0, 1], got {value!r}')
+        if self.rtf_error_fraction > self.rtf_warn_fraction:
+            raise ConfigError('rtf_error_fraction must not exceed rtf_warn_fraction')
+        _check_duration('clock_timeout', self.clock_timeout_ns)
+
+
+@dataclass(frozen=True)
+class AnalysisConfig:
+    """Monitor-wide analysis settings."""
+
+    window_ns: int = 10 * NS_PER_S
+    window_cycles: int = 10_000
+    learn_intervals: int = 20
+    target_rtf: float = 1.0
+    rtf_bin_ns: int = 100 * NS_PER_MS
+    thresholds: Thresholds = field(default_factory=Thresholds)
+
+    def __post_init__(self) -> None:
+        """Reject windows that are empty or unbounded."""
+        _check_duration('window', self.window_ns)
+        _check_duration('rtf_bin', self.rtf_bin_ns)
+        if not 2 <= self.window_cycles <= 1_000_000:
+            raise ConfigError(f'window_cycles must be within [2, 1000000], got '
+                              f'{self.window_cycles}')
+        if not 2 <= self.learn_intervals <= 10_000:
+            raise ConfigError(f'learn_intervals must be within [2, 10000], got '
+                              f'{self.learn_intervals}')
+        if (not isinstance(self.target_rtf, (int, float)) or math.isnan(self.target_rtf)
+                or not 0 < self.target_rtf <= 1000):
+            raise ConfigError(f'target_rtf must be within (0, 1000], got {self.target_rtf!r}')

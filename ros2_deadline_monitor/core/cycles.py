@@ -1,0 +1,368 @@
+"""Per-topic cycle analysis: intervals, skipped periods, lateness, response, misses (§3).
+
+Each message is one cycle of the producer: its start is the header stamp when the stamp marks
+the cycle start, else the arrival; its end is the arrival. ``CycleAnalyzer.record`` only
+stores the raw event (O(1)); ``process`` turns the stored events into per-cycle figures on the
+stats timer, in batches, which is exact because the arrival times come from the middleware.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from .config import AnalysisConfig, Thresholds, Timing, TopicConfig, resolve_timing
+from .grid import GridState, replay
+from .intervals import summarize_intervals
+from .levels import topic_level
+from .reports import Level, TopicReport
+from .ring import NO_VALUE, ColumnRing, EventBuffer
+from .rtf import RtfAnalyzer
+
+NAN = float('nan')
+PENDING_CAPACITY = 1 << 16
+ROW_COLUMNS = ('arrival', 'start_wall', 'start_sim', 'interval_timer', 'interval_wall',
+               'interval_sim', 'lateness', 'response', 'skipped', 'missed', 'lost', 'size',
+               'age')
+
+
+class CycleCounts(NamedTuple):
+    """Counting results of one cycle sequence."""
+
+    cycles: int
+    misses: int
+    skipped: int
+    grid_periods: int
+
+
+def learn_period(intervals_ns: np.ndarray) -> int:
+    """Period from the median interval, snapped to a whole rate in Hz when within 1 %.
+
+    Snapping keeps the replayed grid from drifting against a timer configured in Hz
+    (a median of 10.003 ms would drift 1.5 ms over 500 cycles of a 100 Hz timer).
+    """
+    median = float(np.median(intervals_ns))
+    rate_hz = 1e9 / median
+    whole = round(rate_hz)
+    if whole >= 1 and abs(rate_hz - whole) <= 0.01 * whole:
+        return round(1e9 / whole)
+    return max(1, round(median))
+
+
+def classify_misses(rule: str, interval_timer_ns: np.ndarray, response_ns: np.ndarray,
+                    timing: Timing) -> np.ndarray:
+    """Deadline misses per cycle under ``rule`` (NO_VALUE intervals never miss)."""
+    if rule == 'interval':
+        known = interval_timer_ns != NO_VALUE
+        return known & (interval_timer_ns > timing.period_ns + timing.jitter_ns)
+    return response_ns > timing.deadline_ns
+
+
+def count_cycles(starts_ns: np.ndarray, ends_ns: np.ndarray, period_ns: int,
+                 deadline_ns: int | None = None, jitter_ns: int | None = None,
+                 rule: str = 'response') -> CycleCounts:
+    """Misses and skipped periods of a whole recorded cycle sequence (the ground truth).
+
+    Uses the same grid replay and miss rule as the live analyzer, so a monitor and the
+    producer's own record agree exactly. ``skipped`` includes the periods already passed when
+    the last cycle started; ``grid_periods`` counts slots from the first cycle's to the last's.
+    """
+    starts = np.asarray(starts_ns, np.int64)
+    ends = np.maximum(np.asarray(ends_ns, np.int64), starts)
+    timing = resolve_timing(
+        TopicConfig(name='truth', topic='/truth', period_ns=period_ns, deadline_ns=deadline_ns,
+                    jitter_tolerance_ns=jitter_ns, rule=rule), period_ns, False, 1.0)
+    slots, skipped = replay(starts, period_ns, GridState())
+    intervals = np.full(len(starts), NO_VALUE, np.int64)
+    intervals[1:] = np.diff(starts)
+    misses = classify_misses(rule, intervals, ends - slots, timing)
+    grid = int((slots[-1] - slots[0]) // period_ns + 1) if len(slots) else 0
+    return CycleCounts(len(starts), int(misses.sum()), int(skipped.sum()), grid)
+
+
+def _diff_with(previous: int, values: np.ndarray) -> np.ndarray:
+    """Differences to the previous value; NO_VALUE where either side is unknown."""
+    before = np.empty(len(values), np.int64)
+    before[0] = previous
+    before[1:] = values[:-1]
+    out = values - before
+    out[(before == NO_VALUE) | (values == NO_VALUE)] = NO_VALUE
+    return out
+
+
+@dataclass
+class _Totals:
+    messages: int = 0
+    misses: int = 0
+    skipped: int = 0
+    lost: int = 0
+    malformed: int = 0
+    qos_deadline_events: int = 0
+    resets: int = 0
+    pending_dropped: int = 0
+
+
+class CycleAnalyzer:
+    """Cycle statistics of one topic with bounded memory and an O(1) per-message call."""
+
+    def __init__(self, config: TopicConfig, analysis: AnalysisConfig | None = None,
+                 clock: RtfAnalyzer | None = None) -> None:
+        """Analyze ``config``'s topic; ``clock`` maps events to sim time when given."""
+        self._config = config
+        self._analysis = analysis or AnalysisConfig()
+        self.clock = clock
+        self._pending = EventBuffer(PENDING_CAPACITY)
+        self._rows = ColumnRing(self._analysis.window_cycles, ROW_COLUMNS)
+        self._timing: Timing | None = None
+        self._learning: list[tuple[np.ndarray, ...]] = []
+        self._learning_count = 0
+        self._grid = GridState()
+        self._prev_start_timer = NO_VALUE
+        self._prev_start_wall = NO_VALUE
+        self._prev_start_sim = NO_VALUE
+        self._prev_seq = NO_VALUE
+        self._last_arrival: int | None = None
+        self._start_source = 'arrival'
+        self._totals = _Totals()
+        self._resolve()
+
+    @property
+    def config(self) -> TopicConfig:
+        """The configuration in force."""
+        return self._config
+
+    @property
+    def timing(self) -> Timing | None:
+        """Resolved timing; None while the period is still being learned."""
+        return self._timing
+
+    def reconfigure(self, config: TopicConfig, analysis: AnalysisConfig | None = None) -> None:
+        """Apply new settings from the next processed event on; counters are kept."""
+        self.process()
+        old_period = self._timing.period_ns if self._timing else None
+        self._config = config
+        if analysis is not None and analysis.window_cycles != self._analysis.window_cycles:
+            self._rows = ColumnRing(analysis.window_cycles, ROW_COLUMNS)
+        if analysis is not None:
+            self._analysis = analysis
+        learned = self._timing.learned if self._timing else False
+        if config.period_ns is None and learned and self._timing is not None:
+            self._timing = resolve_timing(config, self._timing.period_ns, True,
+                                          self._analysis.target_rtf)
+        else:
+            self._timing = None
+            self._resolve()
+        new_period = self._timing.period_ns if self._timing else None
+        if new_period != old_period:
+            self._grid = GridState()
+
+    def _resolve(self) -> None:
+        if self._config.period_ns is not None:
+            self._timing = resolve_timing(self._config, self._config.period_ns, False,
+                                          self._analysis.target_rtf)
+
+    def record(self, arrival_wall_ns: int, stamp_ns: int = NO_VALUE, seq: int = NO_VALUE,
+               size_bytes: int = 0) -> None:
+        """Store one message event (the per-message call: O(1), no allocation)."""
+        if self._pending.append(arrival_wall_ns, stamp_ns, seq, size_bytes):
+            self.process()
+
+    def record_malformed(self) -> None:
+        """Count a message whose bytes could not be read."""
+        self._totals.malformed += 1
+
+    def record_qos_deadline_missed(self, count: int = 1) -> None:
+        """Count middleware 'requested deadline missed' events."""
+        self._totals.qos_deadline_events += count
+
+    def reset_sim(self, clock: RtfAnalyzer | None = None) -> None:
+        """Sim time jumped backwards: finish pending events, then drop sim-time state."""
+        self.process(clock)
+        self._totals.resets += 1
+        self._prev_start_sim = NO_VALUE
+        if self._config.clock == 'sim':
+            self._grid = GridState()
+            self._prev_start_timer = NO_VALUE
+            self._rows.clear()
+
+    def process(self, clock: RtfAnalyzer | None = None) -> None:
+        """Turn pending events into per-cycle rows (runs on the stats timer)."""
+        clock = clock if clock is not None else self.clock
+        if self._pending.count == 0:
+            return
+        arrival, stamp, seq, size = self._pending.drain()
+        self._totals.messages += len(arrival)
+        self._last_arrival = int(arrival[-1])
+        lost = self._count_lost(seq)
+        start_timer, end_timer, start_wall, start_sim = self._place(arrival, stamp, clock)
+        placed = start_timer != NO_VALUE
+        if not placed.all():
+            keep = np.flatnonzero(placed)
+            arrival, stamp, size, lost = arrival[keep], stamp[keep], size[keep], lost[keep]
+            start_timer, end_timer = start_timer[keep], end_timer[keep]
+            start_wall, start_sim = start_wall[keep], start_sim[keep]
+        batch = (arrival, stamp, size, lost, start_timer, end_timer, start_wall, start_sim)
+        if self._timing is None:
+            self._learning.append(batch)
+            self._learning_count += len(arrival)
+            if self._learning_count <= self._analysis.learn_intervals:
+                return
+            batch = tuple(np.concatenate(cols) for cols in zip(*self._learning, strict=True))
+            self._learning = []
+            self._learning_count = 0
+            diffs = np.diff(batch[4])
+            diffs = diffs[diffs > 0]
+            if len(diffs) == 0:
+                return
+            self._timing = resolve_timing(self._config, learn_period(diffs), True,
+                                          self._analysis.target_rtf)
+        self._analyze(*batch)
+
+    def _count_lost(self, seq: np.ndarray) -> np.ndarray:
+        """Messages lost before each event, from publication sequence number gaps."""
+        gaps = _diff_with(self._prev_seq, seq)
+        self._prev_seq = int(seq[-1])
+        lost = np.where((gaps != NO_VALUE) & (gaps > 1), gaps - 1, 0)
+        self._totals.lost += int(lost.sum())
+        return lost
+
+    def _place(self, arrival: np.ndarray, stamp: np.ndarray, clock: RtfAnalyzer | None
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Start and end on the timer clock, start on the wall and sim clocks."""
+        use_stamp = self._config.stamp == 'start' and bool((stamp != NO_VALUE).any())
+        self._start_source = 'header' if use_stamp else 'arrival'
+        have_clock = clock is not None and clock.has_samples
+        unknown = np.full(len(arrival), NO_VALUE, np.int64)
+        if self._config.clock == 'wall':
+            start = np.where(stamp != NO_VALUE, stamp, arrival) if use_stamp else arrival
+            end = arrival
+            start_sim = clock.sim_at(start) if have_clock else unknown
+            return start, end, start, start_sim
+        end = clock.sim_at(arrival) if have_clock else unknown
+        if use_stamp:
+            start = np.where(stamp != NO_VALUE, stamp, end)
+            start_wall = clock.wall_at(start) if have_clock else unknown
+            start_wall = np.where(start_wall != NO_VALUE, start_wall, arrival)
+        else:
+            start = end
+            start_wall = arrival
+        end = np.where(end != NO_VALUE, np.maximum(end, start), start)
+        return start, end, start_wall, start
+
+    def _analyze(self, arrival: np.ndarray, stamp: np.ndarray, size: np.ndarray,
+                 lost: np.ndarray, start_timer: np.ndarray, end_timer: np.ndarray,
+                 start_wall: np.ndarray, start_sim: np.ndarray) -> None:
+        timing = self._timing
+        assert timing is not None
+        if len(arrival) == 0:
+            return
+        slots, skipped = replay(start_timer, timing.period_ns, self._grid)
+        interval_timer = _diff_with(self._prev_start_timer, start_timer)
+        interval_wall = _diff_with(self._prev_start_wall, start_wall)
+        interval_sim = _diff_with(self._prev_start_sim, start_sim)
+        self._prev_start_timer = int(start_timer[-1])
+        self._prev_start_wall = int(start_wall[-1])
+        self._prev_start_sim = int(start_sim[-1])
+        response = end_timer - slots
+        missed = classify_misses(timing.rule, interval_timer, response, timing)
+        age = np.where(stamp != NO_VALUE, end_timer - stamp, NO_VALUE)
+        self._totals.misses += int(missed.sum())
+        self._totals.skipped += int(skipped.sum())
+        self._rows.extend(
+            arrival=arrival, start_wall=start_wall, start_sim=start_sim,
+            interval_timer=interval_timer, interval_wall=interval_wall,
+            interval_sim=interval_sim, lateness=start_timer - slots, response=response,
+            skipped=skipped, missed=missed.astype(np.int64), lost=lost, size=size, age=age)
+
+    def report(self, now_wall_ns: int, clock: RtfAnalyzer | None = None,
+               writers: int = 1) -> TopicReport:
+        """Process pending events, then summarize the rolling window and the totals."""
+        self.process(clock)
+        rows = self._rows.rows()
+        keep = rows['arrival'] >= now_wall_ns - self._analysis.window_ns
+        rows = {k: v[keep] for k, v in rows.items()}
+        timing = self._timing
+        period = timing.period_ns if timing else None
+        jitter = timing.jitter_ns if timing else None
+        n = len(rows['arrival'])
+        wall_known = rows['interval_wall'] != NO_VALUE
+        sim_known = rows['interval_sim'] != NO_VALUE
+        interval_wall = summarize_intervals(
+            'wall', rows['interval_wall'][wall_known], rows['start_wall'][wall_known],
+            period, jitter, timing.wall_budget_ns if timing else None)
+        interval_sim = summarize_intervals(
+            'sim', rows['interval_sim'][sim_known], rows['start_sim'][sim_known], period, jitter)
+        misses = int(rows['missed'].sum())
+        span_wall = int(rows['arrival'][-1] - rows['arrival'][0]) if n > 1 else 0
+        starts_sim = rows['start_sim'][rows['start_sim'] != NO_VALUE]
+        span_sim = int(starts_sim[-1] - starts_sim[0]) if len(starts_sim) > 1 else 0
+        age = rows['age'][rows['age'] != NO_VALUE]
+        totals = self._totals
+        return TopicReport(
+            name=self._config.name,
+            topic=self._config.topic,
+            rule=self._config.effective_rule,
+            start_source=self._start_source,
+            timer_clock=self._config.clock,
+            period_learned=timing.learned if timing else False,
+            period_ns=period,
+            deadline_ns=timing.deadline_ns if timing else None,
+            jitter_ns=jitter,
+            wall_budget_ns=timing.wall_budget_ns if timing else None,
+            timeout_ns=timing.timeout_ns if timing else self._config.timeout_ns,
+            window_wall_ns=span_wall,
+            window_sim_ns=span_sim,
+            messages_total=totals.messages,
+            deadline_misses_total=totals.misses,
+            skipped_periods_total=totals.skipped,
+            messages_lost_total=totals.lost,
+            malformed_total=totals.malformed,
+            qos_deadline_events_total=totals.qos_deadline_events,
+            resets_total=totals.resets,
+            pending_dropped_total=totals.pending_dropped,
+            messages=n,
+            deadline_misses=misses,
+            skipped_periods=int(rows['skipped'].sum()),
+            messages_lost=int(rows['lost'].sum()),
+            loss_known=writers <= 1,
+            miss_ratio=misses / n if n else NAN,
+            rate_wall_hz=_rate(interval_wall.mean_ns),
+            rate_sim_hz=_rate(interval_sim.mean_ns),
+            interval_wall=interval_wall,
+            interval_sim=interval_sim,
+            lateness_mean_ns=_mean(rows['lateness']),
+            lateness_max_ns=_max(rows['lateness']),
+            response_mean_ns=_mean(rows['response']),
+            response_max_ns=_max(rows['response']),
+            response_p99_ns=float(np.percentile(rows['response'], 99)) if n else NAN,
+            size_mean_bytes=_mean(rows['size']),
+            size_max_bytes=_max(rows['size']),
+            bandwidth_bytes_per_s=(float(rows['size'].sum()) * 1e9 / span_wall
+                                   if span_wall > 0 else NAN),
+            age_mean_ns=_mean(age),
+            age_max_ns=_max(age),
+            last_arrival_wall_ns=self._last_arrival,
+        )
+
+    def level(self, report: TopicReport, thresholds: Thresholds, now_wall_ns: int,
+              rtf: float | None = None) -> tuple[Level, str]:
+        """Level of ``report``; under sim time the timeout stretches by 1 / RTF."""
+        timeout = report.timeout_ns
+        if (timeout is not None and self._config.clock == 'sim' and rtf is not None
+                and rtf == rtf and rtf > 0):
+            timeout = round(timeout / min(rtf, 1.0))
+        return topic_level(report, thresholds, now_wall_ns, timeout)
+
+
+def _rate(mean_interval_ns: float) -> float:
+    return 1e9 / mean_interval_ns if mean_interval_ns > 0 else NAN
+
+
+def _mean(values: np.ndarray) -> float:
+    return float(values.mean()) if len(values) else NAN
+
+
+def _max(values: np.ndarray) -> float:
+    return float(values.max()) if len(values) else NAN

@@ -1,0 +1,43 @@
+"""Interval statistics on one clock, computed on the stats timer, never per message."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .reports import IntervalSummary
+
+
+def summarize_intervals(clock: str, intervals_ns: np.ndarray, at_ns: np.ndarray,
+                        period_ns: int | None, jitter_ns: int | None,
+                        wall_budget_ns: int | None = None) -> IntervalSummary:
+    """Summarize ``intervals_ns`` (each ending at ``at_ns``) against the expected period.
+
+    Percentiles use numpy's default linear interpolation (type 7). Counts against the period
+    are zero while the period is unknown; ``wall_budget_ns`` applies to wall intervals only.
+    """
+    if len(intervals_ns) == 0:
+        return IntervalSummary(clock=clock)
+    values = intervals_ns.astype(np.float64)
+    p50, p95, p99 = np.percentile(values, (50, 95, 99))
+    i_max = int(np.argmax(values))
+    over_period = over_jitter = over_budget = 0
+    if period_ns is not None:
+        over_period = int(np.count_nonzero(intervals_ns > period_ns))
+        over_jitter = int(np.count_nonzero(intervals_ns > period_ns + (jitter_ns or 0)))
+    if wall_budget_ns is not None:
+        over_budget = int(np.count_nonzero(intervals_ns > wall_budget_ns))
+    return IntervalSummary(
+        clock=clock,
+        count=len(values),
+        mean_ns=float(values.mean()),
+        min_ns=float(values.min()),
+        max_ns=float(values[i_max]),
+        max_at_ns=float(at_ns[i_max]),
+        p50_ns=float(p50),
+        p95_ns=float(p95),
+        p99_ns=float(p99),
+        tail_amplification=float(p99 / p50) if p50 > 0 else float('nan'),
+        over_period=over_period,
+        over_period_plus_jitter=over_jitter,
+        over_wall_budget=over_budget,
+    )

@@ -1,0 +1,66 @@
+"""Diagnostic levels from measured figures, as pure functions (DESIGN.md §7)."""
+
+from __future__ import annotations
+
+import math
+
+from .config import Thresholds
+from .reports import ClockReport, HostReport, Level, TopicReport
+
+
+def topic_level(report: TopicReport, thresholds: Thresholds, now_wall_ns: int,
+                timeout_ns: int | None = None) -> tuple[Level, str]:
+    """Level and one-line reason for one topic.
+
+    STALE before the first message; ERROR when it timed out (no message for ``timeout_ns``,
+    default the report's own timeout) or the window's miss ratio crosses the threshold;
+    WARN when misses, skipped periods or losses happened in the window; OK otherwise.
+    """
+    if report.last_arrival_wall_ns is None:
+        return Level.STALE, 'no message received yet'
+    timeout = timeout_ns if timeout_ns is not None else report.timeout_ns
+    silent_ns = now_wall_ns - report.last_arrival_wall_ns
+    if timeout is not None and silent_ns > timeout:
+        return Level.ERROR, f'no message for {silent_ns / 1e9:.1f} s (timeout {timeout / 1e9:g} s)'
+    summary = (f'{report.deadline_misses} misses ({report.rule} rule), '
+               f'{report.skipped_periods} skipped periods in window')
+    if report.messages and report.miss_ratio > thresholds.miss_ratio_error:
+        return Level.ERROR, f'miss ratio {report.miss_ratio:.1%}: {summary}'
+    if report.deadline_misses or report.skipped_periods or report.messages_lost:
+        lost = f', {report.messages_lost} lost' if report.messages_lost else ''
+        return Level.WARN, summary + lost
+    return Level.OK, summary
+
+
+def clock_level(report: ClockReport, thresholds: Thresholds, now_wall_ns: int,
+                target_rtf: float, expected: bool) -> tuple[Level, str]:
+    """Level and reason for the /clock stream; ``expected`` is True under use_sim_time."""
+    if report.last_wall_ns is None:
+        if expected:
+            return Level.STALE, 'no /clock received yet'
+        return Level.OK, 'not using sim time; no /clock'
+    silent_ns = now_wall_ns - report.last_wall_ns
+    if silent_ns > thresholds.clock_timeout_ns:
+        level = Level.ERROR if expected else Level.WARN
+        return level, f'/clock silent for {silent_ns / 1e9:.1f} s (simulator stalled?)'
+    rtf_text = f'RTF {report.rtf:.3f}' if not math.isnan(report.rtf) else 'RTF n/a'
+    if report.paused:
+        return Level.OK, 'simulation paused'
+    if not math.isnan(report.rtf):
+        if report.rtf < thresholds.rtf_error_fraction * target_rtf:
+            return Level.ERROR, f'{rtf_text} below {thresholds.rtf_error_fraction:g} x target'
+        if report.rtf < thresholds.rtf_warn_fraction * target_rtf:
+            return Level.WARN, f'{rtf_text} below {thresholds.rtf_warn_fraction:g} x target'
+    if report.resets:
+        return Level.WARN, f'{rtf_text}; sim time jumped back {report.resets} time(s)'
+    return Level.OK, rtf_text
+
+
+def host_level(report: HostReport) -> tuple[Level, str]:
+    """WARN when the cgroup throttled the CPU in the window; unreadable data is no error."""
+    if not report.cgroup_available:
+        return Level.OK, 'cgroup cpu.stat unavailable'
+    if report.cgroup_nr_throttled:
+        return Level.WARN, (f'CPU throttled {report.cgroup_nr_throttled} times, '
+                            f'{report.cgroup_throttled_ns / 1e6:.1f} ms')
+    return Level.OK, 'no CPU throttling'

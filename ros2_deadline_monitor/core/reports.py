@@ -1,0 +1,125 @@
+"""Plain result values produced by the analysers.
+
+Times are nanoseconds (``*_ns``; float where they are statistics such as means or
+percentiles, NaN when there is nothing to measure). The ROS shell converts them to messages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+NAN = float('nan')
+
+
+class Level(IntEnum):
+    """Diagnostic levels with the values of ``diagnostic_msgs/DiagnosticStatus``."""
+
+    OK = 0
+    WARN = 1
+    ERROR = 2
+    STALE = 3
+
+
+@dataclass(frozen=True)
+class IntervalSummary:
+    """Statistics of the intervals between consecutive cycle starts on one clock."""
+
+    clock: str
+    count: int = 0
+    mean_ns: float = NAN
+    min_ns: float = NAN
+    max_ns: float = NAN
+    max_at_ns: float = NAN
+    p50_ns: float = NAN
+    p95_ns: float = NAN
+    p99_ns: float = NAN
+    tail_amplification: float = NAN
+    over_period: int = 0
+    over_period_plus_jitter: int = 0
+    over_wall_budget: int = 0
+
+
+@dataclass(frozen=True)
+class TopicReport:
+    """Everything measured about one topic, cumulative and over the rolling window."""
+
+    name: str
+    topic: str
+    rule: str
+    start_source: str
+    timer_clock: str
+    period_learned: bool
+    period_ns: int | None
+    deadline_ns: int | None
+    jitter_ns: int | None
+    wall_budget_ns: int | None
+    timeout_ns: int | None
+    window_wall_ns: int
+    window_sim_ns: int
+    messages_total: int
+    deadline_misses_total: int
+    skipped_periods_total: int
+    messages_lost_total: int
+    malformed_total: int
+    qos_deadline_events_total: int
+    resets_total: int
+    pending_dropped_total: int
+    messages: int
+    deadline_misses: int
+    skipped_periods: int
+    messages_lost: int
+    loss_known: bool
+    miss_ratio: float
+    rate_wall_hz: float
+    rate_sim_hz: float
+    interval_wall: IntervalSummary
+    interval_sim: IntervalSummary
+    lateness_mean_ns: float
+    lateness_max_ns: float
+    response_mean_ns: float
+    response_max_ns: float
+    response_p99_ns: float
+    size_mean_bytes: float
+    size_max_bytes: float
+    bandwidth_bytes_per_s: float
+    age_mean_ns: float
+    age_max_ns: float
+    last_arrival_wall_ns: int | None
+
+
+@dataclass(frozen=True)
+class ClockReport:
+    """The /clock stream and the real time factor over one report window."""
+
+    messages_total: int
+    messages: int
+    window_wall_ns: int
+    window_sim_ns: int
+    sim_time_ns: int | None
+    rtf: float
+    rtf_total: float
+    rtf_bin_ns: int
+    rtf_bin_min: float
+    rtf_bin_min_at_ns: float
+    rtf_bin_max: float
+    step_ns: float
+    max_wall_gap_ns: float
+    max_wall_gap_at_ns: float
+    resets_total: int
+    resets: int
+    paused: bool
+    last_wall_ns: int | None
+
+
+@dataclass(frozen=True)
+class HostReport:
+    """Host context over one report window; ``cgroup_available`` False means unreadable."""
+
+    cgroup_available: bool = False
+    cgroup_nr_periods: int = 0
+    cgroup_nr_throttled: int = 0
+    cgroup_throttled_ns: int = 0
+    cpu_fraction: float = NAN
+    minor_faults: int = 0
+    max_rss_bytes: int = 0

@@ -1,0 +1,86 @@
+"""Bounded, preallocated storage so memory stays flat however long the monitor runs."""
+
+from __future__ import annotations
+
+import numpy as np
+
+NO_VALUE = int(np.iinfo(np.int64).min)
+"""Sentinel for "no stamp", "no sequence number" or "unknown on this clock"."""
+
+
+class EventBuffer:
+    """Raw per-message events waiting for the stats timer; ``append`` is O(1), allocation-free.
+
+    Columns: arrival (system clock ns), header stamp (ns or NO_VALUE), publication sequence
+    number (or NO_VALUE) and serialized size in bytes.
+    """
+
+    def __init__(self, capacity: int) -> None:
+        """Preallocate ``capacity`` events."""
+        self.capacity = capacity
+        self.arrival = np.empty(capacity, np.int64)
+        self.stamp = np.empty(capacity, np.int64)
+        self.seq = np.empty(capacity, np.int64)
+        self.size = np.empty(capacity, np.int64)
+        self.count = 0
+
+    def append(self, arrival_ns: int, stamp_ns: int, seq: int, size: int) -> bool:
+        """Store one event; return True when the buffer is full and must be drained."""
+        i = self.count
+        self.arrival[i] = arrival_ns
+        self.stamp[i] = stamp_ns
+        self.seq[i] = seq
+        self.size[i] = size
+        self.count = i + 1
+        return self.count == self.capacity
+
+    def drain(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Return copies of the stored events in arrival order and empty the buffer."""
+        n = self.count
+        self.count = 0
+        return (self.arrival[:n].copy(), self.stamp[:n].copy(), self.seq[:n].copy(),
+                self.size[:n].copy())
+
+
+class ColumnRing:
+    """A ring of named int64 columns holding the most recent ``capacity`` rows."""
+
+    def __init__(self, capacity: int, names: tuple[str, ...]) -> None:
+        """Preallocate ``capacity`` rows of each named column."""
+        self.capacity = capacity
+        self.names = names
+        self._data = {name: np.empty(capacity, np.int64) for name in names}
+        self._written = 0
+
+    def __len__(self) -> int:
+        """Rows currently held (at most ``capacity``)."""
+        return min(self._written, self.capacity)
+
+    def extend(self, **columns: np.ndarray) -> None:
+        """Append rows given as equally long arrays, one per column name."""
+        n = len(columns[self.names[0]])
+        if n == 0:
+            return
+        if n > self.capacity:
+            columns = {k: v[-self.capacity:] for k, v in columns.items()}
+            self._written += n - self.capacity
+            n = self.capacity
+        start = self._written % self.capacity
+        first = min(n, self.capacity - start)
+        for name in self.names:
+            values = columns[name]
+            column = self._data[name]
+            column[start:start + first] = values[:first]
+            column[:n - first] = values[first:]
+        self._written += n
+
+    def rows(self) -> dict[str, np.ndarray]:
+        """All held rows in chronological order (copies)."""
+        n = len(self)
+        start = (self._written - n) % self.capacity
+        idx = (np.arange(n) + start) % self.capacity
+        return {name: self._data[name][idx] for name in self.names}
+
+    def clear(self) -> None:
+        """Forget every row."""
+        self._written = 0

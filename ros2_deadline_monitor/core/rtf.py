@@ -1,0 +1,169 @@
+"""Real time factor and /clock health from ``(wall, sim)`` samples (DESIGN.md §4).
+
+Each /clock message gives one sample: the wall time it was received (system clock ns, the
+middleware's received timestamp) and the sim time it carried. ``record`` is O(1); everything
+else runs when a report is made. The same samples map event times between the clocks, so
+events handled late still get the sim time they happened at.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .reports import ClockReport
+from .ring import NO_VALUE
+
+NAN = float('nan')
+
+
+class RtfAnalyzer:
+    """Bounded history of /clock samples with RTF windows, gaps, pauses and resets."""
+
+    def __init__(self, bin_ns: int = 100_000_000, capacity: int = 1 << 17) -> None:
+        """Keep up to ``capacity`` samples; RTF is also given per ``bin_ns`` of wall time."""
+        self.bin_ns = bin_ns
+        self.capacity = capacity
+        self._wall = np.empty(capacity, np.int64)
+        self._sim = np.empty(capacity, np.int64)
+        self._count = 0
+        self._epoch_start = 0
+        self._epoch_first: tuple[int, int] | None = None
+        self._window_start = 0
+        self._last: tuple[int, int] | None = None
+        self.resets_total = 0
+        self._window_resets = 0
+        self._view: tuple[int, np.ndarray, np.ndarray] | None = None
+
+    @property
+    def has_samples(self) -> bool:
+        """True once a /clock sample arrived."""
+        return self._last is not None
+
+    @property
+    def messages_total(self) -> int:
+        """Samples recorded since start."""
+        return self._count
+
+    def record(self, wall_ns: int, sim_ns: int) -> bool:
+        """Store one /clock sample; return True when sim time jumped backwards (a reset)."""
+        reset = False
+        last = self._last
+        if last is not None and sim_ns < last[1]:
+            reset = True
+            self.resets_total += 1
+            self._window_resets += 1
+            self._epoch_start = self._count
+            self._epoch_first = None
+        if last is not None and wall_ns < last[0]:
+            wall_ns = last[0]
+        i = self._count % self.capacity
+        self._wall[i] = wall_ns
+        self._sim[i] = sim_ns
+        self._count += 1
+        self._last = (wall_ns, sim_ns)
+        if self._epoch_first is None:
+            self._epoch_first = (wall_ns, sim_ns)
+        return reset
+
+    def _chronological(self, first: int) -> tuple[np.ndarray, np.ndarray]:
+        """Return samples with index >= ``first`` (as far as the ring holds them), oldest first."""
+        first = max(first, self._count - self.capacity, 0)
+        idx = np.arange(first, self._count) % self.capacity
+        return self._wall[idx], self._sim[idx]
+
+    def _all(self) -> tuple[np.ndarray, np.ndarray]:
+        view = self._view
+        if view is None or view[0] != self._count:
+            wall, sim = self._chronological(0)
+            view = (self._count, wall, sim)
+            self._view = view
+        return view[1], view[2]
+
+    def sim_at(self, wall_ns: np.ndarray) -> np.ndarray:
+        """Sim time in force at each wall time (the latest sample at or before it)."""
+        wall, sim = self._all()
+        out = np.full(len(wall_ns), NO_VALUE, np.int64)
+        if len(wall) == 0:
+            return out
+        idx = np.searchsorted(wall, wall_ns, side='right') - 1
+        known = idx >= 0
+        out[known] = sim[idx[known]]
+        return out
+
+    def wall_at(self, sim_ns: np.ndarray) -> np.ndarray:
+        """Wall time at which sim time first reached each value, within the current epoch."""
+        wall, sim = self._chronological(self._epoch_start)
+        out = np.full(len(sim_ns), NO_VALUE, np.int64)
+        if len(sim) == 0:
+            return out
+        idx = np.searchsorted(sim, sim_ns, side='left')
+        known = (idx < len(sim)) & (sim_ns >= sim[0])
+        out[known] = wall[idx[known]]
+        return out
+
+    def report(self, now_wall_ns: int) -> ClockReport:
+        """Figures since the previous report; starts the next window."""
+        anchor = max(self._window_start - 1, self._epoch_start)
+        wall, sim = self._chronological(anchor)
+        messages = self._count - max(self._window_start, self._count - self.capacity)
+        resets = self._window_resets
+        self._window_start = self._count
+        self._window_resets = 0
+        last_wall = self._last[0] if self._last else None
+        sim_now = self._last[1] if self._last else None
+        rtf_total = NAN
+        if self._epoch_first and self._last and self._last[0] > self._epoch_first[0]:
+            rtf_total = ((self._last[1] - self._epoch_first[1])
+                         / (self._last[0] - self._epoch_first[0]))
+        empty = ClockReport(
+            messages_total=self._count, messages=messages, window_wall_ns=0, window_sim_ns=0,
+            sim_time_ns=sim_now, rtf=NAN, rtf_total=rtf_total, rtf_bin_ns=self.bin_ns,
+            rtf_bin_min=NAN, rtf_bin_min_at_ns=NAN, rtf_bin_max=NAN, step_ns=NAN,
+            max_wall_gap_ns=NAN, max_wall_gap_at_ns=NAN, resets_total=self.resets_total,
+            resets=resets, paused=False, last_wall_ns=last_wall)
+        if len(wall) < 2 or messages == 0:
+            return empty
+        span_wall = int(wall[-1] - wall[0])
+        span_sim = int(sim[-1] - sim[0])
+        gaps = np.diff(wall)
+        i_gap = int(np.argmax(gaps))
+        steps = np.diff(sim)
+        steps = steps[steps > 0]
+        bin_min, bin_min_at, bin_max = self._bins(wall, sim)
+        return ClockReport(
+            messages_total=self._count,
+            messages=messages,
+            window_wall_ns=span_wall,
+            window_sim_ns=span_sim,
+            sim_time_ns=sim_now,
+            rtf=span_sim / span_wall if span_wall > 0 else NAN,
+            rtf_total=rtf_total,
+            rtf_bin_ns=self.bin_ns,
+            rtf_bin_min=bin_min,
+            rtf_bin_min_at_ns=bin_min_at,
+            rtf_bin_max=bin_max,
+            step_ns=float(np.median(steps)) if len(steps) else NAN,
+            max_wall_gap_ns=float(gaps[i_gap]),
+            max_wall_gap_at_ns=float(wall[i_gap + 1]),
+            resets_total=self.resets_total,
+            resets=resets,
+            paused=span_sim == 0,
+            last_wall_ns=last_wall,
+        )
+
+    def _bins(self, wall: np.ndarray, sim: np.ndarray) -> tuple[float, float, float]:
+        """RTF in each complete fixed wall bin, with sim time interpolated at bin edges."""
+        b = self.bin_ns
+        first_edge = -(-int(wall[0]) // b) * b
+        last_edge = (int(wall[-1]) // b) * b
+        if last_edge - first_edge < b:
+            return NAN, NAN, NAN
+        edges = np.arange(first_edge, last_edge + 1, b, dtype=np.int64)
+        origin = int(wall[0])
+        sim_origin = int(sim[0])
+        sim_at_edges = np.interp((edges - origin).astype(np.float64),
+                                 (wall - origin).astype(np.float64),
+                                 (sim - sim_origin).astype(np.float64))
+        rtf = np.diff(sim_at_edges) / b
+        i_min = int(np.argmin(rtf))
+        return float(rtf[i_min]), float(edges[i_min + 1]), float(rtf.max())
