@@ -1,0 +1,82 @@
+"""Shared test set-up: ROS environment defaults, markers, and fixtures for ROS tests.
+
+The suite runs against the *installed* package (`scripts/dev test` sources the colcon build),
+because only the build has the generated `ros2_deadline_monitor.msg`. pytest runs with
+`--import-mode=importlib` (setup.cfg) so it puts neither the repository root nor test/ on
+sys.path; `python -m pytest` still adds the working directory, which is removed below.
+Subprocesses should run the installed executables (`installed_executable`), not
+`python -m ros2_deadline_monitor...` from the repository root, which would import the source
+tree without the messages.
+"""
+
+from collections.abc import Callable, Iterator
+import importlib.util
+import os
+from pathlib import Path
+import sys
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from rclpy.context import Context
+
+# Before anything imports rclpy: discovery stays on this machine, and the one RMW the PyPI
+# wheels provide is used. scripts/dev also sets a ROS_DOMAIN_ID per run.
+os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+os.environ.setdefault('RMW_IMPLEMENTATION', 'rmw_fastrtps_cpp')
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = 'ros2_deadline_monitor'
+
+
+def _is_repo_root(entry: str) -> bool:
+    try:
+        return Path(entry or os.curdir).resolve() == REPO_ROOT
+    except OSError:
+        return False
+
+
+def _prefer_installed_package() -> None:
+    """Import the installed package, not the source tree next to this file."""
+    sys.path[:] = [entry for entry in sys.path if not _is_repo_root(entry)]
+    if importlib.util.find_spec(PACKAGE) is None:
+        # Nothing built or installed: the pure Python parts still work from the checkout.
+        sys.path.append(str(REPO_ROOT))
+
+
+_prefer_installed_package()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the markers used in this suite."""
+    config.addinivalue_line(
+        'markers', 'slow: takes a minute or more (e.g. a full colcon build); runs by default')
+
+
+@pytest.fixture
+def ros_context() -> Iterator['Context']:
+    """Yield a fresh, initialized rclpy Context and shut it down after the test."""
+    import rclpy
+    from rclpy.context import Context
+
+    context = Context()
+    rclpy.init(context=context)
+    try:
+        yield context
+    finally:
+        rclpy.try_shutdown(context=context)
+
+
+@pytest.fixture
+def installed_executable() -> Callable[[str], Path]:
+    """Return a function mapping an executable name to its path, as `ros2 run` finds it."""
+    from ament_index_python.packages import get_package_prefix
+
+    def find(name: str) -> Path:
+        path = Path(get_package_prefix(PACKAGE)) / 'lib' / PACKAGE / name
+        if not os.access(path, os.X_OK):
+            pytest.fail(f'executable {name!r} is not installed at {path}')
+        return path
+
+    return find

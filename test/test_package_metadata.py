@@ -1,0 +1,91 @@
+"""The package's metadata agrees across package.xml, setup.cfg and the installed build."""
+
+import configparser
+import importlib.util
+from pathlib import Path
+import sys
+from xml.etree import ElementTree
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = 'ros2_deadline_monitor'
+
+# DESIGN.md section 10: users script against these names.
+EXECUTABLES = {
+    'monitor': 'ros2_deadline_monitor.shell.monitor_node:main',
+    'sim_clock': 'ros2_deadline_monitor.tools.sim_clock:main',
+    'demo_controller': 'ros2_deadline_monitor.tools.demo_controller:main',
+    'demo': 'ros2_deadline_monitor.tools.demo:main',
+    'analyze': 'ros2_deadline_monitor.offline.analyze:main',
+}
+MESSAGES = ('IntervalStats', 'TopicStats', 'ClockStats', 'HostStats', 'MonitorStats')
+
+
+def load_script(name: str):
+    """Import a helper from scripts/ (not a package) as a module."""
+    spec = importlib.util.spec_from_file_location(name, REPO_ROOT / 'scripts' / f'{name}.py')
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_package_xml_declares_an_interface_package_built_with_ament_cmake():
+    root = ElementTree.parse(REPO_ROOT / 'package.xml').getroot()
+    assert root.get('format') == '3'
+    assert root.findtext('name') == PACKAGE
+    assert root.findtext('export/build_type') == 'ament_cmake'
+    assert root.findtext('member_of_group') == 'rosidl_interface_packages'
+    buildtool = {e.text for e in root.iter('buildtool_depend')}
+    assert {'ament_cmake', 'ament_cmake_python', 'rosidl_default_generators'} <= buildtool
+    runtime = {e.text for e in root.iter() if e.tag in ('depend', 'exec_depend')}
+    assert {'rclpy', 'std_msgs', 'rosgraph_msgs', 'diagnostic_msgs', 'diagnostic_updater',
+            'launch', 'launch_ros', 'python3-numpy', 'rosidl_default_runtime'} <= runtime
+
+
+def test_every_message_is_generated_by_cmake():
+    cmake = (REPO_ROOT / 'CMakeLists.txt').read_text(encoding='utf-8')
+    assert sorted(p.stem for p in (REPO_ROOT / 'msg').glob('*.msg')) == sorted(MESSAGES)
+    for name in MESSAGES:
+        assert f'msg/{name}.msg' in cmake
+
+
+def test_setup_cfg_declares_the_public_executables():
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read(REPO_ROOT / 'setup.cfg', encoding='utf-8')
+    declared = [line.split('=') for line in
+                parser.get('options.entry_points', 'console_scripts').strip().splitlines()]
+    assert {name.strip(): target.strip() for name, target in declared} == EXECUTABLES
+
+
+def test_wrappers_are_generated_from_setup_cfg(tmp_path):
+    wrappers = load_script('entry_point_wrappers')
+    paths = wrappers.write_wrappers(REPO_ROOT / 'setup.cfg', tmp_path, sys.executable)
+    assert sorted(p.name for p in paths) == sorted(EXECUTABLES)
+    demo = (tmp_path / 'demo').read_text(encoding='utf-8')
+    assert demo.startswith(f'#!{sys.executable}\n')
+    assert 'from ros2_deadline_monitor.tools.demo import main as _entry_point' in demo
+    assert (tmp_path / 'demo').stat().st_mode & 0o111
+
+
+def test_wrapper_generation_rejects_what_it_cannot_express(tmp_path):
+    wrappers = load_script('entry_point_wrappers')
+    cfg = tmp_path / 'setup.cfg'
+    cfg.write_text('[options.entry_points]\nconsole_scripts =\n    x = pkg.mod:obj.attr\n')
+    with pytest.raises(ValueError, match='unsupported console_scripts entry'):
+        wrappers.write_wrappers(cfg, tmp_path / 'out', sys.executable)
+    assert wrappers.main([str(cfg), str(tmp_path / 'out'), sys.executable]) == 1
+
+
+def test_tests_import_the_installed_package_with_its_messages():
+    import ros2_deadline_monitor
+    from ros2_deadline_monitor import msg
+
+    location = Path(ros2_deadline_monitor.__file__).parent
+    assert location != REPO_ROOT / PACKAGE, (
+        'imported the source tree, which has no generated messages: run the suite with '
+        'scripts/dev test (or source the colcon install first)')
+    for name in MESSAGES:
+        assert hasattr(msg, name)
+    stats = msg.MonitorStats(topics=[msg.TopicStats(topic='/cmd', deadline_misses_total=20)])
+    assert stats.topics[0].deadline_misses_total == 20
