@@ -4,7 +4,7 @@ The same code serves the live node, the probe and the offline analyzer.
 """
 
 from .config import AnalysisConfig, Thresholds, Timing, TopicConfig
-from .cycles import CycleAnalyzer, CycleCounts, count_cycles
+from .cycles import count_cycles, CycleAnalyzer, CycleCounts
 from .errors import BagError, CdrError, ConfigError, MonitorError
 from .reports import ClockReport, HostReport, IntervalSummary, Level, TopicReport
 from .ring import NO_VALUE

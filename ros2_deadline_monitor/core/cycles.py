@@ -13,12 +13,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .config import AnalysisConfig, Thresholds, Timing, TopicConfig, resolve_timing
+from .config import AnalysisConfig, resolve_timing, Thresholds, Timing, TopicConfig
 from .grid import GridState, replay
 from .intervals import summarize_intervals
 from .levels import topic_level
 from .reports import Level, TopicReport
-from .ring import NO_VALUE, ColumnRing, EventBuffer
+from .ring import ColumnRing, EventBuffer, NO_VALUE
 from .rtf import RtfAnalyzer
 
 NAN = float('nan')

@@ -24,9 +24,11 @@ def replay(starts_ns: np.ndarray, period_ns: int,
            state: GridState) -> tuple[np.ndarray, np.ndarray]:
     """Return ``(slots_ns, skipped)`` for each start and advance ``state``.
 
-    ``skipped[i]`` counts the periods skipped right after cycle ``i`` started. A start more
-    than one period before its expected slot means the producer's phase changed (a restart):
-    the grid re-anchors on it instead of reporting a negative lateness forever.
+    ``skipped[i]`` counts the periods skipped right after cycle ``i`` started. The grid is
+    anchored on the first start; a timer never fires before its slot, so a start before the
+    expected slot shows the true phase is earlier (the first observed cycle was late, or the
+    producer restarted) and the grid moves back onto it. Lateness is therefore never
+    negative, and a late first cycle cannot hide later misses.
     """
     n = len(starts_ns)
     slots = np.empty(n, np.int64)
@@ -34,7 +36,7 @@ def replay(starts_ns: np.ndarray, period_ns: int,
     expected = state.expected_ns
     period = int(period_ns)
     for i, ts in enumerate(starts_ns.tolist()):
-        slot = ts if expected is None or ts < expected - period else expected
+        slot = ts if expected is None or ts < expected else expected
         nxt = slot + period
         if nxt <= ts:
             ahead = 1 + (ts - nxt) // period

@@ -1,7 +1,8 @@
 """Plain result values produced by the analysers.
 
-Times are nanoseconds (``*_ns``; float where they are statistics such as means or
-percentiles, NaN when there is nothing to measure). The ROS shell converts them to messages.
+Times are nanoseconds (``*_ns``): statistics such as means or percentiles are floats, NaN
+when there is nothing to measure; points in time (``*_at_ns``) are ints, None when unknown.
+The ROS shell converts them to messages.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ class IntervalSummary:
     mean_ns: float = NAN
     min_ns: float = NAN
     max_ns: float = NAN
-    max_at_ns: float = NAN
+    max_at_ns: int | None = None
     p50_ns: float = NAN
     p95_ns: float = NAN
     p99_ns: float = NAN
@@ -101,11 +102,11 @@ class ClockReport:
     rtf_total: float
     rtf_bin_ns: int
     rtf_bin_min: float
-    rtf_bin_min_at_ns: float
+    rtf_bin_min_at_ns: int | None
     rtf_bin_max: float
     step_ns: float
     max_wall_gap_ns: float
-    max_wall_gap_at_ns: float
+    max_wall_gap_at_ns: int | None
     resets_total: int
     resets: int
     paused: bool

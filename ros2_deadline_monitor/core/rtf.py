@@ -118,8 +118,8 @@ class RtfAnalyzer:
         empty = ClockReport(
             messages_total=self._count, messages=messages, window_wall_ns=0, window_sim_ns=0,
             sim_time_ns=sim_now, rtf=NAN, rtf_total=rtf_total, rtf_bin_ns=self.bin_ns,
-            rtf_bin_min=NAN, rtf_bin_min_at_ns=NAN, rtf_bin_max=NAN, step_ns=NAN,
-            max_wall_gap_ns=NAN, max_wall_gap_at_ns=NAN, resets_total=self.resets_total,
+            rtf_bin_min=NAN, rtf_bin_min_at_ns=None, rtf_bin_max=NAN, step_ns=NAN,
+            max_wall_gap_ns=NAN, max_wall_gap_at_ns=None, resets_total=self.resets_total,
             resets=resets, paused=False, last_wall_ns=last_wall)
         if len(wall) < 2 or messages == 0:
             return empty
@@ -144,20 +144,20 @@ class RtfAnalyzer:
             rtf_bin_max=bin_max,
             step_ns=float(np.median(steps)) if len(steps) else NAN,
             max_wall_gap_ns=float(gaps[i_gap]),
-            max_wall_gap_at_ns=float(wall[i_gap + 1]),
+            max_wall_gap_at_ns=int(wall[i_gap + 1]),
             resets_total=self.resets_total,
             resets=resets,
             paused=span_sim == 0,
             last_wall_ns=last_wall,
         )
 
-    def _bins(self, wall: np.ndarray, sim: np.ndarray) -> tuple[float, float, float]:
+    def _bins(self, wall: np.ndarray, sim: np.ndarray) -> tuple[float, int | None, float]:
         """RTF in each complete fixed wall bin, with sim time interpolated at bin edges."""
         b = self.bin_ns
         first_edge = -(-int(wall[0]) // b) * b
         last_edge = (int(wall[-1]) // b) * b
         if last_edge - first_edge < b:
-            return NAN, NAN, NAN
+            return NAN, None, NAN
         edges = np.arange(first_edge, last_edge + 1, b, dtype=np.int64)
         origin = int(wall[0])
         sim_origin = int(sim[0])
@@ -166,4 +166,4 @@ class RtfAnalyzer:
                                  (sim - sim_origin).astype(np.float64))
         rtf = np.diff(sim_at_edges) / b
         i_min = int(np.argmin(rtf))
-        return float(rtf[i_min]), float(edges[i_min + 1]), float(rtf.max())
+        return float(rtf[i_min]), int(edges[i_min + 1]), float(rtf.max())

@@ -18,10 +18,10 @@ from std_msgs.msg import Float64, Header, String
 
 from ros2_deadline_monitor.core import cdr
 from ros2_deadline_monitor.core.cdr import (
-    STAMPED_FIRST_FIELD_TYPES,
     encapsulation_little_endian,
     first_field_is_stamp,
     read_stamp_ns,
+    STAMPED_FIRST_FIELD_TYPES,
 )
 from ros2_deadline_monitor.core.errors import CdrError, MonitorError
 

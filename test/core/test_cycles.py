@@ -1,0 +1,150 @@
+import numpy as np
+import pytest
+
+from ros2_deadline_monitor.core.config import AnalysisConfig, TopicConfig
+from ros2_deadline_monitor.core.cycles import count_cycles, CycleAnalyzer, learn_period
+from ros2_deadline_monitor.core.ring import NO_VALUE
+from ros2_deadline_monitor.core.rtf import RtfAnalyzer
+
+MS = 1_000_000
+S = 1_000_000_000
+DELIVERY = 150_000
+
+
+def feed(analyzer, starts, ends, *, stamp=True, seq=True):
+    for i, (s, e) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
+        analyzer.record(e + DELIVERY, s if stamp else NO_VALUE, i + 1 if seq else NO_VALUE, 64)
+
+
+def test_reference_scenario_counts(timer_cycles):
+    starts, ends = timer_cycles()
+    counts = count_cycles(starts, ends, 10 * MS)
+    assert (counts.misses, counts.skipped) == (20, 10)
+    assert counts.cycles + counts.skipped == counts.grid_periods
+    a = CycleAnalyzer(TopicConfig(name='cmd', topic='/cmd', period_ns=10 * MS, stamp='start'))
+    feed(a, starts, ends)
+    r = a.report(int(ends[-1]) + MS)
+    assert r.rule == 'response' and r.start_source == 'header'
+    assert (r.deadline_misses_total, r.skipped_periods_total) == (20, 10)
+    assert r.messages_total == len(starts) and r.messages_lost_total == 0
+    assert r.interval_wall.max_ns == pytest.approx(22 * MS, abs=0.2 * MS)
+    assert r.interval_wall.min_ns == pytest.approx(8 * MS, abs=0.2 * MS)
+    assert r.interval_wall.mean_ns == pytest.approx(10.2 * MS, abs=0.05 * MS)
+    assert r.response_max_ns == 22 * MS + DELIVERY
+    assert r.lateness_max_ns == 12 * MS
+
+
+def test_interval_rule_counts_intervals_over_period_plus_jitter(timer_cycles):
+    starts, ends = timer_cycles()
+    a = CycleAnalyzer(TopicConfig(name='cmd', topic='/cmd', period_ns=10 * MS, stamp='start',
+                                  rule='interval', jitter_tolerance_ns=MS // 2))
+    feed(a, starts, ends)
+    r = a.report(int(ends[-1]))
+    expected = int((np.diff(starts) > 10.5 * MS).sum())
+    assert r.deadline_misses_total == expected == 10
+    assert r.skipped_periods_total == 10
+
+
+def test_baseline_has_no_misses_or_skips(timer_cycles):
+    starts, ends = timer_cycles(stall_every=0)
+    a = CycleAnalyzer(TopicConfig(name='cmd', topic='/cmd', stamp='start'))
+    feed(a, starts, ends)
+    r = a.report(int(ends[-1]))
+    assert (r.deadline_misses_total, r.skipped_periods_total) == (0, 0)
+    assert r.period_learned and r.period_ns == 10 * MS
+    assert count_cycles(starts, ends, 10 * MS)[1:3] == (0, 0)
+
+
+def test_learned_period_snaps_to_whole_hz_only_when_close():
+    assert learn_period(np.full(20, 10_003_000)) == 10 * MS
+    assert learn_period(np.full(20, 33_340_000)) == 33_333_333
+    assert learn_period(np.full(20, 133_000_000)) == 133_000_000
+
+
+def test_batches_give_the_same_answer_as_one_pass(timer_cycles):
+    starts, ends = timer_cycles()
+    one = CycleAnalyzer(TopicConfig(name='a', topic='/a', stamp='start'))
+    many = CycleAnalyzer(TopicConfig(name='a', topic='/a', stamp='start'))
+    feed(one, starts, ends)
+    for i, (s, e) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
+        many.record(e + DELIVERY, s, i + 1, 64)
+        if i % 7 == 0:
+            many.process()
+    r1, r2 = one.report(int(ends[-1])), many.report(int(ends[-1]))
+    assert (r1.deadline_misses_total, r1.skipped_periods_total) == (
+        r2.deadline_misses_total, r2.skipped_periods_total) == (20, 10)
+
+
+def test_sequence_gaps_count_as_lost_and_restarts_do_not():
+    a = CycleAnalyzer(TopicConfig(name='a', topic='/a', period_ns=10 * MS))
+    for i, seq in enumerate([1, 2, 3, 7, 8, 1, 2, 4]):
+        a.record(S + i * 10 * MS, NO_VALUE, seq, 10)
+    r = a.report(S + 100 * MS)
+    assert r.messages_lost_total == 3 + 1
+    assert r.loss_known
+    assert not a.report(S + 100 * MS, writers=2).loss_known
+
+
+def test_headerless_topic_falls_back_to_arrival_times():
+    a = CycleAnalyzer(TopicConfig(name='a', topic='/a', period_ns=10 * MS, stamp='start'))
+    for i in range(50):
+        a.record(S + i * 10 * MS + (13 * MS if i == 20 else 0))
+    r = a.report(S + 600 * MS)
+    assert r.start_source == 'arrival'
+    assert r.interval_wall.max_ns == 23 * MS
+    assert r.skipped_periods_total == 1
+
+
+def test_window_is_bounded_by_count_and_time():
+    analysis = AnalysisConfig(window_ns=S, window_cycles=50)
+    a = CycleAnalyzer(TopicConfig(name='a', topic='/a', period_ns=10 * MS), analysis)
+    for i in range(1000):
+        a.record(S + i * 10 * MS, NO_VALUE, i + 1, 10)
+    r = a.report(S + 999 * 10 * MS)
+    assert r.messages == 50 and r.messages_total == 1000
+    r = a.report(S + 999 * 10 * MS + S - 100 * MS)
+    assert r.messages == 11  # arrivals within the last second: 9.89 s .. 9.99 s
+
+
+def test_sim_clock_topic_maps_arrival_to_sim_time_and_resets_cleanly(timer_cycles):
+    # /clock at 1 kHz, RTF 1.0, separate from the producer: sim = wall - offset.
+    starts, ends = timer_cycles()
+    offset = int(starts[0]) - 5 * S
+    clock = RtfAnalyzer()
+    wall = int(starts[0]) - 10 * MS
+    while wall <= int(ends[-1]) + 10 * MS:
+        clock.record(wall, (wall - offset) // MS * MS)
+        wall += MS
+    sim_starts = (starts - offset) // MS * MS  # the producer's ROS time is the latest /clock
+    a = CycleAnalyzer(TopicConfig(name='a', topic='/a', period_ns=10 * MS, stamp='start',
+                                  clock='sim'), clock=clock)
+    for i, (s, e) in enumerate(zip(sim_starts.tolist(), ends.tolist(), strict=True)):
+        a.record(e + DELIVERY, s, i + 1, 64)
+    r = a.report(int(ends[-1]) + MS)
+    truth = count_cycles(sim_starts, (ends + DELIVERY - offset) // MS * MS, 10 * MS)
+    assert (r.deadline_misses_total, r.skipped_periods_total) == (truth.misses, truth.skipped)
+    assert r.interval_sim.max_ns == pytest.approx(22 * MS, abs=MS)
+    assert r.interval_wall.max_ns == pytest.approx(22 * MS, abs=1.1 * MS)
+    a.reset_sim(clock)
+    assert a.report(int(ends[-1]) + MS).messages == 0
+    assert a.report(int(ends[-1]) + MS).resets_total == 1
+
+
+def test_pending_buffer_drains_itself_when_full():
+    a = CycleAnalyzer(TopicConfig(name='a', topic='/a', period_ns=MS))
+    n = (1 << 16) * 2 + 5
+    for i in range(n):
+        a.record(S + i * MS)
+    r = a.report(S + n * MS)
+    assert r.messages_total == n and r.pending_dropped_total == 0
+
+
+def test_reconfigure_applies_to_later_events():
+    a = CycleAnalyzer(TopicConfig(name='a', topic='/a', period_ns=10 * MS, rule='interval'))
+    for i in range(10):
+        a.record(S + i * 12 * MS)
+    assert a.report(S + S).deadline_misses_total == 9
+    a.reconfigure(a.config.with_changes(period_ns=12 * MS))
+    for i in range(10, 20):
+        a.record(S + i * 12 * MS)
+    assert a.report(S + S).deadline_misses_total == 9

@@ -1,0 +1,27 @@
+import numpy as np
+import pytest
+
+from ros2_deadline_monitor.core.intervals import summarize_intervals
+
+MS = 1_000_000
+
+
+def test_percentiles_equal_numpy_and_tail_amplification():
+    rng = np.random.default_rng(7)
+    intervals = rng.integers(9 * MS, 12 * MS, 1000).astype(np.int64)
+    intervals[::97] = 23 * MS
+    at = np.cumsum(intervals)
+    s = summarize_intervals('wall', intervals, at, 10 * MS, MS // 2, 25 * MS)
+    p50, p95, p99 = np.percentile(intervals, (50, 95, 99))
+    assert (s.p50_ns, s.p95_ns, s.p99_ns) == (p50, p95, p99)
+    assert s.tail_amplification == pytest.approx(p99 / p50)
+    assert s.max_ns == 23 * MS and s.max_at_ns == at[0]
+    assert s.count == 1000
+    assert s.over_period == int((intervals > 10 * MS).sum())
+    assert s.over_period_plus_jitter == int((intervals > 10.5 * MS).sum())
+    assert s.over_wall_budget == 0
+
+
+def test_empty_window_is_nan_not_an_error():
+    s = summarize_intervals('sim', np.array([], np.int64), np.array([], np.int64), None, None)
+    assert s.count == 0 and np.isnan(s.mean_ns) and s.over_period == 0

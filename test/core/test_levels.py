@@ -1,0 +1,58 @@
+from dataclasses import replace
+
+from ros2_deadline_monitor.core.config import Thresholds, TopicConfig
+from ros2_deadline_monitor.core.cycles import CycleAnalyzer
+from ros2_deadline_monitor.core.levels import clock_level, host_level, topic_level
+from ros2_deadline_monitor.core.reports import HostReport, Level
+from ros2_deadline_monitor.core.rtf import RtfAnalyzer
+
+MS = 1_000_000
+S = 1_000_000_000
+
+
+def topic_report(late_every=0, n=100):
+    a = CycleAnalyzer(TopicConfig(name='a', topic='/a', period_ns=10 * MS, rule='interval'))
+    for i in range(n):
+        a.record(S + i * 10 * MS + (5 * MS if late_every and i % late_every == 0 else 0))
+    return a.report(S + n * 10 * MS)
+
+
+def test_topic_levels():
+    t = Thresholds(miss_ratio_error=0.1)
+    now = S + 1000 * MS
+    empty = CycleAnalyzer(TopicConfig(name='a', topic='/a')).report(now)
+    assert topic_level(empty, t, now)[0] == Level.STALE
+    assert topic_level(topic_report(), t, now)[0] == Level.OK
+    assert topic_level(topic_report(late_every=50), t, now)[0] == Level.WARN
+    assert topic_level(topic_report(late_every=5), t, now)[0] == Level.ERROR
+    level, reason = topic_level(topic_report(), t, now + 5 * S)
+    assert level == Level.ERROR and 'no message' in reason
+
+
+def test_timeout_stretches_with_slow_sim_time():
+    a = CycleAnalyzer(TopicConfig(name='a', topic='/a', period_ns=10 * MS, clock='sim'))
+    r = replace(topic_report(), timeout_ns=S)
+    now = r.last_arrival_wall_ns + 1500 * MS
+    assert a.level(r, Thresholds(), now, rtf=1.0)[0] == Level.ERROR
+    assert a.level(r, Thresholds(), now, rtf=0.5)[0] == Level.OK
+
+
+def test_clock_levels():
+    t = Thresholds()
+    clock = RtfAnalyzer()
+    now = S
+    assert clock_level(clock.report(now), t, now, 1.0, expected=True)[0] == Level.STALE
+    assert clock_level(clock.report(now), t, now, 1.0, expected=False)[0] == Level.OK
+    for i in range(100):
+        clock.record(i * 10 * MS, i * 10 * MS)
+    r = clock.report(S)
+    assert clock_level(r, t, S, 1.0, True)[0] == Level.OK
+    assert clock_level(r, t, S, 1.2, True)[0] == Level.WARN
+    assert clock_level(r, t, S, 2.5, True)[0] == Level.ERROR
+    assert clock_level(r, t, 5 * S, 1.0, True)[0] == Level.ERROR
+
+
+def test_host_levels():
+    assert host_level(HostReport())[0] == Level.OK
+    assert host_level(HostReport(cgroup_available=True))[0] == Level.OK
+    assert host_level(HostReport(cgroup_available=True, cgroup_nr_throttled=2))[0] == Level.WARN

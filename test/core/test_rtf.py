@@ -1,0 +1,95 @@
+import numpy as np
+import pytest
+
+from ros2_deadline_monitor.core.ring import NO_VALUE
+from ros2_deadline_monitor.core.rtf import RtfAnalyzer
+
+MS = 1_000_000
+S = 1_000_000_000
+T0 = 1_700_000_000_000_000_000
+
+
+def publish(clock, rtf, duration_ns, *, step_ns=MS, wall0=T0, sim0=0, stall=None):
+    """Feed /clock samples of a simulator that never bursts to catch up."""
+    wall, sim = wall0, sim0
+    while wall < wall0 + duration_ns:
+        if stall and stall[0] <= wall - wall0 < stall[0] + stall[1]:
+            wall = wall0 + stall[0] + stall[1]
+        clock.record(wall, sim)
+        sim += step_ns
+        wall += round(step_ns / rtf)
+    return wall, sim
+
+
+@pytest.mark.parametrize('rtf', [1.0, 0.5, 2.0])
+def test_rtf_of_a_steady_clock(rtf):
+    clock = RtfAnalyzer()
+    publish(clock, rtf, 5 * S)
+    r = clock.report(T0 + 5 * S)
+    assert r.rtf == pytest.approx(rtf, rel=1e-3)
+    assert r.rtf_total == pytest.approx(rtf, rel=1e-3)
+    assert r.rtf_bin_min == pytest.approx(rtf, rel=1e-3)
+    assert r.rtf_bin_max == pytest.approx(rtf, rel=1e-3)
+    assert r.step_ns == MS
+    assert r.max_wall_gap_ns == pytest.approx(MS / rtf)
+    assert not r.paused and r.resets == 0
+
+
+def test_a_300_ms_stall_shows_in_the_worst_window_and_the_gap():
+    clock = RtfAnalyzer()
+    publish(clock, 1.0, 5 * S, stall=(2 * S + 50 * MS, 300 * MS))
+    r = clock.report(T0 + 5 * S)
+    assert r.rtf == pytest.approx(4.7 / 5, rel=0.01)  # the mean barely moves ...
+    assert r.rtf_bin_min < 0.05  # ... the worst 100 ms window does
+    assert T0 + 2 * S + 100 * MS <= r.rtf_bin_min_at_ns <= T0 + 2 * S + 400 * MS
+    assert r.max_wall_gap_ns == pytest.approx(301 * MS, abs=MS)
+    assert r.max_wall_gap_at_ns == T0 + 2 * S + 350 * MS
+
+
+def test_windows_follow_each_other_without_gaps():
+    clock = RtfAnalyzer()
+    wall, sim = publish(clock, 1.0, S)
+    first = clock.report(wall)
+    publish(clock, 0.5, S, wall0=wall, sim0=sim)
+    second = clock.report(wall + S)
+    assert first.rtf == pytest.approx(1.0, rel=1e-3)
+    assert second.rtf == pytest.approx(0.5, rel=1e-2)
+    assert second.messages == 500
+    assert second.rtf_total == pytest.approx(1.5 / 2, rel=1e-2)
+
+
+def test_backwards_jump_is_a_reset_that_restarts_the_figures():
+    clock = RtfAnalyzer()
+    wall, _ = publish(clock, 1.0, S, sim0=50 * S)
+    assert clock.record(wall, 0) is True
+    publish(clock, 0.5, S, wall0=wall + MS, sim0=MS)
+    r = clock.report(wall + S)
+    assert r.resets == 1 and r.resets_total == 1
+    assert r.rtf == pytest.approx(0.5, rel=1e-2)
+    assert r.rtf_total == pytest.approx(0.5, rel=1e-2)
+    assert clock.report(wall + 2 * S).resets == 0
+
+
+def test_paused_simulation_is_reported():
+    clock = RtfAnalyzer()
+    for i in range(100):
+        clock.record(T0 + i * 10 * MS, 7 * S)
+    r = clock.report(T0 + S)
+    assert r.paused and r.rtf == 0.0
+
+
+def test_clock_maps_between_wall_and_sim():
+    clock = RtfAnalyzer()
+    publish(clock, 0.5, S, sim0=10 * S)  # sample k: wall T0 + 2k ms, sim 10 s + k ms
+    sim = clock.sim_at(np.array([T0 - 1, T0, T0 + 3 * MS, T0 + 4 * MS], np.int64))
+    assert sim.tolist() == [NO_VALUE, 10 * S, 10 * S + MS, 10 * S + 2 * MS]
+    wall = clock.wall_at(np.array([10 * S - 1, 10 * S + MS, 10 * S + MS + 1, 20 * S], np.int64))
+    assert wall.tolist() == [NO_VALUE, T0 + 2 * MS, T0 + 4 * MS, NO_VALUE]
+
+
+def test_memory_is_bounded_by_capacity():
+    clock = RtfAnalyzer(capacity=1000)
+    publish(clock, 1.0, 5 * S)
+    r = clock.report(T0 + 5 * S)
+    assert r.messages == 1000 and r.messages_total == 5000
+    assert r.rtf == pytest.approx(1.0, rel=1e-3)
