@@ -1,0 +1,454 @@
+"""The ``monitor`` node: live deadline statistics per topic next to the real time factor.
+
+Parameters become core configs (``parameters.py``); each target topic gets a raw
+subscription whose callback only records (``subscriptions.py``); a steady-clock timer turns
+the recorded events into reports, ``MonitorStats`` on ``~/stats`` (``conversions.py``) and
+``/diagnostics`` (``diagnostics.py``). The timer runs on steady time so a frozen ``/clock``
+is still reported (DESIGN.md §7).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from dataclasses import replace
+import math
+import signal
+import sys
+import threading
+import time
+from typing import Any
+
+from diagnostic_msgs.msg import DiagnosticStatus
+from rcl_interfaces.msg import SetParametersResult
+import rclpy
+from rclpy.clock import Clock, ClockType
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.signals import SignalHandlerOptions
+from rclpy.utilities import remove_ros_args
+from rosgraph_msgs.msg import Clock as ClockMsg
+
+from ros2_deadline_monitor.core.config import NS_PER_S
+from ros2_deadline_monitor.core.errors import ConfigError, MonitorError
+from ros2_deadline_monitor.core.host import HostSampler
+from ros2_deadline_monitor.core.levels import clock_level, host_level
+from ros2_deadline_monitor.core.reports import ClockReport, Level
+from ros2_deadline_monitor.core.rtf import RtfAnalyzer
+from ros2_deadline_monitor.msg import MonitorStats
+from ros2_deadline_monitor.shell import conversions, diagnostics
+from ros2_deadline_monitor.shell.message_types import import_message, MessageTypeError
+from ros2_deadline_monitor.shell.parameters import (
+    all_names,
+    coerce_integers,
+    current_values,
+    declare_globals,
+    declare_topic,
+    GLOBAL_SPECS,
+    MonitorSettings,
+    parse_topic_ids,
+    settings_from,
+    split_topic_param,
+    topic_config_from,
+    TOPICS,
+    USE_SIM_TIME,
+)
+from ros2_deadline_monitor.shell.qos import CLOCK_QOS, STATS_QOS
+from ros2_deadline_monitor.shell.subscriptions import TopicMonitor, TopicState
+from ros2_deadline_monitor.shell.summary import summary_text, TopicLine
+
+NODE_NAME = 'deadline_monitor'
+STATS_TOPIC = '~/stats'
+POLL_PERIOD_S = 0.5
+"""How often the graph is checked for topics that do not exist yet (steady clock)."""
+STARVED_FRACTION = 0.5
+"""The host status warns when the stats timer fired later than this fraction of its period."""
+SPIN_TIMEOUT_S = 0.1
+"""Longest wait before a SIGINT/SIGTERM is noticed."""
+SIMULATOR_RTF_TYPES = ('std_msgs/msg/Float32', 'std_msgs/msg/Float64')
+EXIT_CONFIG_ERROR = 2
+
+_GLOBAL_NAMES = frozenset(spec.name for spec in GLOBAL_SPECS)
+
+
+class StartupError(MonitorError):
+    """The monitor cannot start: invalid global settings or no valid topic left."""
+
+
+class MonitorNode(Node):
+    """Monitors the configured topics and the clock; see the module docstring."""
+
+    def __init__(self, node_name: str = NODE_NAME, **kwargs: Any) -> None:
+        """Declare and check the parameters, then set up subscriptions and timers.
+
+        Raises ``StartupError`` when a monitor-wide setting is invalid or when topics are
+        listed but none of them has valid settings.
+        """
+        super().__init__(node_name, **kwargs)
+        self._declaring = False
+        self._topics: dict[str, TopicMonitor] = {}
+        self._invalid: dict[str, str] = {}
+        self._declare_errors: dict[str, dict[str, str]] = {}
+        self._simulator_rtf = math.nan
+        self._simulator_rtf_sub = None
+        self._last_clock_report: ClockReport | None = None
+        self._last_lines: list[TopicLine] = []
+        self._stats_late_ns = 0
+
+        self._declaring = True
+        try:
+            errors = declare_globals(self)
+        finally:
+            self._declaring = False
+        if errors:
+            raise StartupError('invalid parameter value: ' + '; '.join(errors))
+        try:
+            self._settings = settings_from(current_values(self, _GLOBAL_NAMES))
+            topic_ids = parse_topic_ids(self.get_parameter(TOPICS).value)
+        except ConfigError as err:
+            raise StartupError(str(err)) from None
+        for topic_id in topic_ids:
+            self._declare_topic(topic_id)
+        self._rtf = RtfAnalyzer(bin_ns=self._settings.analysis.rtf_bin_ns)
+        self._host = HostSampler()
+        self._reconcile()
+        if topic_ids and not self._topics:
+            raise StartupError('none of the configured topics has valid settings: '
+                               + '; '.join(self._invalid.values()))
+        if not topic_ids:
+            self.get_logger().warning(
+                f'no topics configured (parameter {TOPICS}): monitoring the clock only')
+
+        self.add_pre_set_parameters_callback(coerce_integers)
+        self.add_on_set_parameters_callback(self._validate_parameters)
+        self.add_post_set_parameters_callback(self._apply_parameters)
+
+        self._stats_publisher = self.create_publisher(MonitorStats, STATS_TOPIC, STATS_QOS)
+        self._diagnostics = diagnostics.DiagnosticsOutput(self, self._settings.hardware_id)
+        self.create_subscription(ClockMsg, self._settings.clock_topic, self._on_clock,
+                                 CLOCK_QOS)
+        self._steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self._stats_timer = None
+        self._stats_expected_ns = 0
+        self._start_stats_timer()
+        self._poll_timer = self.create_timer(POLL_PERIOD_S, self._poll, clock=self._steady)
+        self._poll()
+        path = ('through diagnostic_updater' if self._diagnostics.uses_updater
+                else 'published directly')
+        self.get_logger().info(
+            f'monitoring {len(self._topics)} topic(s), stats every '
+            f'{self._settings.stats_period_ns / NS_PER_S:g} s on steady time, diagnostics '
+            f'{path}')
+
+    # -- configuration -------------------------------------------------------------------
+
+    @property
+    def settings(self) -> MonitorSettings:
+        """The monitor-wide settings in force."""
+        return self._settings
+
+    @property
+    def topic_monitors(self) -> dict[str, TopicMonitor]:
+        """The monitored topics by identifier."""
+        return dict(self._topics)
+
+    def _use_sim_time(self) -> bool:
+        return bool(self.get_parameter(USE_SIM_TIME).value)
+
+    def _topic_ids(self) -> list[str]:
+        return list(self.get_parameter(TOPICS).value or [])
+
+    def _declare_topic(self, topic_id: str) -> None:
+        self._declaring = True
+        try:
+            errors = declare_topic(self, topic_id)
+        finally:
+            self._declaring = False
+        if errors:
+            self._declare_errors[topic_id] = {e.split(':', 1)[0]: e for e in errors}
+
+    def _values(self, topic_ids: Sequence[str]) -> dict[str, Any]:
+        return current_values(self, all_names(topic_ids))
+
+    def _reconcile(self) -> None:
+        """Make the running topics match the parameters: add, remove, reconfigure."""
+        topic_ids = self._topic_ids()
+        values = self._values(topic_ids)
+        use_sim_time = self._use_sim_time()
+        desired = {}
+        invalid = {}
+        owners: dict[str, str] = {}
+        for topic_id in topic_ids:
+            errors = self._declare_errors.get(topic_id)
+            try:
+                if errors:
+                    raise ConfigError('; '.join(errors.values()))
+                config = topic_config_from(topic_id, values, use_sim_time,
+                                           self.resolve_topic_name)
+                if config.topic in owners:
+                    raise ConfigError(f'{config.topic} is already monitored as '
+                                      f'{owners[config.topic]!r}')
+            except ConfigError as err:
+                invalid[topic_id] = str(err)
+                continue
+            owners[config.topic] = topic_id
+            desired[topic_id] = config
+        for topic_id, reason in invalid.items():
+            if self._invalid.get(topic_id) != reason:
+                self.get_logger().error(f'topic {topic_id!r} is not monitored: {reason}')
+        self._invalid = invalid
+
+        settings = self._settings
+        for topic_id in list(self._topics):
+            monitor = self._topics[topic_id]
+            config = desired.get(topic_id)
+            if config is None or config.topic != monitor.config.topic:
+                monitor.close()
+                del self._topics[topic_id]
+                if config is None:
+                    self.get_logger().info(f'{topic_id}: no longer monitored')
+        for topic_id, config in desired.items():
+            monitor = self._topics.get(topic_id)
+            if monitor is None:
+                self._topics[topic_id] = TopicMonitor(
+                    self, config, settings.analysis, settings.stats_period_ns,
+                    settings.arrival_timestamp)
+            elif config != monitor.config:
+                monitor.reconfigure(config, settings.analysis, settings.stats_period_ns)
+                self.get_logger().info(f'{topic_id}: settings changed')
+
+    def _validate_parameters(self, parameters: list[Parameter]) -> SetParametersResult:
+        """Reject a change that would give an invalid configuration; nothing is applied here."""
+        if self._declaring:
+            return SetParametersResult(successful=True)
+        changed = {p.name: p.value for p in parameters}
+        topic_ids = self._topic_ids()
+        values = self._values(topic_ids)
+        values.update(changed)
+        try:
+            if _GLOBAL_NAMES & changed.keys():
+                settings_from(values)
+            new_ids = parse_topic_ids(values.get(TOPICS))
+            touched = {split[0] for split in map(split_topic_param, changed) if split}
+            if USE_SIM_TIME in changed:
+                touched.update(new_ids)
+            check_all = TOPICS in changed or bool(touched)
+            owners: dict[str, str] = {}
+            for topic_id in new_ids:
+                if topic_id in self._invalid and topic_id not in touched:
+                    continue
+                try:
+                    config = topic_config_from(topic_id, values, bool(values.get(USE_SIM_TIME)),
+                                               self.resolve_topic_name)
+                except ConfigError:
+                    if topic_id in touched:
+                        raise
+                    continue
+                if check_all and config.topic in owners:
+                    raise ConfigError(f'topic.{topic_id}.name: {config.topic} is already '
+                                      f'monitored as {owners[config.topic]!r}')
+                owners[config.topic] = topic_id
+        except ConfigError as err:
+            return SetParametersResult(successful=False, reason=str(err))
+        return SetParametersResult(successful=True)
+
+    def _apply_parameters(self, parameters: list[Parameter]) -> None:
+        """Apply an accepted change; it takes effect from the next processed event on."""
+        if self._declaring:
+            return
+        names = {p.name for p in parameters}
+        for name in names:
+            split = split_topic_param(name)
+            if split and split[0] in self._declare_errors:
+                self._declare_errors[split[0]].pop(name, None)
+                if not self._declare_errors[split[0]]:
+                    del self._declare_errors[split[0]]
+        if TOPICS in names:
+            for topic_id in self._topic_ids():
+                self._declare_topic(topic_id)
+        if _GLOBAL_NAMES & names:
+            old = self._settings
+            self._settings = settings_from(current_values(self, _GLOBAL_NAMES))
+            if self._settings.stats_period_ns != old.stats_period_ns:
+                self._start_stats_timer()
+            if self._settings.hardware_id != old.hardware_id:
+                self._diagnostics.set_hardware_id(self._settings.hardware_id)
+        self._reconcile()
+        for monitor in self._topics.values():
+            if monitor.state is TopicState.WAITING:
+                monitor.poll()
+
+    # -- callbacks -----------------------------------------------------------------------
+
+    def _on_clock(self, msg: ClockMsg, info: dict[str, Any]) -> None:
+        """Record one /clock sample; on a sim-time reset, reset every topic's sim state."""
+        sim_ns = msg.clock.sec * NS_PER_S + msg.clock.nanosec
+        if self._rtf.record(info['received_timestamp'], sim_ns):
+            for monitor in self._topics.values():
+                monitor.analyzer.reset_sim(self._rtf)
+            self.get_logger().warning(
+                f'sim time jumped back to {sim_ns / NS_PER_S:.3f} s (simulator reset): '
+                'sim-time state of every topic was reset')
+
+    def _on_simulator_rtf(self, msg: Any) -> None:
+        self._simulator_rtf = float(msg.data)
+
+    def _poll(self) -> None:
+        """Look for topics that do not exist yet and check the ones that do."""
+        for monitor in self._topics.values():
+            monitor.poll()
+        if self._settings.simulator_rtf_topic and self._simulator_rtf_sub is None:
+            self._poll_simulator_rtf()
+
+    def _poll_simulator_rtf(self) -> None:
+        topic = self._settings.simulator_rtf_topic
+        types = {p.topic_type for p in self.get_publishers_info_by_topic(topic)}
+        if len(types) != 1:
+            return
+        type_name = types.pop()
+        if type_name not in SIMULATOR_RTF_TYPES:
+            self._settings = replace(self._settings, simulator_rtf_topic='')
+            self.get_logger().error(
+                f'simulator_rtf_topic {topic} has type {type_name}; expected one of '
+                f'{", ".join(SIMULATOR_RTF_TYPES)}: ignored')
+            return
+        try:
+            msg_class = import_message(type_name)
+        except MessageTypeError as err:
+            self.get_logger().error(f'simulator_rtf_topic: {err}')
+            return
+        self._simulator_rtf_sub = self.create_subscription(
+            msg_class, topic, self._on_simulator_rtf, CLOCK_QOS)
+
+    def _start_stats_timer(self) -> None:
+        if self._stats_timer is not None:
+            self.destroy_timer(self._stats_timer)
+        self._stats_timer = self.create_timer(
+            self._settings.stats_period_ns / NS_PER_S, self._on_stats_timer, clock=self._steady)
+        self._stats_expected_ns = time.monotonic_ns() + self._stats_timer.time_until_next_call()
+
+    def _on_stats_timer(self) -> None:
+        now_mono = time.monotonic_ns()
+        self._stats_late_ns = max(0, now_mono - self._stats_expected_ns)
+        until = self._stats_timer.time_until_next_call()
+        if until is not None:
+            self._stats_expected_ns = now_mono + until
+        self.publish_stats()
+
+    # -- reporting -----------------------------------------------------------------------
+
+    def publish_stats(self) -> MonitorStats:
+        """Report every topic, the clock and the host; publish stats and diagnostics."""
+        now = time.time_ns()
+        settings = self._settings
+        analysis = settings.analysis
+        thresholds = analysis.thresholds
+        clock_report = self._rtf.report(now)
+        rtf = None if math.isnan(clock_report.rtf) else clock_report.rtf
+        clock = self._rtf if self._rtf.has_samples else None
+        arrival = settings.arrival_timestamp
+
+        topic_msgs = []
+        statuses: list[DiagnosticStatus] = []
+        lines = []
+        for topic_id, monitor in self._topics.items():
+            report = monitor.analyzer.report(now, clock, writers=monitor.writers)
+            monitor.note_report(report.interval_wall.max_ns, report.interval_sim.max_ns)
+            if monitor.state is TopicState.ERROR:
+                level, text = Level.ERROR, monitor.reason
+            elif monitor.state is TopicState.WAITING and report.messages_total == 0:
+                level, text = Level.STALE, monitor.reason
+            else:
+                level, text = monitor.analyzer.level(report, thresholds, now, rtf)
+            topic_msgs.append(conversions.topic_stats(
+                report, now, monitor.type_name, level, text, arrival))
+            statuses.append(diagnostics.make_status(
+                diagnostics.topic_status_name(topic_id), level, text, settings.hardware_id,
+                diagnostics.topic_values(report, monitor.type_name, arrival,
+                                         clock_report.rtf, now)))
+            lines.append(TopicLine(report, monitor.max_interval_wall_ns,
+                                   monitor.max_interval_sim_ns))
+        for topic_id, reason in self._invalid.items():
+            statuses.append(diagnostics.make_status(
+                diagnostics.topic_status_name(topic_id), Level.ERROR,
+                f'invalid configuration: {reason}', settings.hardware_id, []))
+
+        clock_lvl, clock_text = clock_level(clock_report, thresholds, now, analysis.target_rtf,
+                                            self._use_sim_time())
+        clock_msg = conversions.clock_stats(clock_report, now, clock_lvl, clock_text,
+                                            self._simulator_rtf)
+        statuses.append(diagnostics.make_status(
+            diagnostics.CLOCK_STATUS, clock_lvl, clock_text, settings.hardware_id,
+            diagnostics.clock_values(clock_report, settings.clock_topic, analysis.target_rtf,
+                                     self._simulator_rtf)))
+
+        host_report = self._host.sample(time.monotonic_ns())
+        host_lvl, host_text = host_level(host_report)
+        if self._stats_late_ns > STARVED_FRACTION * settings.stats_period_ns:
+            host_lvl = max(host_lvl, Level.WARN)
+            host_text += (f'; stats timer fired {self._stats_late_ns / 1e6:.0f} ms late '
+                          '(monitor starved of CPU)')
+        host_msg = conversions.host_stats(host_report, self._stats_late_ns)
+        statuses.append(diagnostics.make_status(
+            diagnostics.HOST_STATUS, host_lvl, host_text, settings.hardware_id,
+            diagnostics.host_values(host_report, self._stats_late_ns)))
+
+        stats = conversions.monitor_stats(now, clock_msg, topic_msgs, host_msg)
+        self._stats_publisher.publish(stats)
+        self._diagnostics.publish(statuses)
+        self._last_clock_report = clock_report
+        self._last_lines = lines
+        return stats
+
+    def finish(self) -> str:
+        """Publish a final report and return the one-screen summary (also logged)."""
+        self.publish_stats()
+        text = summary_text(self.get_name(), self._last_lines, self._last_clock_report)
+        self.get_logger().info(text)
+        return text
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the command line parser; settings are ROS parameters (-p, --params-file)."""
+    return argparse.ArgumentParser(
+        prog='monitor',
+        description='Monitor deadline misses, skipped periods and intervals of ROS 2 topics '
+                    'next to the real time factor; publishes ~/stats and /diagnostics.',
+        epilog='Example: monitor --ros-args --params-file config/monitor.yaml '
+               '-p use_sim_time:=true')
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the monitor until SIGINT/SIGTERM; exit 2 when the configuration is unusable."""
+    args = sys.argv if argv is None else [sys.argv[0], *argv]
+    build_parser().parse_args(remove_ros_args(args)[1:])
+    stop = threading.Event()
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    previous = {sig: signal.signal(sig, lambda *_: stop.set())
+                for sig in (signal.SIGINT, signal.SIGTERM)}
+    node = None
+    try:
+        try:
+            node = MonitorNode()
+        except StartupError as err:
+            print(f'ERROR: {err}', file=sys.stderr)
+            return EXIT_CONFIG_ERROR
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        while not stop.is_set() and rclpy.ok():
+            executor.spin_once(timeout_sec=SPIN_TIMEOUT_S)
+        node.finish()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

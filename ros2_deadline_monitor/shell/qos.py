@@ -1,0 +1,91 @@
+"""Subscription QoS that matches the publishers found in the graph (DESIGN.md §6).
+
+A volatile reader matches every writer. A reliable reader matches only reliable writers, but
+it gets retransmissions, so sequence-number gaps then mean real losses; the monitor is
+reliable when every publisher is, best effort otherwise. Messages are only stored by the
+callback, so the queue has to cover the executor's latency, not the analysis: a depth worth
+two stats periods of messages is plenty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+import math
+
+from rclpy.duration import Duration
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.topic_endpoint_info import TopicEndpointInfo
+
+MIN_DEPTH = 10
+MAX_DEPTH = 1000
+UNKNOWN_RATE_DEPTH = 100
+"""Depth while the period is still to be learned."""
+CLOCK_DEPTH = 1000
+"""/clock at 1 kHz for one second: every sample counts for the RTF and the clock mapping."""
+STATS_DEPTH = 10
+
+STATS_QOS = QoSProfile(depth=STATS_DEPTH, reliability=ReliabilityPolicy.RELIABLE,
+                       durability=DurabilityPolicy.VOLATILE)
+CLOCK_QOS = QoSProfile(depth=CLOCK_DEPTH, reliability=ReliabilityPolicy.BEST_EFFORT,
+                       durability=DurabilityPolicy.VOLATILE)
+
+
+@dataclass(frozen=True)
+class QosChoice:
+    """The profile to subscribe with, and why the requested deadline was dropped if it was."""
+
+    profile: QoSProfile
+    deadline_note: str | None = None
+
+    @property
+    def reliable(self) -> bool:
+        """Tell whether the profile is reliable."""
+        return self.profile.reliability == ReliabilityPolicy.RELIABLE
+
+
+def queue_depth(period_ns: int | None, stats_period_ns: int) -> int:
+    """Return the history depth: two stats periods' worth of messages, within bounds."""
+    if period_ns is None:
+        return UNKNOWN_RATE_DEPTH
+    return max(MIN_DEPTH, min(MAX_DEPTH, math.ceil(2 * stats_period_ns / period_ns)))
+
+
+def all_reliable(publishers: Sequence[TopicEndpointInfo]) -> bool:
+    """Tell whether every publisher is reliable (False when there is none)."""
+    return bool(publishers) and all(
+        p.qos_profile.reliability == ReliabilityPolicy.RELIABLE for p in publishers)
+
+
+def _offered_deadline_ns(publisher: TopicEndpointInfo) -> int | None:
+    """Return the publisher's offered deadline, None when it offers none (infinite)."""
+    ns = publisher.qos_profile.deadline.nanoseconds
+    if ns <= 0 or ns >= 2**62:
+        return None
+    return ns
+
+
+def choose_qos(publishers: Sequence[TopicEndpointInfo], depth: int,
+               deadline_ns: int | None, reliable: bool | None = None) -> QosChoice:
+    """Pick reliability from the publishers, and add the deadline only where it can match.
+
+    A requested deadline matches only writers that offer one at least as short; against a
+    writer without a deadline the reader would match nothing and the topic would fall
+    silent, so the deadline is then left out and the reason returned. ``reliable`` forces the
+    reliability (used to keep a once-downgraded subscription best effort).
+    """
+    if reliable is None:
+        reliable = all_reliable(publishers)
+    profile = QoSProfile(
+        history=HistoryPolicy.KEEP_LAST, depth=depth,
+        reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT,
+        durability=DurabilityPolicy.VOLATILE)
+    note = None
+    if deadline_ns is not None:
+        offered = [_offered_deadline_ns(p) for p in publishers]
+        if offered and all(o is not None and o <= deadline_ns for o in offered):
+            profile.deadline = Duration(nanoseconds=deadline_ns)
+        else:
+            note = (f'qos_deadline_ms {deadline_ns / 1e6:g} not requested: a publisher offers '
+                    'no deadline or a longer one, and the subscription would match nothing')
+    return QosChoice(profile, note)

@@ -1,0 +1,213 @@
+"""One monitored topic: finding it in the graph, its raw subscription, its analyzer.
+
+The per-message callback is the hot path (DESIGN.md §6): it reads the middleware timestamp,
+the publication sequence number, the size and (for types that start with a Header or Time)
+the stamp from the raw CDR bytes, hands them to ``CycleAnalyzer.record`` and returns.
+Nothing is deserialized. Everything else (graph checks, analysis) runs on timers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import Enum
+from typing import Any
+
+from rclpy.event_handler import SubscriptionEventCallbacks
+from rclpy.node import Node
+from rclpy.subscription import Subscription
+
+from ros2_deadline_monitor.core.cdr import read_stamp_ns
+from ros2_deadline_monitor.core.config import AnalysisConfig, TopicConfig
+from ros2_deadline_monitor.core.cycles import CycleAnalyzer
+from ros2_deadline_monitor.core.errors import CdrError
+from ros2_deadline_monitor.core.ring import NO_VALUE
+from ros2_deadline_monitor.shell.message_types import (
+    has_leading_stamp,
+    import_message,
+    MessageTypeError,
+)
+from ros2_deadline_monitor.shell.qos import all_reliable, choose_qos, queue_depth
+
+SEQUENCE_KEY = 'publication_sequence_number'
+_INT64_MAX = 2**63 - 1
+"""rmw reports an unsupported sequence number as UINT64_MAX; it does not fit the int64 rings."""
+
+
+class TopicState(Enum):
+    """Where a monitored topic stands."""
+
+    WAITING = 'waiting'
+    """No publisher in the graph yet: polled for, reported STALE."""
+    SUBSCRIBED = 'subscribed'
+    ERROR = 'error'
+    """Unusable (several types, unknown type): reported ERROR with the reason."""
+
+
+def make_callback(analyzer: CycleAnalyzer, arrival_key: str,
+                  stamped: bool) -> Callable[[bytes, dict[str, Any]], None]:
+    """Build the raw ``(msg, info)`` callback of one topic; it only records the event."""
+    record = analyzer.record
+    malformed = analyzer.record_malformed
+
+    if stamped:
+        def on_stamped_message(raw: bytes, info: dict[str, Any]) -> None:
+            seq = info[SEQUENCE_KEY]
+            try:
+                stamp = read_stamp_ns(raw)
+            except CdrError:
+                malformed()
+                stamp = NO_VALUE
+            record(info[arrival_key], stamp, seq if seq <= _INT64_MAX else NO_VALUE, len(raw))
+        return on_stamped_message
+
+    def on_message(raw: bytes, info: dict[str, Any]) -> None:
+        seq = info[SEQUENCE_KEY]
+        record(info[arrival_key], NO_VALUE, seq if seq <= _INT64_MAX else NO_VALUE, len(raw))
+    return on_message
+
+
+class TopicMonitor:
+    """A configured topic: its analyzer always, its subscription once the topic exists.
+
+    ``poll`` (on a steady timer) looks the topic up in the graph: it subscribes when the
+    first publisher appears, moves to ERROR when publishers disagree on the type, recovers
+    when they agree again, and drops to best effort when an unreliable publisher joins.
+    Each distinct condition is logged once.
+    """
+
+    def __init__(self, node: Node, config: TopicConfig, analysis: AnalysisConfig,
+                 stats_period_ns: int, arrival_key: str) -> None:
+        """Create the analyzer; subscribing waits for ``poll``."""
+        self._node = node
+        self._logger = node.get_logger()
+        self._analysis = analysis
+        self._stats_period_ns = stats_period_ns
+        self._arrival_key = arrival_key
+        self.analyzer = CycleAnalyzer(config, analysis)
+        self.state = TopicState.WAITING
+        self.reason = f'waiting for a publisher on {config.topic}'
+        self.type_name = ''
+        self.stamped = False
+        self._subscription: Subscription | None = None
+        self._reliable: bool | None = None
+        self._logged: set[str] = set()
+        self.max_interval_wall_ns = float('nan')
+        self.max_interval_sim_ns = float('nan')
+
+    @property
+    def config(self) -> TopicConfig:
+        """The configuration in force."""
+        return self.analyzer.config
+
+    @property
+    def writers(self) -> int:
+        """Publishers matched by the subscription (0 before subscribing)."""
+        if self._subscription is None:
+            return 0
+        return self._subscription.get_publisher_count()
+
+    def _log_once(self, level: str, text: str) -> None:
+        if text not in self._logged:
+            self._logged.add(text)
+            getattr(self._logger, level)(text)
+
+    def poll(self) -> None:
+        """Check the graph and subscribe, fail or recover as the publishers say."""
+        topic = self.config.topic
+        publishers = self._node.get_publishers_info_by_topic(topic)
+        types = sorted({p.topic_type for p in publishers})
+        if not types:
+            if self.state is TopicState.WAITING:
+                self._log_once('info', f'{self.config.name}: waiting for a publisher on {topic}')
+            return
+        if len(types) > 1:
+            self._fail(f'publishers on {topic} disagree on the type: {", ".join(types)}')
+            return
+        if self._subscription is not None and types[0] != self.type_name:
+            self._fail(f'type of {topic} changed from {self.type_name} to {types[0]}')
+            return
+        if self._subscription is None:
+            self._subscribe(types[0], publishers)
+        elif self._reliable and not all_reliable(publishers):
+            self._log_once('info', f'{self.config.name}: a best effort publisher joined '
+                                   f'{topic}; subscribing best effort')
+            self._resubscribe(publishers, reliable=False)
+
+    def _fail(self, reason: str) -> None:
+        self._unsubscribe()
+        self.state = TopicState.ERROR
+        self.reason = reason
+        self._log_once('error', f'{self.config.name}: {reason}')
+
+    def _subscribe(self, type_name: str, publishers: list, reliable: bool | None = None) -> None:
+        try:
+            msg_class = import_message(type_name)
+        except MessageTypeError as err:
+            self._fail(str(err))
+            return
+        self.type_name = type_name
+        self.stamped = has_leading_stamp(msg_class, type_name)
+        config = self.config
+        if config.stamp == 'start' and not self.stamped:
+            self._log_once('warning', f'{config.name}: stamp is "start" but {type_name} has no '
+                                      'header; cycle starts are arrival times')
+        choice = choose_qos(publishers, queue_depth(config.period_ns, self._stats_period_ns),
+                            config.qos_deadline_ns, reliable)
+        if choice.deadline_note:
+            self._log_once('warning', f'{config.name}: {choice.deadline_note}')
+        events = SubscriptionEventCallbacks()
+        if choice.profile.deadline.nanoseconds > 0:
+            record_missed = self.analyzer.record_qos_deadline_missed
+            events.deadline = lambda event: record_missed(event.total_count_change)
+        self._subscription = self._node.create_subscription(
+            msg_class, config.topic,
+            make_callback(self.analyzer, self._arrival_key, self.stamped),
+            choice.profile, event_callbacks=events, raw=True)
+        self._reliable = choice.reliable
+        self.state = TopicState.SUBSCRIBED
+        self.reason = ''
+        self._logger.info(
+            f'{config.name}: monitoring {config.topic} ({type_name}, '
+            f'{"reliable" if choice.reliable else "best effort"}, stamp '
+            f'{"read from the raw header" if self.stamped else "not available"})')
+
+    def _unsubscribe(self) -> None:
+        if self._subscription is not None:
+            self._node.destroy_subscription(self._subscription)
+            self._subscription = None
+
+    def _resubscribe(self, publishers: list | None = None, reliable: bool | None = None) -> None:
+        if self._subscription is None:
+            return
+        if publishers is None:
+            publishers = self._node.get_publishers_info_by_topic(self.config.topic)
+        type_name = self.type_name
+        self._unsubscribe()
+        self._subscribe(type_name, publishers, reliable)
+
+    def reconfigure(self, config: TopicConfig, analysis: AnalysisConfig,
+                    stats_period_ns: int) -> None:
+        """Apply new settings; the subscription is only remade for a new QoS deadline."""
+        old = self.config
+        self._analysis = analysis
+        self._stats_period_ns = stats_period_ns
+        self.analyzer.reconfigure(config, analysis)
+        if config.qos_deadline_ns != old.qos_deadline_ns:
+            self._resubscribe(reliable=self._reliable)
+
+    def note_report(self, max_wall_ns: float, max_sim_ns: float) -> None:
+        """Track the longest interval ever reported on each clock (for the final summary)."""
+        self.max_interval_wall_ns = _nan_max(self.max_interval_wall_ns, max_wall_ns)
+        self.max_interval_sim_ns = _nan_max(self.max_interval_sim_ns, max_sim_ns)
+
+    def close(self) -> None:
+        """Destroy the subscription."""
+        self._unsubscribe()
+
+
+def _nan_max(a: float, b: float) -> float:
+    if a != a:
+        return b
+    if b != b:
+        return a
+    return max(a, b)
