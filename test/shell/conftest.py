@@ -1,0 +1,229 @@
+"""Helpers for the monitor node's tests: real rclpy over real DDS, one Context per test.
+
+Each node under test spins in its own executor thread, as in a real system where the monitor
+and the monitored nodes are separate processes: a node's ROS time stands still while its
+single-threaded executor is busy, so a stalling producer must not share one with anything.
+Tests wait on conditions with timeouts and never assert on timing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+import os
+from pathlib import Path
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+CLOCK_PROCESS = HERE / 'clock_process.py'
+DEFAULT_TIMEOUT_S = 10.0
+
+
+def _wait_for(condition: Callable[[], Any], timeout: float = DEFAULT_TIMEOUT_S,
+              what: str = 'a condition') -> Any:
+    """Poll ``condition`` until it returns something truthy; fail the test on timeout."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = condition()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            pytest.fail(f'timed out after {timeout:g} s waiting for {what}')
+        time.sleep(0.02)
+
+
+class Spinner:
+    """Spin some nodes in a background thread with their own executor."""
+
+    def __init__(self, context: Any, *nodes: Any) -> None:
+        from rclpy.executors import SingleThreadedExecutor
+
+        self.executor = SingleThreadedExecutor(context=context)
+        for node in nodes:
+            self.executor.add_node(node)
+        self.errors: list[BaseException] = []
+        self._thread = threading.Thread(target=self._spin, daemon=True)
+        self._thread.start()
+
+    def _spin(self) -> None:
+        from rclpy.executors import ExternalShutdownException
+
+        try:
+            self.executor.spin()
+        except ExternalShutdownException:
+            pass
+        except BaseException as err:  # surfaced by stop() so a test sees callback errors
+            self.errors.append(err)
+
+    def stop(self) -> None:
+        """Stop spinning, join the thread and re-raise an error a callback raised."""
+        self.executor.shutdown(timeout_sec=5.0)
+        self._thread.join(timeout=5.0)
+        if self.errors:
+            raise self.errors[0]
+
+
+class Observer:
+    """A test node that keeps what the monitor publishes and can set its parameters."""
+
+    def __init__(self, context: Any, monitor_name: str = 'deadline_monitor') -> None:
+        from diagnostic_msgs.msg import DiagnosticArray
+        from rclpy.node import Node
+        from rclpy.parameter_client import AsyncParameterClient
+        from rclpy.qos import QoSProfile
+
+        from ros2_deadline_monitor.msg import MonitorStats
+
+        self.node = Node('observer', context=context)
+        self.lock = threading.Lock()
+        self.stats: list[Any] = []
+        self.arrays: list[Any] = []
+        self.node.create_subscription(MonitorStats, f'/{monitor_name}/stats', self._on_stats,
+                                      QoSProfile(depth=100))
+        self.node.create_subscription(DiagnosticArray, '/diagnostics', self._on_diagnostics,
+                                      QoSProfile(depth=100))
+        self.params = AsyncParameterClient(self.node, monitor_name)
+
+    def _on_stats(self, msg: Any) -> None:
+        with self.lock:
+            self.stats.append(msg)
+
+    def _on_diagnostics(self, msg: Any) -> None:
+        with self.lock:
+            self.arrays.append(msg)
+
+    def latest_stats(self) -> Any:
+        """Return the newest MonitorStats, or None."""
+        with self.lock:
+            return self.stats[-1] if self.stats else None
+
+    def topic_stats(self, name: str) -> Any:
+        """Return the newest TopicStats of identifier ``name``, or None."""
+        stats = self.latest_stats()
+        if stats is None:
+            return None
+        return next((t for t in stats.topics if t.name == name), None)
+
+    def status(self, suffix: str) -> Any:
+        """Return the newest diagnostic status whose name ends with ``suffix``, or None."""
+        with self.lock:
+            arrays = list(self.arrays)
+        for array in reversed(arrays):
+            for status in array.status:
+                if status.name.endswith(suffix):
+                    return status
+        return None
+
+    def set_parameters(self, **values: Any) -> list[Any]:
+        """Set monitor parameters through its parameter service; return the results."""
+        from rclpy.parameter import Parameter
+
+        assert self.params.wait_for_services(timeout_sec=DEFAULT_TIMEOUT_S)
+        future = self.params.set_parameters(
+            [Parameter(name.replace('__', '.'), value=value) for name, value in values.items()])
+        _wait_for(future.done, what='the set_parameters response')
+        return list(future.result().results)
+
+    def get_parameter(self, name: str) -> Any:
+        """Get one monitor parameter value through its parameter service."""
+        from rclpy.parameter import parameter_value_to_python
+
+        assert self.params.wait_for_services(timeout_sec=DEFAULT_TIMEOUT_S)
+        future = self.params.get_parameters([name])
+        _wait_for(future.done, what='the get_parameters response')
+        return parameter_value_to_python(future.result().values[0])
+
+
+def _key_values(status: Any) -> dict[str, str]:
+    """Return a status's key/value pairs as a dict."""
+    return {kv.key: kv.value for kv in status.values}
+
+
+@pytest.fixture
+def wait_for() -> Callable[..., Any]:
+    """Return ``wait_for(condition, timeout=10, what=...)``: poll until truthy, else fail."""
+    return _wait_for
+
+
+@pytest.fixture
+def key_values() -> Callable[[Any], dict[str, str]]:
+    """Return a function giving a diagnostic status's key/value pairs as a dict."""
+    return _key_values
+
+
+@pytest.fixture
+def spin(ros_context: Any) -> Iterator[Callable[..., Spinner]]:
+    """Return a function that spins nodes in a background thread; all stop after the test."""
+    spinners: list[Spinner] = []
+
+    def start(*nodes: Any) -> Spinner:
+        spinner = Spinner(ros_context, *nodes)
+        spinners.append(spinner)
+        return spinner
+
+    yield start
+    for spinner in reversed(spinners):
+        spinner.stop()
+
+
+@pytest.fixture
+def observer(ros_context: Any, spin: Callable[..., Spinner]) -> Iterator[Observer]:
+    """Yield a spinning ``Observer`` of the default-named monitor."""
+    obs = Observer(ros_context)
+    spin(obs.node)
+    yield obs
+    obs.node.destroy_node()
+
+
+@pytest.fixture
+def start_monitor(ros_context: Any, spin: Callable[..., Spinner]) -> Iterator[Callable[..., Any]]:
+    """Return a function creating a spinning in-process MonitorNode from parameter values.
+
+    Keyword names use ``__`` for ``.`` (``topic__imu__period_ms=10.0``).
+    """
+    from rclpy.parameter import Parameter
+
+    from ros2_deadline_monitor.shell.monitor_node import MonitorNode
+
+    nodes: list[Any] = []
+
+    def start(**values: Any) -> Any:
+        overrides = [Parameter(name.replace('__', '.'), value=value)
+                     for name, value in values.items()]
+        node = MonitorNode(context=ros_context, parameter_overrides=overrides)
+        nodes.append(node)
+        spin(node)
+        return node
+
+    yield start
+    for node in nodes:
+        node.destroy_node()
+
+
+@pytest.fixture
+def clock_process() -> Iterator[Callable[..., subprocess.Popen]]:
+    """Return a function starting a /clock publisher process (a simulator stand-in)."""
+    processes: list[subprocess.Popen] = []
+
+    def start(rtf: float = 1.0, step_ms: float = 1.0) -> subprocess.Popen:
+        process = subprocess.Popen(
+            [sys.executable, str(CLOCK_PROCESS), '--rtf', str(rtf), '--step-ms', str(step_ms)],
+            env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        processes.append(process)
+        return process
+
+    yield start
+    for process in processes:
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
