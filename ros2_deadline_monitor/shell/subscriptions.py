@@ -107,9 +107,16 @@ class TopicMonitor:
         return self._subscription.get_publisher_count()
 
     def _log_once(self, level: str, text: str) -> None:
-        if text not in self._logged:
-            self._logged.add(text)
-            getattr(self._logger, level)(text)
+        # One call site per severity: rclpy refuses a severity change at one call site.
+        if text in self._logged:
+            return
+        self._logged.add(text)
+        if level == 'info':
+            self._logger.info(text)
+        elif level == 'warning':
+            self._logger.warning(text)
+        else:
+            self._logger.error(text)
 
     def poll(self) -> None:
         """Check the graph and subscribe, fail or recover as the publishers say."""

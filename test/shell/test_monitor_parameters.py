@@ -1,0 +1,88 @@
+"""Live parameter changes through the parameter service, as `ros2 param set` makes them."""
+
+from __future__ import annotations
+
+import math
+
+
+def _producer(ros_context, spin, topic: str = '/beat'):
+    from rclpy.node import Node
+    from rclpy.qos import QoSProfile
+    from std_msgs.msg import Header
+
+    node = Node('producer', context=ros_context)
+    publisher = node.create_publisher(Header, topic, QoSProfile(depth=10))
+    node.create_timer(0.01, lambda: publisher.publish(
+        Header(stamp=node.get_clock().now().to_msg())))
+    spin(node)
+    return node
+
+
+def test_period_and_tolerance_change_live_and_bad_values_change_nothing(
+        ros_context, spin, observer, start_monitor, wait_for):
+    start_monitor(topics=['beat'], topic__beat__name='/beat', topic__beat__period_ms=10.0,
+                  stats_period_s=0.2)
+    _producer(ros_context, spin)
+    wait_for(lambda: (t := observer.topic_stats('beat')) and t.messages_total > 0,
+             what='messages on /beat')
+
+    results = observer.set_parameters(topic__beat__period_ms=20.0,
+                                      topic__beat__jitter_tolerance_ms=2.0)
+    assert all(r.successful for r in results), [r.reason for r in results]
+    wait_for(lambda: (t := observer.topic_stats('beat')) and t.period_ms == 20.0
+             and t.jitter_tolerance_ms == 2.0, what='the new period in the stats')
+
+    # An integer on a double parameter is what `ros2 param set ... 25` sends.
+    (result,) = observer.set_parameters(topic__beat__period_ms=25)
+    assert result.successful, result.reason
+    assert observer.get_parameter('topic.beat.period_ms') == 25.0
+    wait_for(lambda: (t := observer.topic_stats('beat')) and t.period_ms == 25.0,
+             what='the integer period in the stats')
+
+    rejected = {
+        'topic__beat__period_ms': -1.0,
+        'topic__beat__deadline_ms': math.nan,
+        'topic__beat__rule': 'sometimes',
+        'topic__beat__rate_hz': 50.0,
+        'window_cycles': 1,
+        'rtf_error_fraction': 0.99,
+    }
+    for name, value in rejected.items():
+        (result,) = observer.set_parameters(**{name: value})
+        assert not result.successful, name
+        assert result.reason, name
+    assert observer.get_parameter('topic.beat.period_ms') == 25.0
+    assert observer.get_parameter('topic.beat.rule') == 'auto'
+
+    before = observer.topic_stats('beat').messages_total
+    wait_for(lambda: (t := observer.topic_stats('beat')) and t.messages_total > before
+             and t.period_ms == 25.0 and t.level != 2, what='monitoring to go on unchanged')
+
+
+def test_topics_are_added_and_removed_at_runtime(ros_context, spin, observer, start_monitor,
+                                                 wait_for):
+    start_monitor(topics=['beat'], topic__beat__name='/beat', stats_period_s=0.2)
+    _producer(ros_context, spin)
+    _producer(ros_context, spin, '/other').get_name()
+
+    def names():
+        stats = observer.latest_stats()
+        return sorted(t.name for t in stats.topics) if stats else []
+
+    wait_for(lambda: names() == ['beat'], what='one topic')
+    (result,) = observer.set_parameters(topics=['beat', 'other'])
+    assert result.successful, result.reason
+    assert observer.get_parameter('topic.other.name') == 'other'
+    wait_for(lambda: (t := observer.topic_stats('other')) and t.messages_total > 0,
+             what='the added topic to be monitored')
+    assert observer.topic_stats('other').topic == '/other'
+
+    (result,) = observer.set_parameters(topic__other__name='/beat')
+    assert not result.successful
+    assert 'already monitored' in result.reason
+    (result,) = observer.set_parameters(topics=['beat', 'beat'])
+    assert not result.successful
+
+    (result,) = observer.set_parameters(topics=['other'])
+    assert result.successful, result.reason
+    wait_for(lambda: names() == ['other'], what='the removed topic to disappear')

@@ -1,0 +1,109 @@
+"""Raw subscriptions: stamps read from the CDR bytes equal the deserialized ones."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+
+def _stamped_messages():
+    from geometry_msgs.msg import Pose, PoseArray, PoseStamped
+    from sensor_msgs.msg import Imu
+    from std_msgs.msg import Header
+
+    def header(i: int) -> Header:
+        return Header(frame_id=f'frame_{i}' * (i % 3))
+
+    imu = Imu(header=header(2))
+    imu.linear_acceleration.z = 9.81
+    poses = PoseArray(header=header(3), poses=[Pose() for _ in range(5)])
+    return [
+        ('std_msgs/msg/Header', header(1), lambda m: m),
+        ('sensor_msgs/msg/Imu', imu, lambda m: m.header),
+        ('geometry_msgs/msg/PoseStamped', PoseStamped(header=header(4)), lambda m: m.header),
+        ('geometry_msgs/msg/PoseArray', poses, lambda m: m.header),
+    ]
+
+
+@pytest.mark.parametrize(('type_name', 'message', 'header_of'), _stamped_messages(),
+                         ids=lambda v: v if isinstance(v, str) else '')
+def test_raw_stamp_equals_deserialized_stamp(ros_context, spin, wait_for, type_name, message,
+                                             header_of):
+    from rclpy.node import Node
+    from rclpy.qos import QoSProfile
+    from rclpy.serialization import deserialize_message
+
+    from ros2_deadline_monitor.core.cdr import read_stamp_ns
+    from ros2_deadline_monitor.core.config import TopicConfig
+    from ros2_deadline_monitor.core.cycles import CycleAnalyzer
+    from ros2_deadline_monitor.shell.message_types import has_leading_stamp, import_message
+    from ros2_deadline_monitor.shell.subscriptions import make_callback
+
+    msg_class = import_message(type_name)
+    assert type(message) is msg_class
+    assert has_leading_stamp(msg_class, type_name)
+    node = Node('stamp_test', context=ros_context)
+    analyzer = CycleAnalyzer(TopicConfig(name='t', topic='/stamped', period_ns=10_000_000,
+                                         stamp='start'))
+    record = make_callback(analyzer, 'received_timestamp', stamped=True)
+    received = []
+    lock = threading.Lock()
+
+    def on_raw(raw: bytes, info: dict) -> None:
+        record(raw, info)
+        with lock:
+            received.append(raw)
+
+    node.create_subscription(msg_class, '/stamped', on_raw, QoSProfile(depth=50), raw=True)
+    publisher = node.create_publisher(msg_class, '/stamped', QoSProfile(depth=50))
+    spin(node)
+    wait_for(lambda: publisher.get_subscription_count() >= 1, what='the subscription to match')
+    stamps = [(-5, 999_999_999), (0, 1), (1_700_000_000, 123_456_789), (2**31 - 1, 0)]
+    for sec, nanosec in stamps:
+        header_of(message).stamp.sec, header_of(message).stamp.nanosec = sec, nanosec
+        publisher.publish(message)
+    wait_for(lambda: len(received) == len(stamps), what='all messages')
+
+    for raw, (sec, nanosec) in zip(received, stamps, strict=True):
+        decoded = header_of(deserialize_message(raw, msg_class))
+        assert (decoded.stamp.sec, decoded.stamp.nanosec) == (sec, nanosec)
+        assert read_stamp_ns(raw) == decoded.stamp.sec * 1_000_000_000 + decoded.stamp.nanosec
+    report = analyzer.report(now_wall_ns=0)
+    assert report.messages_total == len(stamps)
+    assert report.malformed_total == 0
+    assert report.start_source == 'header'
+
+
+def test_headerless_type_falls_back_to_arrival(ros_context, spin, observer, start_monitor,
+                                               wait_for):
+    from rclpy.node import Node
+    from rclpy.qos import QoSProfile
+    from std_msgs.msg import Float64, Header
+
+    start_monitor(topics=['value', 'header'], topic__value__name='/value',
+                  topic__value__stamp='start', topic__header__name='/header',
+                  topic__header__stamp='start')
+    node = Node('producer', context=ros_context)
+    value_pub = node.create_publisher(Float64, '/value', QoSProfile(depth=10))
+    header_pub = node.create_publisher(Header, '/header', QoSProfile(depth=10))
+
+    def publish() -> None:
+        value_pub.publish(Float64(data=1.0))
+        header_pub.publish(Header(stamp=node.get_clock().now().to_msg()))
+
+    node.create_timer(0.02, publish)
+    spin(node)
+
+    def both_counted():
+        value, header = observer.topic_stats('value'), observer.topic_stats('header')
+        return value and header and value.messages_total > 0 and header.messages_total > 0 and (
+            value, header)
+
+    value, header = wait_for(both_counted, what='messages on both topics')
+    assert value.type == 'std_msgs/msg/Float64'
+    assert value.start_source == 'arrival'
+    assert value.age_max_ms != value.age_max_ms  # NaN: no header, no age
+    assert header.type == 'std_msgs/msg/Header'
+    assert header.start_source == 'header'
+    assert value.malformed_total == header.malformed_total == 0
