@@ -90,6 +90,9 @@ def test_plain_colcon_build_in_a_standard_workspace(tmp_path):
                sys.executable, CHECK], cwd=ws, env=env, timeout=60)
     result = json.loads(out.strip().splitlines()[-1])
     assert Path(result['package']).is_relative_to(install)
+    # Our __init__.py, not the empty one rosidl generates for the same directory.
+    init = (REPO_ROOT / PACKAGE / '__init__.py').read_bytes()
+    assert Path(result['package']).read_bytes() == init
     assert result['misses'] == 20
 
     for name in EXECUTABLES:
