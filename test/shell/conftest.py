@@ -162,14 +162,28 @@ def spin(ros_context: Any) -> Iterator[Callable[..., Spinner]]:
     """Return a function that spins nodes in a background thread; all stop after the test."""
     spinners: list[Spinner] = []
 
-    def start(*nodes: Any) -> Spinner:
-        spinner = Spinner(ros_context, *nodes)
+    def start(*nodes: Any, context: Any = None) -> Spinner:
+        spinner = Spinner(context or ros_context, *nodes)
         spinners.append(spinner)
         return spinner
 
     yield start
     for spinner in reversed(spinners):
         spinner.stop()
+
+
+@pytest.fixture
+def second_context() -> Iterator[Any]:
+    """Yield another initialized Context: a second DDS participant, like another process."""
+    import rclpy
+    from rclpy.context import Context
+
+    context = Context()
+    rclpy.init(context=context)
+    try:
+        yield context
+    finally:
+        rclpy.try_shutdown(context=context)
 
 
 @pytest.fixture

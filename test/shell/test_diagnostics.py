@@ -1,0 +1,172 @@
+"""The /diagnostics output: what rqt_robot_monitor and diagnostic_aggregator expect.
+
+The fallback path (the monitor publishes the array itself) always runs. The
+diagnostic_updater path runs where that package is importable (a ROS install, or
+PYTHONPATH pointing at its source); both must give the same array.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pytest
+
+from ros2_deadline_monitor.core.reports import (
+    ClockReport,
+    HostReport,
+    IntervalSummary,
+    Level,
+    TopicReport,
+)
+from ros2_deadline_monitor.shell import diagnostics
+from ros2_deadline_monitor.shell.optional import diagnostic_updater
+
+NAN = math.nan
+UNIT = re.compile(r'\((ms|s|Hz|%|bytes|bytes/s|MB|p99/p50)\)$')
+COUNTS = {'messages', 'deadline misses', 'skipped periods', 'messages lost', 'intervals wall',
+          'intervals sim', 'messages total', 'deadline misses total', 'skipped periods total',
+          'messages lost total', 'malformed total', 'QoS deadline events total',
+          'sim resets total', 'sim resets', 'monitor minor faults', 'cgroup periods',
+          'cgroup throttled periods'}
+WORDS = {'topic', 'type', 'rule', 'start source', 'arrival timestamp', 'timer clock',
+         'period learned', 'RTF', 'RTF total', 'RTF target', 'simulator RTF', 'clock topic',
+         'paused', 'cgroup cpu.stat'}
+
+
+def topic_report(**changes) -> TopicReport:
+    values = dict(
+        name='imu', topic='/imu', rule='response', start_source='header', timer_clock='sim',
+        period_learned=False, period_ns=10_000_000, deadline_ns=10_000_000, jitter_ns=500_000,
+        wall_budget_ns=10_500_000, timeout_ns=1_000_000_000, window_wall_ns=5_000_000_000,
+        window_sim_ns=5_000_000_000, messages_total=500, deadline_misses_total=20,
+        skipped_periods_total=10, messages_lost_total=0, malformed_total=0,
+        qos_deadline_events_total=0, resets_total=0, pending_dropped_total=0, messages=500,
+        deadline_misses=20, skipped_periods=10, messages_lost=0, loss_known=True,
+        miss_ratio=0.04, rate_wall_hz=98.0, rate_sim_hz=98.0,
+        interval_wall=IntervalSummary('wall', 499, 10.2e6, 7.4e6, 22.5e6, 1e9, 10e6, 10.1e6,
+                                      22e6, 2.2, 20, 10, 10),
+        interval_sim=IntervalSummary('sim'), lateness_mean_ns=1e5, lateness_max_ns=12.5e6,
+        response_mean_ns=2e5, response_max_ns=22.6e6, response_p99_ns=22e6,
+        size_mean_bytes=16.0, size_max_bytes=16.0, bandwidth_bytes_per_s=1600.0,
+        age_mean_ns=NAN, age_max_ns=NAN, last_arrival_wall_ns=5_000_000_000)
+    values.update(changes)
+    return TopicReport(**values)
+
+
+def clock_report() -> ClockReport:
+    return ClockReport(
+        messages_total=5000, messages=1000, window_wall_ns=1_000_000_000,
+        window_sim_ns=999_500_000, sim_time_ns=1005 * 10**9, rtf=0.9995, rtf_total=1.0,
+        rtf_bin_ns=100_000_000, rtf_bin_min=0.98, rtf_bin_min_at_ns=1.5e9, rtf_bin_max=1.01,
+        step_ns=1e6, max_wall_gap_ns=3e6, max_wall_gap_at_ns=2e9, resets_total=0, resets=0,
+        paused=False, last_wall_ns=5_000_000_000)
+
+
+def test_every_key_names_its_unit_or_is_a_count_or_a_word():
+    pairs = (diagnostics.topic_values(topic_report(), 'sensor_msgs/msg/Imu',
+                                      'received_timestamp', 1.0, 5_100_000_000)
+             + diagnostics.clock_values(clock_report(), '/clock', 1.0, NAN)
+             + diagnostics.host_values(HostReport(), 2_000_000))
+    for key, value in pairs:
+        assert isinstance(value, str)
+        assert (UNIT.search(key) or key in COUNTS or key in WORDS
+                or key.startswith(('intervals ', 'RTF m'))), key
+        if key in COUNTS and value != 'n/a':
+            assert value.isdigit() or value.startswith('unknown'), (key, value)
+    values = dict(pairs)
+    assert values['max interval wall (ms)'] == '22.500'
+    assert values['deadline misses'] == '20'
+    assert values['skipped periods'] == '10'
+    assert values['mean age (ms)'] == 'n/a'
+    assert values['since last message (s)'] == '0.100'
+    assert values['RTF'] == '1.000'
+    assert values['stats timer late (ms)'] == '2.000'
+    lost = dict(diagnostics.topic_values(topic_report(loss_known=False), '', '', NAN, 0))
+    assert lost['messages lost'].startswith('unknown')
+
+
+def _statuses(hardware_id: str):
+    return [
+        diagnostics.make_status('topic imu', Level.WARN, '20 misses', hardware_id,
+                                [('deadline misses', '20')]),
+        diagnostics.make_status('clock', Level.OK, 'RTF 1.000', hardware_id, [('RTF', '1.000')]),
+    ]
+
+
+@pytest.mark.parametrize('use_updater', [
+    False,
+    pytest.param(True, marks=pytest.mark.skipif(diagnostic_updater is None,
+                                                reason='diagnostic_updater not installed')),
+], ids=['fallback', 'diagnostic_updater'])
+def test_both_outputs_publish_the_same_array(ros_context, spin, observer, wait_for,
+                                             use_updater):
+    from rclpy.node import Node
+    from rclpy.parameter import Parameter
+
+    # A fast updater period and sim time with no /clock: if the updater's own timer were
+    # alive it would publish on its own schedule (or never); only force_update may publish.
+    node = Node('deadline_monitor', context=ros_context, parameter_overrides=[
+        Parameter('diagnostic_updater.period', value=0.05),
+        Parameter('use_sim_time', value=True)])
+    output = diagnostics.DiagnosticsOutput(node, 'hw-1', use_updater=use_updater)
+    assert output.uses_updater is use_updater
+    spin(node)
+
+    def arrays_with(name: str):
+        with observer.lock:
+            return [a for a in observer.arrays if any(s.name == name for s in a.status)]
+
+    output.publish(_statuses('ignored'))
+    first = wait_for(lambda: arrays_with('deadline_monitor: clock'), what='the first array')[-1]
+    output.set_hardware_id('hw-2')
+    output.publish(_statuses('ignored')[1:])
+    second = wait_for(
+        lambda: [a for a in arrays_with('deadline_monitor: clock')
+                 if a.status[0].hardware_id == 'hw-2'], what='the second array')[-1]
+
+    assert [s.name for s in first.status] == ['deadline_monitor: topic imu',
+                                              'deadline_monitor: clock']
+    assert [s.level for s in first.status] == [bytes([1]), bytes([0])]
+    assert {s.hardware_id for s in first.status} == {'hw-1'}
+    assert [(kv.key, kv.value) for kv in first.status[0].values] == [('deadline misses', '20')]
+    assert first.status[0].message == '20 misses'
+    assert [s.name for s in second.status] == ['deadline_monitor: clock']
+    with observer.lock:
+        ours = [a for a in observer.arrays
+                if any(s.name.startswith('deadline_monitor: ') for s in a.status)]
+    # The updater adds a 'Node starting up' array per new task; nothing comes on its timer.
+    full = [a for a in ours if all(s.message != 'Node starting up' for s in a.status)]
+    assert len(full) == 2
+
+
+def test_monitor_diagnostics_are_what_rqt_robot_monitor_reads(
+        ros_context, spin, observer, start_monitor, wait_for, key_values):
+    start_monitor(topics=['imu'], topic__imu__name='/imu', hardware_id='robot-7',
+                  stats_period_s=0.2)
+
+    def array():
+        with observer.lock:
+            return next((a for a in reversed(observer.arrays) if len(a.status) == 3), None)
+
+    latest = wait_for(array, what='a diagnostics array with three statuses')
+    names = sorted(s.name for s in latest.status)
+    assert names == ['deadline_monitor: clock', 'deadline_monitor: host',
+                     'deadline_monitor: topic imu']
+    for status in latest.status:
+        assert status.hardware_id == 'robot-7'
+        assert status.level in (bytes([0]), bytes([1]), bytes([2]), bytes([3]))
+        assert status.message
+        assert status.values
+        assert '/' not in status.name  # rqt_robot_monitor splits its tree on '/'
+    topic = next(s for s in latest.status if s.name.endswith('topic imu'))
+    assert topic.level == bytes([3])  # no publisher yet: STALE
+    assert key_values(topic)['topic'] == '/imu'
+    clock = next(s for s in latest.status if s.name.endswith('clock'))
+    assert clock.level == bytes([0])  # no sim time, no /clock: nothing expected
+    assert 'RTF' in key_values(clock)
+
+    (result,) = observer.set_parameters(hardware_id='robot-8')
+    assert result.successful
+    wait_for(lambda: (a := array()) and {s.hardware_id for s in a.status} == {'robot-8'},
+             what='the new hardware_id')

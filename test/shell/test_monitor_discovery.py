@@ -1,0 +1,71 @@
+"""Topics that appear late, never appear, or carry several types."""
+
+from __future__ import annotations
+
+STALE, ERROR = 3, 2
+
+
+def test_late_topic_is_picked_up_and_missing_topic_stays_stale(
+        ros_context, spin, observer, start_monitor, wait_for, capfd):
+    from rclpy.node import Node
+    from rclpy.qos import QoSProfile
+    from std_msgs.msg import Header
+
+    start_monitor(topics=['late', 'never'], topic__late__name='/late',
+                  topic__never__name='/never', stats_period_s=0.2)
+    wait_for(lambda: (t := observer.topic_stats('late')) and t.level == STALE,
+             what='the late topic reported STALE')
+
+    node = Node('late_producer', context=ros_context)
+    publisher = node.create_publisher(Header, '/late', QoSProfile(depth=10))
+    node.create_timer(0.01, lambda: publisher.publish(Header()))
+    spin(node)
+    late = wait_for(lambda: (t := observer.topic_stats('late')) and t.messages_total >= 20
+                    and t, what='the late topic to be monitored')
+    assert late.type == 'std_msgs/msg/Header'
+    assert late.level != STALE
+
+    # Several stats periods later the missing topic is still just STALE, logged once.
+    count = len(observer.stats)
+    wait_for(lambda: len(observer.stats) >= count + 5, what='five more reports')
+    never = observer.topic_stats('never')
+    assert never.level == STALE
+    assert never.messages_total == 0
+    status = observer.status(': topic never')
+    assert status.level == bytes([STALE])
+    assert 'waiting for a publisher on /never' in status.message
+    log = capfd.readouterr().err
+    assert log.count('waiting for a publisher on /never') == 1
+    assert '[ERROR]' not in log
+
+
+def test_a_topic_with_two_types_is_an_error_and_the_others_keep_running(
+        ros_context, second_context, spin, observer, start_monitor, wait_for):
+    from rclpy.node import Node
+    from rclpy.qos import QoSProfile
+    from std_msgs.msg import Float64, Header
+
+    start_monitor(topics=['mixed', 'good'], topic__mixed__name='/mixed',
+                  topic__good__name='/good', stats_period_s=0.2)
+    # One DDS participant refuses two types on a topic: the second type comes from another.
+    node = Node('mixed_producer', context=ros_context)
+    header_pub = node.create_publisher(Header, '/mixed', QoSProfile(depth=10))
+    good_pub = node.create_publisher(Header, '/good', QoSProfile(depth=10))
+    other = Node('float_producer', context=second_context)
+    float_pub = other.create_publisher(Float64, '/mixed', QoSProfile(depth=10))
+
+    def publish() -> None:
+        header_pub.publish(Header())
+        good_pub.publish(Header())
+
+    node.create_timer(0.01, publish)
+    other.create_timer(0.01, lambda: float_pub.publish(Float64()))
+    spin(node)
+    spin(other, context=second_context)
+    mixed = wait_for(lambda: (t := observer.topic_stats('mixed')) and t.level == ERROR and t,
+                     what='the mixed topic reported ERROR')
+    assert 'disagree on the type' in mixed.status
+    assert 'std_msgs/msg/Float64' in mixed.status and 'std_msgs/msg/Header' in mixed.status
+    good = wait_for(lambda: (t := observer.topic_stats('good')) and t.messages_total > 10 and t,
+                    what='the other topic to keep running')
+    assert good.level != ERROR
