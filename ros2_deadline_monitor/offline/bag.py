@@ -1,0 +1,287 @@
+"""Reading rosbag2 bags (MCAP and sqlite3) with ``rosbags``, without deserializing.
+
+``BagSource`` is the only place that talks to ``rosbags``: every error it raises while
+opening or reading a bag is translated into ``BagError`` here, at the boundary, so the CLI can
+print one line instead of a traceback. Messages come out as raw ``(connection, log time ns,
+bytes)`` in log-time order; the few messages that must be decoded (recorded MonitorStats)
+are decoded with a typestore built from the bag's own definitions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from ros2_deadline_monitor.core.cdr import first_field_is_stamp
+from ros2_deadline_monitor.core.errors import BagError
+
+__all__ = [
+    'CLOCK_TYPE',
+    'STATS_TYPE',
+    'BagSource',
+    'BagTopic',
+    'find_msg_dir',
+]
+
+PACKAGE = 'ros2_deadline_monitor'
+CLOCK_TYPE = 'rosgraph_msgs/msg/Clock'
+STATS_TYPE = f'{PACKAGE}/msg/MonitorStats'
+_IDL_SEPARATOR = '=' * 80 + '\n'
+
+
+@dataclass(frozen=True)
+class BagTopic:
+    """One topic in a bag: its type, message count and rosbags connections."""
+
+    name: str
+    msgtype: str
+    count: int
+    connections: tuple[Any, ...]
+
+
+def find_msg_dir() -> Path:
+    """Return the directory holding this package's ``.msg`` files.
+
+    Looks in the installed share directory (ament index) first, then in the source tree
+    next to the Python package. Raises ``BagError`` when neither exists.
+    """
+    candidates = []
+    try:
+        from ament_index_python.packages import (
+            get_package_share_directory,
+            PackageNotFoundError,
+        )
+    except ImportError:
+        pass
+    else:
+        try:
+            candidates.append(Path(get_package_share_directory(PACKAGE)) / 'msg')
+        except (PackageNotFoundError, ValueError, OSError):
+            pass
+    candidates.append(Path(__file__).resolve().parents[2] / 'msg')
+    for candidate in candidates:
+        if (candidate / 'MonitorStats.msg').is_file():
+            return candidate
+    tried = ', '.join(str(c) for c in candidates)
+    raise BagError(f'cannot find the {PACKAGE} message definitions (looked in {tried})')
+
+
+def _parse_definition(msgtype: str, fmt: str, data: str) -> dict[str, Any]:
+    """Types described by one stored message definition (MSG or IDL text)."""
+    from rosbags.typesys import get_types_from_idl, get_types_from_msg
+
+    if fmt == 'MSG':
+        return dict(get_types_from_msg(data, msgtype))
+    types: dict[str, Any] = {}
+    if data.startswith(f'{_IDL_SEPARATOR}IDL: '):
+        for part in data.split(_IDL_SEPARATOR)[1:]:
+            types.update(get_types_from_idl(part.split('\n', 1)[1]))
+    else:
+        types.update(get_types_from_idl(data))
+    return types
+
+
+def _dependencies(desc: Any) -> Iterator[str]:
+    """Type names a field description refers to (nested, arrays and sequences)."""
+    from rosbags.typesys.base import Nodetype
+
+    kind, detail = desc
+    if kind == Nodetype.NAME:
+        yield detail
+    elif kind in (Nodetype.ARRAY, Nodetype.SEQUENCE):
+        yield from _dependencies(detail[0])
+
+
+class BagSource:
+    """An open rosbag2 bag (a bag directory, or a single ``.mcap`` / ``.db3`` file).
+
+    Use as a context manager. All times are int nanoseconds of the recorder's log time
+    (the time ``ros2 bag record`` received each message, system clock).
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        """Open ``path``; raise ``BagError`` when it is missing or not a readable bag."""
+        from rosbags.rosbag2 import Reader
+
+        self.path = Path(path)
+        if not self.path.exists():
+            raise BagError(f'{self.path}: no such file or directory')
+        if self.path.is_dir() and not (self.path / 'metadata.yaml').is_file():
+            raise BagError(f'{self.path} is not a rosbag2 bag: it has no metadata.yaml')
+        try:
+            self._reader = Reader(self.path)
+            self._reader.open()
+        except Exception as err:  # rosbags, sqlite3, mcap or yaml: the boundary
+            hint = ''
+            if 'end magic' in str(err).lower():
+                hint = (' (an MCAP file without its end: was the recording interrupted? '
+                        '`mcap recover` can rebuild it)')
+            raise BagError(f'cannot open bag {self.path}: {_describe(err)}{hint}') from err
+        try:
+            self.storage = _storage_name(self._reader)
+            self.start_ns = int(self._reader.start_time) if self._reader.message_count else 0
+            self.end_ns = int(self._reader.end_time) if self._reader.message_count else 0
+            self.message_count = int(self._reader.message_count)
+            self.topics = self._group_topics(self._reader.connections)
+        except Exception as err:
+            self.close()
+            raise BagError(f'cannot read bag {self.path}: {_describe(err)}') from err
+        self._bag_types: dict[str, Any] | None = None
+        self._jazzy_types: Mapping[str, Any] | None = None
+        self._own_types: dict[str, Any] | None = None
+
+    @property
+    def duration_ns(self) -> int:
+        """Log-time span from the first to the last message."""
+        return max(0, self.end_ns - 1 - self.start_ns) if self.message_count else 0
+
+    def __enter__(self) -> BagSource:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the underlying reader (safe to call twice)."""
+        reader = getattr(self, '_reader', None)
+        if reader is not None and reader.is_open:
+            try:
+                reader.close()
+            except Exception:  # closing a broken bag must not mask the error being reported
+                return
+
+    @staticmethod
+    def _group_topics(connections: Iterable[Any]) -> dict[str, BagTopic]:
+        grouped: dict[str, list[Any]] = {}
+        for conn in connections:
+            grouped.setdefault(conn.topic, []).append(conn)
+        topics = {}
+        for name, conns in grouped.items():
+            types = sorted({c.msgtype for c in conns})
+            if len(types) > 1:
+                raise BagError(f'topic {name} is recorded with several types: {types}')
+            topics[name] = BagTopic(name, types[0], sum(int(c.msgcount) for c in conns),
+                                    tuple(conns))
+        return dict(sorted(topics.items()))
+
+    def messages(self, connections: Iterable[Any]) -> Iterator[tuple[Any, int, bytes]]:
+        """Yield ``(connection, log_time_ns, raw)`` of ``connections`` in log-time order.
+
+        Raises ``BagError`` when the storage cannot be read to the end (truncated or corrupt).
+        """
+        conns = list(connections)
+        if not conns:
+            return
+        source = self._reader.messages(conns)
+        while True:
+            try:
+                item = next(source)
+            except StopIteration:
+                return
+            except Exception as err:  # storage errors surface only while iterating
+                raise BagError(f'cannot read bag {self.path} to the end (truncated or '
+                               f'corrupt?): {_describe(err)}') from err
+            yield item
+
+    # -- message types --------------------------------------------------------------------
+
+    def _types_from_bag(self) -> dict[str, Any]:
+        """Every type defined by the definitions stored in the bag (MCAP schemas, Jazzy db3)."""
+        if self._bag_types is None:
+            types: dict[str, Any] = {}
+            for topic in self.topics.values():
+                conn = topic.connections[0]
+                fmt = conn.msgdef.format.name
+                if fmt == 'NONE' or not conn.msgdef.data:
+                    continue
+                try:
+                    types.update(_parse_definition(conn.msgtype, fmt, conn.msgdef.data))
+                except Exception as err:  # rosbags' parser on bag content: the boundary
+                    raise BagError(f'cannot parse the definition of {conn.msgtype} stored in '
+                                   f'{self.path}: {_describe(err)}') from err
+            self._bag_types = types
+        return self._bag_types
+
+    def _types_from_jazzy(self) -> Mapping[str, Any]:
+        if self._jazzy_types is None:
+            from rosbags.typesys import get_typestore, Stores
+
+            self._jazzy_types = get_typestore(Stores.ROS2_JAZZY).fielddefs
+        return self._jazzy_types
+
+    def _types_from_package(self) -> dict[str, Any]:
+        if self._own_types is None:
+            from rosbags.typesys import get_types_from_msg
+
+            types: dict[str, Any] = {}
+            for path in sorted(find_msg_dir().glob('*.msg')):
+                name = f'{PACKAGE}/msg/{path.stem}'
+                types.update(get_types_from_msg(path.read_text(), name))
+            self._own_types = types
+        return self._own_types
+
+    def definition(self, msgtype: str) -> Any:
+        """``(constants, fields)`` of ``msgtype``; raise ``BagError`` when it is unknown.
+
+        The bag's own definition wins (it is what was recorded); then the Jazzy standard
+        types; then this package's ``msg/`` files.
+        """
+        found = self._types_from_bag().get(msgtype)
+        if found is None:
+            found = self._types_from_jazzy().get(msgtype)
+        if found is None and msgtype.startswith(f'{PACKAGE}/'):
+            found = self._types_from_package().get(msgtype)
+        if found is None:
+            raise BagError(f'unknown message type {msgtype}: the bag stores no definition '
+                           'for it and it is not a standard ROS 2 Jazzy type')
+        return found
+
+    def has_leading_stamp(self, msgtype: str) -> bool:
+        """Tell whether the type's first field is a ``std_msgs/Header`` or a ``Time``."""
+        _, fields = self.definition(msgtype)
+        shape: dict[str, str] = {}
+        for name, (kind, detail) in fields[:2]:
+            shape[name] = detail if kind.name == 'NAME' else (
+                detail[0] if kind.name == 'BASE' else kind.name.lower())
+        return first_field_is_stamp(shape, msgtype)
+
+    def typestore(self, msgtypes: Iterable[str]) -> Any:
+        """Build a rosbags typestore able to deserialize ``msgtypes`` (and what they contain)."""
+        from rosbags.typesys import get_typestore, Stores
+
+        wanted: dict[str, Any] = {}
+        todo = list(msgtypes)
+        while todo:
+            name = todo.pop()
+            if name in wanted:
+                continue
+            wanted[name] = self.definition(name)
+            for _, desc in wanted[name][1]:
+                todo.extend(_dependencies(desc))
+        store = get_typestore(Stores.EMPTY)
+        try:
+            store.register(wanted)
+        except Exception as err:
+            raise BagError(f'cannot build decoders for {sorted(wanted)}: '
+                           f'{_describe(err)}') from err
+        return store
+
+
+def _storage_name(reader: Any) -> str:
+    """``mcap`` or ``sqlite3``: the storage plugin of an open rosbags reader."""
+    storage = reader.storage
+    inner = getattr(storage, 'storages', None) or [storage]
+    name = type(inner[0]).__name__.lower()
+    return 'mcap' if 'mcap' in name else 'sqlite3' if 'sqlite' in name else name
+
+
+def _describe(err: BaseException) -> str:
+    """One line naming the error, without a trailing period."""
+    text = ' '.join(str(err).split()) or type(err).__name__
+    if isinstance(err, KeyError):
+        text = f'missing key {text}'
+    return text.rstrip('.')

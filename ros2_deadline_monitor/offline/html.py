@@ -1,0 +1,180 @@
+"""One self-contained HTML report: tables, notes and the figures embedded as base64 PNGs.
+
+The file needs nothing else (no scripts, no external style sheets or images), so it can be
+mailed or attached to a ticket as is.
+"""
+
+from __future__ import annotations
+
+import base64
+from datetime import datetime, timezone
+from html import escape
+import math
+
+from .results import BagResult, ClockResult, RecordedStats, TopicResult
+from .tables import LEVELS
+
+__all__ = ['html_report']
+
+STYLE = """
+body { font-family: system-ui, -apple-system, 'Segoe UI', sans-serif; margin: 2em auto;
+       max-width: 1200px; color: #222; padding: 0 1em; }
+h1 { font-size: 1.5em; margin-bottom: 0.2em; }
+h2 { font-size: 1.2em; margin-top: 1.8em; border-bottom: 1px solid #ddd; }
+table { border-collapse: collapse; font-size: 0.9em; margin: 0.6em 0; }
+th, td { padding: 0.25em 0.6em; border-bottom: 1px solid #e4e4e4; text-align: right;
+         white-space: nowrap; }
+th { background: #f4f4f4; } td.l, th.l { text-align: left; }
+td.bad { color: #b00020; font-weight: 600; }
+.meta { color: #555; font-size: 0.9em; } .note { color: #555; font-size: 0.85em; }
+figure { margin: 1.2em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
+figcaption { color: #555; font-size: 0.85em; }
+"""
+
+
+def _num(value: float | int | None, digits: int = 2, scale: float = 1.0) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return '-'
+    return f'{value / scale:,.{digits}f}'
+
+
+def _ms(ns: float | int | None, digits: int = 2) -> str:
+    return _num(ns, digits, 1e6)
+
+
+def _row(cells: list[tuple[str, str]]) -> str:
+    return '<tr>' + ''.join(f'<td class="{cls}">{escape(text)}</td>' for text, cls in cells) + \
+        '</tr>'
+
+
+def _head(names: list[str], left: int = 1) -> str:
+    return '<tr>' + ''.join(f'<th class="{"l" if i < left else ""}">{escape(n)}</th>'
+                            for i, n in enumerate(names)) + '</tr>'
+
+
+def _topics_table(topics: tuple[TopicResult, ...]) -> str:
+    head = _head(['topic', 'type', 'messages', 'rate wall Hz', 'period ms', 'timer clock',
+                  'wall mean ms', 'wall max ms', 'wall p99 ms', 'sim mean ms', 'sim max ms',
+                  'sim p99 ms', 'misses', 'rule', 'skipped', 'lost'], left=2)
+    rows = []
+    for t in topics:
+        period = _ms(t.period_ns, 3) + (' (learned)' if t.period_learned else '')
+        rows.append(_row([
+            (t.topic, 'l'), (t.msgtype, 'l'), (f'{t.messages_total:,}', ''),
+            (_num(t.rate_wall_hz, 1), ''), (period, ''), (t.timer_clock, ''),
+            (_ms(t.interval_wall.mean_ns), ''), (_ms(t.interval_wall.max_ns), ''),
+            (_ms(t.interval_wall.p99_ns), ''), (_ms(t.interval_sim.mean_ns), ''),
+            (_ms(t.interval_sim.max_ns), ''), (_ms(t.interval_sim.p99_ns), ''),
+            (f'{t.deadline_misses_total:,}', 'bad' if t.deadline_misses_total else ''),
+            (t.rule, ''),
+            (f'{t.skipped_periods_total:,}', 'bad' if t.skipped_periods_total else ''),
+            (f'{t.messages_lost_total:,}', 'bad' if t.messages_lost_total else '')]))
+    details = []
+    for t in topics:
+        text = (f'{t.topic}: deadline {_ms(t.deadline_ns, 3)} ms, jitter tolerance '
+                f'{_ms(t.jitter_ns, 3)} ms, cycle start from {t.start_source}, timer clock '
+                f'{t.timer_clock} ({t.clock_choice}); lateness mean/max '
+                f'{_ms(t.lateness_mean_ns, 3)}/{_ms(t.lateness_max_ns)} ms; response mean/p99/max '
+                f'{_ms(t.response_mean_ns, 3)}/{_ms(t.response_p99_ns)}/{_ms(t.response_max_ns)} '
+                f'ms; size mean {_num(t.size_mean_bytes, 0)} B, bandwidth '
+                f'{_num(t.bandwidth_bytes_per_s, 0)} B/s')
+        if t.note:
+            text += f'; {t.note}'
+        details.append(f'<li>{escape(text)}</li>')
+    return (f'<table>{head}{"".join(rows)}</table>'
+            f'<ul class="note">{"".join(details)}</ul>')
+
+
+def _clock_table(clock: ClockResult, t0_ns: int) -> str:
+    def rel(at_ns: float) -> str:
+        return '-' if math.isnan(at_ns) else f'+{(at_ns - t0_ns) / 1e9:.2f} s'
+
+    rows = [
+        ('/clock messages', f'{clock.messages_total:,}'),
+        ('RTF overall' + (' (since the last reset)' if clock.resets_total else ''),
+         _num(clock.rtf_total, 4)),
+        ('sim / wall span', f'{clock.sim_span_ns / 1e9:.3f} s / {clock.wall_span_ns / 1e9:.3f} s'),
+        (f'worst {clock.rtf_bin_ns / 1e6:g} ms window',
+         f'{_num(clock.rtf_bin_min, 4)} at {rel(clock.rtf_bin_min_at_ns)}'),
+        (f'best {clock.rtf_bin_ns / 1e6:g} ms window', _num(clock.rtf_bin_max, 4)),
+        ('median sim step', f'{_ms(clock.step_ns, 3)} ms'),
+        ('longest wall gap between /clock messages',
+         f'{_ms(clock.max_wall_gap_ns, 1)} ms at {rel(clock.max_wall_gap_at_ns)}'),
+        ('sim time resets (jumps back)', str(clock.resets_total)),
+        ('report windows with sim time paused', str(clock.paused_windows)),
+    ]
+    body = ''.join(_row([(k, 'l'), (v, '')]) for k, v in rows)
+    return f'<table>{body}</table>'
+
+
+def _recorded_table(recorded: RecordedStats) -> str:
+    head = _head(['topic', 'reports', 'messages', 'misses', 'skipped', 'lost', 'last rate Hz',
+                  'period ms', 'worst wall max ms', 'worst wall p99 ms', 'worst sim max ms',
+                  'worst response max ms', 'monitor restarts', 'worst level'])
+    rows = []
+    for t in recorded.topics:
+        rows.append(_row([
+            (t.topic, 'l'), (f'{t.reports:,}', ''), (f'{t.messages_total:,}', ''),
+            (f'{t.deadline_misses_total:,}', 'bad' if t.deadline_misses_total else ''),
+            (f'{t.skipped_periods_total:,}', 'bad' if t.skipped_periods_total else ''),
+            (f'{t.messages_lost_total:,}', ''), (_num(t.last_rate_wall_hz, 1), ''),
+            (_num(t.period_ms, 3), ''), (_num(t.worst_interval_wall_max_ms), ''),
+            (_num(t.worst_interval_wall_p99_ms), ''), (_num(t.worst_interval_sim_max_ms), ''),
+            (_num(t.worst_response_max_ms), ''), (str(t.monitor_restarts), ''),
+            (LEVELS.get(t.worst_level, str(t.worst_level)), '')]))
+    html = f'<table>{head}{"".join(rows)}</table>'
+    clock = recorded.clock
+    if clock is not None:
+        html += (f'<p class="meta">Recorded clock: RTF {_num(clock.last_rtf_total, 4)} overall '
+                 f'(last report), worst {clock.rtf_bin_s * 1e3:g} ms window '
+                 f'{_num(clock.worst_rtf_bin, 4)}, worst report window '
+                 f'{_num(clock.worst_rtf_window, 4)}, longest gap '
+                 f'{_num(clock.worst_max_wall_gap_ms, 1)} ms, {clock.resets_total} resets.</p>')
+    return html
+
+
+def _caption(name: str) -> str:
+    if name == 'ecdf.png':
+        return ('Empirical distribution of the intervals between cycle starts, on both clocks; '
+                'right: the tail on log axes.')
+    if name.startswith('timeline_'):
+        return ('Intervals with deadline misses and skipped periods marked, response times '
+                'against the deadline, and the real time factor, on one wall-time axis.')
+    if name.startswith('lateness_'):
+        return 'How late cycles started relative to their scheduled slot (log counts).'
+    return 'Real time factor per report window with the worst and best bins.'
+
+
+def html_report(result: BagResult, images: dict[str, bytes]) -> str:
+    """Render the whole report as one HTML string."""
+    bag = result.bag
+    start = datetime.fromtimestamp(bag.start_ns / 1e9, tz=timezone.utc) if bag.start_ns else None
+    parts = [
+        '<!DOCTYPE html>', '<html lang="en"><head><meta charset="utf-8">',
+        f'<title>Deadline analysis: {escape(bag.path)}</title>',
+        f'<style>{STYLE}</style></head><body>',
+        '<h1>Deadline and real time factor analysis</h1>',
+        f'<p class="meta">Bag <code>{escape(bag.path)}</code> ({escape(bag.storage)}), '
+        f'{bag.duration_ns / 1e9:.2f} s from '
+        f'{escape(start.isoformat(timespec="seconds")) if start else "-"}, '
+        f'{bag.message_count:,} messages in {bag.topic_count} topics.</p>',
+    ]
+    if result.topics:
+        parts += ['<h2>Topics</h2>', _topics_table(result.topics),
+                  f'<p class="note">Percentiles: {escape(result.percentile_method)}.</p>']
+    if result.clock is not None:
+        parts += ['<h2>Clock and real time factor</h2>',
+                  _clock_table(result.clock, bag.start_ns)]
+    if result.recorded is not None:
+        parts += ['<h2>Recorded monitor statistics</h2>', _recorded_table(result.recorded)]
+    if result.notes:
+        parts.append('<ul class="note">' + ''.join(f'<li>{escape(n)}</li>'
+                                                   for n in result.notes) + '</ul>')
+    if images:
+        parts.append('<h2>Figures</h2>')
+        for name, png in images.items():
+            data = base64.b64encode(png).decode('ascii')
+            parts.append(f'<figure><img alt="{escape(name)}" src="data:image/png;base64,{data}">'
+                         f'<figcaption>{escape(_caption(name))}</figcaption></figure>')
+    parts.append('</body></html>')
+    return '\n'.join(parts) + '\n'

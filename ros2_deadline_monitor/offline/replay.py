@@ -1,0 +1,519 @@
+"""Replay a bag through the analysis core, streaming, in bounded memory.
+
+Each monitored message becomes one ``CycleAnalyzer.record`` call with the bag's log time as
+the arrival (the recorder's receive time, system clock), the header stamp read straight from
+the CDR bytes when the type starts with a Header or Time, and the serialized size; nothing is
+deserialized. ``/clock`` samples go to ``RtfAnalyzer.record``. Every second of bag time (or
+every ``TICK_MESSAGES`` messages, whichever comes first) the analyzers process their pending
+events and the per-cycle rows are folded into whole-run accumulators
+(``offline.accumulate``); the clock is reported every second of bag time. Memory is bounded
+by those, not by the bag's size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+import math
+from typing import Any
+
+import numpy as np
+
+from ros2_deadline_monitor.core.cdr import read_stamp_ns
+from ros2_deadline_monitor.core.config import AnalysisConfig, NS_PER_S, TopicConfig
+from ros2_deadline_monitor.core.cycles import CycleAnalyzer
+from ros2_deadline_monitor.core.errors import BagError, CdrError
+from ros2_deadline_monitor.core.reports import IntervalSummary
+from ros2_deadline_monitor.core.ring import NO_VALUE
+from ros2_deadline_monitor.core.rtf import RtfAnalyzer
+
+from .accumulate import (
+    EXACT_CAP,
+    REL_BIN,
+    RtfWindow,
+    RunningStats,
+    Timeline,
+    ValueSketch,
+    WindowSeries,
+)
+from .bag import BagSource, BagTopic
+from .recorded import RecordedSummary
+from .results import BagInfo, BagResult, ClockResult, TopicResult
+
+NAN = float('nan')
+TICK_NS = NS_PER_S
+"""Bag time between two rounds of processing (and between two clock reports)."""
+TICK_MESSAGES = 16_384
+"""Messages between two rounds of processing at most, so no ring ever overflows."""
+WINDOW_CYCLES = 2 * TICK_MESSAGES
+"""Rows each CycleAnalyzer keeps: more than one round can produce."""
+CLOCK_CAPACITY = 1 << 16
+"""/clock samples the RtfAnalyzer keeps: more than a second of a very fast clock."""
+PERCENTILE_METHOD = (
+    f'exact (linear interpolation, numpy type 7) up to {EXACT_CAP:,} values per series; '
+    f'beyond that from a log histogram with {REL_BIN:.1%} bins (relative error < '
+    f'{REL_BIN / 2:.2%})')
+
+
+@dataclass(frozen=True)
+class TopicPlan:
+    """One topic to analyze: its configuration and what the bag says about it.
+
+    ``stamped``: the type starts with a Header or Time, so stamps are read from the bytes.
+    ``clock_choice``: where the timer clock comes from (``config``, ``--clock`` or ``auto``).
+    """
+
+    config: TopicConfig
+    bag_topic: BagTopic
+    stamped: bool
+    clock_choice: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What to read from a bag and how to analyze it."""
+
+    topics: tuple[TopicPlan, ...]
+    clock: BagTopic | None
+    stats: tuple[BagTopic, ...]
+    analysis: AnalysisConfig
+    use_sim_time: bool | None = None
+
+
+def take_rows(analyzer: CycleAnalyzer) -> dict[str, np.ndarray]:
+    """Per-cycle rows the analyzer produced since the previous call, oldest first.
+
+    The core keeps them in its bounded window ring and has no public accessor yet, so this
+    is the one place that reaches into it; the ring is emptied so no row is counted twice
+    (the analyzer's own totals are unaffected).
+    """
+    ring = analyzer._rows
+    rows = ring.rows()
+    ring.clear()
+    return rows
+
+
+def _interval_summary(clock: str, stats: RunningStats, sketch: ValueSketch,
+                      over: tuple[int, int, int]) -> IntervalSummary:
+    if stats.count == 0:
+        return IntervalSummary(clock=clock)
+    p50, p95, p99 = sketch.quantiles((0.5, 0.95, 0.99))
+    return IntervalSummary(
+        clock=clock, count=stats.count, mean_ns=stats.mean, min_ns=stats.min,
+        max_ns=stats.max, max_at_ns=stats.max_at, p50_ns=p50, p95_ns=p95, p99_ns=p99,
+        tail_amplification=p99 / p50 if p50 > 0 else NAN, over_period=over[0],
+        over_period_plus_jitter=over[1], over_wall_budget=over[2])
+
+
+class _TopicTrack:
+    """One analyzed topic: its CycleAnalyzer and whole-run accumulators."""
+
+    def __init__(self, plan: TopicPlan, analysis: AnalysisConfig, t0_ns: int, span_ns: int,
+                 keep_series: bool) -> None:
+        self.plan = plan
+        self.analysis = analysis
+        self.analyzer: CycleAnalyzer | None = None
+        self.clock_choice = plan.clock_choice
+        self.wall = RunningStats()
+        self.sim = RunningStats()
+        self.lateness = RunningStats()
+        self.response = RunningStats()
+        self.size = RunningStats()
+        self.age = RunningStats()
+        self.sketch_wall = ValueSketch()
+        self.sketch_sim = ValueSketch()
+        self.sketch_lateness = ValueSketch()
+        self.sketch_response = ValueSketch()
+        self.over_wall = [0, 0, 0]
+        self.over_sim = [0, 0, 0]
+        self.cycles = 0
+        self.first_arrival: int | None = None
+        self.last_arrival: int | None = None
+        self.timeline = Timeline(t0_ns, span_ns) if keep_series else None
+
+    def start(self, config: TopicConfig) -> CycleAnalyzer:
+        analysis = AnalysisConfig(
+            window_ns=self.analysis.window_ns, window_cycles=WINDOW_CYCLES,
+            learn_intervals=self.analysis.learn_intervals,
+            target_rtf=self.analysis.target_rtf, rtf_bin_ns=self.analysis.rtf_bin_ns,
+            thresholds=self.analysis.thresholds)
+        self.analyzer = CycleAnalyzer(config, analysis)
+        return self.analyzer
+
+    def flush(self, clock: RtfAnalyzer) -> None:
+        """Process pending events and fold the new rows into the accumulators."""
+        analyzer = self.analyzer
+        if analyzer is None:
+            return
+        analyzer.process(clock)
+        rows = take_rows(analyzer)
+        n = len(rows['arrival'])
+        if n == 0:
+            return
+        self.cycles += n
+        if self.first_arrival is None:
+            self.first_arrival = int(rows['arrival'][0])
+        self.last_arrival = int(rows['arrival'][-1])
+        timing = analyzer.timing
+        known = {}
+        for name, stats, sketch, over, at in (
+                ('interval_wall', self.wall, self.sketch_wall, self.over_wall, 'start_wall'),
+                ('interval_sim', self.sim, self.sketch_sim, self.over_sim, 'start_sim')):
+            values = rows[name]
+            ok = values != NO_VALUE
+            known[name] = ok
+            values = values[ok]
+            stats.add(values, rows[at][ok])
+            sketch.add(values)
+            if timing is not None and len(values):
+                over[0] += int(np.count_nonzero(values > timing.period_ns))
+                over[1] += int(np.count_nonzero(values > timing.period_ns + timing.jitter_ns))
+                if name == 'interval_wall':
+                    over[2] += int(np.count_nonzero(values > timing.wall_budget_ns))
+        self.lateness.add(rows['lateness'])
+        self.sketch_lateness.add(rows['lateness'])
+        self.response.add(rows['response'])
+        self.sketch_response.add(rows['response'])
+        self.size.add(rows['size'])
+        age = rows['age']
+        self.age.add(age[age != NO_VALUE])
+        if self.timeline is not None:
+            known['response'] = np.ones(n, bool)
+            self.timeline.add(rows['start_wall'], rows, known, rows['missed'].astype(bool),
+                              rows['skipped'])
+
+    def result(self, now_ns: int, clock: RtfAnalyzer) -> TopicResult:
+        plan = self.plan
+        config = self.analyzer.config if self.analyzer else plan.config
+        report = self.analyzer.report(now_ns, clock) if self.analyzer else None
+        timing = self.analyzer.timing if self.analyzer else None
+        wall = _interval_summary('wall', self.wall, self.sketch_wall, tuple(self.over_wall))
+        sim = _interval_summary('sim', self.sim, self.sketch_sim, tuple(self.over_sim))
+        span = ((self.last_arrival - self.first_arrival)
+                if self.first_arrival is not None and self.last_arrival is not None else 0)
+        note = ''
+        messages = report.messages_total if report else 0
+        if messages and timing is None:
+            note = (f'period not learned: {messages} messages, need more than '
+                    f'{self.analysis.learn_intervals}')
+        elif messages and self.cycles < messages and config.clock == 'sim':
+            note = f'{messages - self.cycles} messages before the first /clock sample ignored'
+        misses = report.deadline_misses_total if report else 0
+        resp_p99, = self.sketch_response.quantiles((0.99,))
+        late_p99, = self.sketch_lateness.quantiles((0.99,))
+        return TopicResult(
+            name=config.name,
+            topic=config.topic,
+            msgtype=plan.bag_topic.msgtype,
+            rule=config.effective_rule,
+            stamp=config.stamp,
+            start_source=report.start_source if report else 'arrival',
+            timer_clock=config.clock,
+            clock_choice=self.clock_choice,
+            period_ns=timing.period_ns if timing else None,
+            period_learned=timing.learned if timing else False,
+            deadline_ns=timing.deadline_ns if timing else None,
+            jitter_ns=timing.jitter_ns if timing else None,
+            wall_budget_ns=timing.wall_budget_ns if timing else None,
+            messages_total=messages,
+            cycles=self.cycles,
+            deadline_misses_total=misses,
+            skipped_periods_total=report.skipped_periods_total if report else 0,
+            messages_lost_total=report.messages_lost_total if report else 0,
+            malformed_total=report.malformed_total if report else 0,
+            resets_total=report.resets_total if report else 0,
+            miss_ratio=misses / self.cycles if self.cycles else NAN,
+            first_arrival_ns=self.first_arrival,
+            last_arrival_ns=self.last_arrival,
+            rate_wall_hz=1e9 / wall.mean_ns if wall.mean_ns > 0 else NAN,
+            rate_sim_hz=1e9 / sim.mean_ns if sim.mean_ns > 0 else NAN,
+            interval_wall=wall,
+            interval_sim=sim,
+            lateness_mean_ns=self.lateness.mean,
+            lateness_max_ns=self.lateness.max,
+            lateness_p99_ns=late_p99,
+            response_mean_ns=self.response.mean,
+            response_max_ns=self.response.max,
+            response_p99_ns=resp_p99,
+            size_mean_bytes=self.size.mean,
+            size_max_bytes=self.size.max,
+            bandwidth_bytes_per_s=self.size.total * 1e9 / span if span > 0 else NAN,
+            age_mean_ns=self.age.mean,
+            age_max_ns=self.age.max,
+            percentiles_exact=all(s.exact for s in (
+                self.sketch_wall, self.sketch_sim, self.sketch_lateness, self.sketch_response)),
+            note=note,
+        )
+
+
+class _ClockTrack:
+    """The /clock stream: the RtfAnalyzer and the worst figures of its reports."""
+
+    def __init__(self, topic: str, analysis: AnalysisConfig, keep_series: bool) -> None:
+        self.topic = topic
+        self.rtf = RtfAnalyzer(bin_ns=analysis.rtf_bin_ns, capacity=CLOCK_CAPACITY)
+        self.malformed = 0
+        self.last_sim: int | None = None
+        self.wall_total = 0
+        self.sim_total = 0
+        self.bin_min = NAN
+        self.bin_min_at = NAN
+        self.bin_max = NAN
+        self.gap = NAN
+        self.gap_at = NAN
+        self.steps = ValueSketch(exact_cap=1 << 14)
+        self.paused = 0
+        self.last_report: Any = None
+        self.windows = WindowSeries() if keep_series else None
+
+    def report(self, now_ns: int) -> None:
+        if not self.rtf.has_samples:
+            return
+        report = self.rtf.report(now_ns)
+        self.last_report = report
+        if report.messages == 0 or report.window_wall_ns <= 0:
+            return
+        self.wall_total += report.window_wall_ns
+        self.sim_total += report.window_sim_ns
+        if not math.isnan(report.rtf_bin_min) and not self.bin_min <= report.rtf_bin_min:
+            self.bin_min = report.rtf_bin_min
+            self.bin_min_at = report.rtf_bin_min_at_ns
+        self.bin_max = float(np.fmax(self.bin_max, report.rtf_bin_max))
+        if not math.isnan(report.max_wall_gap_ns) and not self.gap >= report.max_wall_gap_ns:
+            self.gap = report.max_wall_gap_ns
+            self.gap_at = report.max_wall_gap_at_ns
+        if not math.isnan(report.step_ns):
+            self.steps.add(np.array([round(report.step_ns)], np.int64))
+        self.paused += int(report.paused)
+        if self.windows is not None and report.last_wall_ns is not None:
+            end = report.last_wall_ns
+            self.windows.add(RtfWindow(end - report.window_wall_ns, end, report.window_wall_ns,
+                                       report.window_sim_ns, report.rtf_bin_min,
+                                       report.rtf_bin_max))
+
+    def result(self) -> ClockResult:
+        last = self.last_report
+        step, = self.steps.quantiles((0.5,))
+        return ClockResult(
+            topic=self.topic,
+            messages_total=self.rtf.messages_total,
+            malformed_total=self.malformed,
+            wall_span_ns=self.wall_total,
+            sim_span_ns=self.sim_total,
+            rtf_total=float(last.rtf_total) if last is not None else NAN,
+            rtf_bin_ns=self.rtf.bin_ns,
+            rtf_bin_min=self.bin_min,
+            rtf_bin_min_at_ns=self.bin_min_at,
+            rtf_bin_max=self.bin_max,
+            step_ns=step,
+            max_wall_gap_ns=self.gap,
+            max_wall_gap_at_ns=self.gap_at,
+            resets_total=self.rtf.resets_total,
+            paused_windows=self.paused,
+        )
+
+
+class BagAnalysis:
+    """Runs a ``Plan`` over a ``BagSource`` and returns a ``BagResult``."""
+
+    def __init__(self, bag: BagSource, plan: Plan, *, keep_series: bool = False,
+                 progress: Callable[[int], None] | None = None) -> None:
+        """Prepare; ``progress(messages_done)`` is called now and then while running."""
+        self.bag = bag
+        self.plan = plan
+        self.keep_series = keep_series
+        self.progress = progress
+        span = bag.duration_ns
+        self.tracks = [_TopicTrack(p, plan.analysis, bag.start_ns, span, keep_series)
+                       for p in plan.topics]
+        self.clock = _ClockTrack(plan.clock.name if plan.clock else '/clock', plan.analysis,
+                                 keep_series)
+        self.recorded = RecordedSummary() if plan.stats else None
+        self._handlers: dict[int, Callable[[int, bytes], None]] = {}
+
+    @property
+    def message_total(self) -> int:
+        """Messages the run will read."""
+        topics = [p.bag_topic for p in self.plan.topics] + list(self.plan.stats)
+        if self.plan.clock:
+            topics.append(self.plan.clock)
+        return sum(t.count for t in topics)
+
+    # -- handlers -------------------------------------------------------------------------
+
+    def _connect(self, topic: BagTopic, handler: Callable[[int, bytes], None]) -> None:
+        for conn in topic.connections:
+            self._handlers[conn.id] = handler
+
+    def _topic_handler(self, track: _TopicTrack) -> Callable[[int, bytes], None]:
+        """Handle the first message (it decides an ``auto`` clock), then hand over."""
+        plan = track.plan
+
+        def first(t: int, raw: bytes) -> None:
+            stamp = NO_VALUE
+            if plan.stamped:
+                try:
+                    stamp = read_stamp_ns(raw)
+                except CdrError:
+                    stamp = NO_VALUE
+            config = plan.config
+            if plan.clock_choice == 'auto':
+                clock, why = self._auto_clock(config, stamp, t)
+                config = config.with_changes(clock=clock)
+                track.clock_choice = f'auto: {why}'
+            analyzer = track.start(config)
+            handler = self._lean_handler(analyzer, plan.stamped)
+            self._connect(plan.bag_topic, handler)
+            handler(t, raw)
+
+        return first
+
+    @staticmethod
+    def _lean_handler(analyzer: CycleAnalyzer, stamped: bool) -> Callable[[int, bytes], None]:
+        record = analyzer.record
+        if not stamped:
+            def handle(t: int, raw: bytes) -> None:
+                record(t, NO_VALUE, NO_VALUE, len(raw))
+            return handle
+
+        def handle_stamped(t: int, raw: bytes) -> None:
+            try:
+                stamp = read_stamp_ns(raw)
+            except CdrError:
+                analyzer.record_malformed()
+                return
+            record(t, stamp, NO_VALUE, len(raw))
+        return handle_stamped
+
+    def _auto_clock(self, config: TopicConfig, stamp: int, t: int) -> tuple[str, str]:
+        """Pick the producer's timer clock when nothing configures it."""
+        if self.plan.use_sim_time is not None:
+            return ('sim' if self.plan.use_sim_time else 'wall'), 'use_sim_time in config'
+        if self.plan.clock is None or self.plan.clock.count == 0:
+            return 'wall', 'no /clock in bag'
+        if config.stamp != 'start' or stamp == NO_VALUE:
+            return 'sim', '/clock in bag'
+        sim = self.clock.last_sim if self.clock.last_sim is not None else 0
+        if abs(stamp - t) <= abs(stamp - sim):
+            return 'wall', 'stamps on wall clock'
+        return 'sim', 'stamps on sim clock'
+
+    def _on_clock(self, t: int, raw: bytes) -> None:
+        clock = self.clock
+        try:
+            sim = read_stamp_ns(raw)
+        except CdrError:
+            clock.malformed += 1
+            return
+        if clock.last_sim is not None and sim < clock.last_sim:
+            # A simulator reset: finish everything measured before it first.
+            self._flush(t)
+            clock.report(t)
+        clock.last_sim = sim
+        if clock.rtf.record(t, sim):
+            for track in self.tracks:
+                if track.analyzer is not None:
+                    track.analyzer.reset_sim(clock.rtf)
+
+    def _stats_handler(self, topic: BagTopic, store: Any) -> Callable[[int, bytes], None]:
+        recorded = self.recorded
+        assert recorded is not None
+        deserialize = store.deserialize_cdr
+        msgtype = topic.msgtype
+        name = topic.name
+
+        def handle(t: int, raw: bytes) -> None:
+            try:
+                msg = deserialize(raw, msgtype)
+            except Exception:  # rosbags' decoder on recorded bytes: count, don't stop
+                recorded.malformed += 1
+                return
+            recorded.add(name, msg)
+        return handle
+
+    # -- running --------------------------------------------------------------------------
+
+    def _flush(self, now: int) -> None:
+        for track in self.tracks:
+            track.flush(self.clock.rtf)
+
+    def run(self) -> BagResult:
+        """Read the bag once and return the results."""
+        plan = self.plan
+        topics: list[BagTopic] = []
+        for track in self.tracks:
+            self._connect(track.plan.bag_topic, self._topic_handler(track))
+            topics.append(track.plan.bag_topic)
+        if plan.clock is not None:
+            self._connect(plan.clock, self._on_clock)
+            topics.append(plan.clock)
+        if plan.stats:
+            store = self.bag.typestore(sorted({t.msgtype for t in plan.stats}))
+            for topic in plan.stats:
+                self._connect(topic, self._stats_handler(topic, store))
+                topics.append(topic)
+        connections = [c for topic in topics for c in topic.connections]
+        handlers = self._handlers
+        progress = self.progress
+        done = 0
+        since = 0
+        next_tick: int | None = None
+        next_clock: int | None = None
+        last = self.bag.start_ns
+        for conn, t, raw in self.bag.messages(connections):
+            if next_tick is None:
+                next_tick = next_clock = t + TICK_NS
+            elif t >= next_tick or since >= TICK_MESSAGES:
+                self._flush(t)
+                if t >= next_clock:
+                    self.clock.report(t)
+                    next_clock = t + TICK_NS
+                next_tick = t + TICK_NS
+                done += since
+                since = 0
+                if progress is not None:
+                    progress(done)
+            since += 1
+            last = t
+            handlers[conn.id](t, raw)
+        self._flush(last)
+        self.clock.report(last)
+        done += since
+        if progress is not None:
+            progress(done)
+        expected = self.message_total
+        if done != expected:
+            raise BagError(f'cannot read bag {self.bag.path} completely: {done:,} of the '
+                           f'{expected:,} messages it lists could be read (damaged or truncated '
+                           'storage file?)')
+        return self._result(last)
+
+    def _result(self, now: int) -> BagResult:
+        bag = self.bag
+        rtf = self.clock.rtf
+        results = tuple(track.result(now, rtf) for track in self.tracks)
+        clock = self.clock.result() if self.plan.clock is not None and rtf.has_samples else None
+        series: dict[str, Any] = {}
+        if self.keep_series:
+            series = {
+                'timelines': {t.plan.config.name: t.timeline for t in self.tracks},
+                'sketches': {t.plan.config.name: {
+                    'interval_wall': t.sketch_wall, 'interval_sim': t.sketch_sim,
+                    'lateness': t.sketch_lateness, 'response': t.sketch_response}
+                    for t in self.tracks},
+                'rtf_windows': self.clock.windows.windows if self.clock.windows else [],
+                't0_ns': bag.start_ns,
+                'span_ns': bag.duration_ns,
+                'target_rtf': self.plan.analysis.target_rtf,
+            }
+        return BagResult(
+            bag=BagInfo(path=str(bag.path), storage=bag.storage, start_ns=bag.start_ns,
+                        duration_ns=bag.duration_ns, message_count=bag.message_count,
+                        topic_count=len(bag.topics)),
+            topics=results,
+            clock=clock,
+            recorded=self.recorded.result() if self.recorded and self.recorded.messages
+            else None,
+            percentile_method=PERCENTILE_METHOD,
+            series=series,
+        )

@@ -1,0 +1,180 @@
+"""Plain result values of a bag analysis (int or float nanoseconds, NaN when unmeasured).
+
+The analysis fills them; the table, JSON, CSV, plot and HTML writers only read them. Units
+change to ms, Hz and s at those writers, as in the live node's messages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ros2_deadline_monitor.core.reports import IntervalSummary
+
+NAN = float('nan')
+
+
+@dataclass(frozen=True)
+class TopicResult:
+    """Whole-bag figures of one analyzed topic.
+
+    Counters are exact. Interval, lateness and response statistics cover every analyzed
+    cycle; percentiles are exact when ``percentiles_exact`` is true, else from a log
+    histogram (see ``offline.accumulate``).
+    """
+
+    name: str
+    topic: str
+    msgtype: str
+    rule: str
+    stamp: str
+    start_source: str
+    timer_clock: str
+    clock_choice: str
+    period_ns: int | None
+    period_learned: bool
+    deadline_ns: int | None
+    jitter_ns: int | None
+    wall_budget_ns: int | None
+    messages_total: int
+    cycles: int
+    deadline_misses_total: int
+    skipped_periods_total: int
+    messages_lost_total: int
+    malformed_total: int
+    resets_total: int
+    miss_ratio: float
+    first_arrival_ns: int | None
+    last_arrival_ns: int | None
+    rate_wall_hz: float
+    rate_sim_hz: float
+    interval_wall: IntervalSummary
+    interval_sim: IntervalSummary
+    lateness_mean_ns: float
+    lateness_max_ns: float
+    lateness_p99_ns: float
+    response_mean_ns: float
+    response_max_ns: float
+    response_p99_ns: float
+    size_mean_bytes: float
+    size_max_bytes: float
+    bandwidth_bytes_per_s: float
+    age_mean_ns: float
+    age_max_ns: float
+    percentiles_exact: bool
+    note: str = ''
+
+
+@dataclass(frozen=True)
+class ClockResult:
+    """Whole-bag figures of the /clock stream and the real time factor."""
+
+    topic: str
+    messages_total: int
+    malformed_total: int
+    wall_span_ns: int
+    sim_span_ns: int
+    rtf_total: float
+    rtf_bin_ns: int
+    rtf_bin_min: float
+    rtf_bin_min_at_ns: float
+    rtf_bin_max: float
+    step_ns: float
+    max_wall_gap_ns: float
+    max_wall_gap_at_ns: float
+    resets_total: int
+    paused_windows: int
+
+
+@dataclass(frozen=True)
+class RecordedTopic:
+    """One topic as the live monitor reported it in recorded MonitorStats messages.
+
+    Totals are the monitor's final cumulative counters (summed over monitor restarts);
+    ``worst_*`` are the worst window figures of any stats period; ``last_*`` the final ones.
+    """
+
+    stats_topic: str
+    name: str
+    topic: str
+    msgtype: str
+    reports: int
+    rule: str
+    timer_clock: str
+    start_source: str
+    period_ms: float
+    period_learned: bool
+    messages_total: int
+    deadline_misses_total: int
+    skipped_periods_total: int
+    messages_lost_total: int
+    malformed_total: int
+    resets_total: int
+    monitor_restarts: int
+    last_rate_wall_hz: float
+    last_rate_sim_hz: float
+    last_interval_wall_mean_ms: float
+    last_interval_sim_mean_ms: float
+    worst_interval_wall_max_ms: float
+    worst_interval_wall_p99_ms: float
+    worst_interval_sim_max_ms: float
+    worst_interval_sim_p99_ms: float
+    worst_response_max_ms: float
+    worst_lateness_max_ms: float
+    worst_miss_ratio: float
+    worst_level: int
+    first_s: float
+    last_s: float
+
+
+@dataclass(frozen=True)
+class RecordedClock:
+    """The clock as the live monitor reported it: final and worst figures."""
+
+    reports: int
+    messages_total: int
+    last_rtf_total: float
+    worst_rtf_window: float
+    worst_rtf_bin: float
+    worst_rtf_bin_at_s: float
+    rtf_bin_s: float
+    best_rtf_bin: float
+    worst_max_wall_gap_ms: float
+    resets_total: int
+    worst_level: int
+
+
+@dataclass(frozen=True)
+class RecordedStats:
+    """Summary of the MonitorStats messages found in a bag."""
+
+    stats_topics: tuple[str, ...]
+    messages: int
+    malformed: int
+    topics: tuple[RecordedTopic, ...]
+    clock: RecordedClock | None
+
+
+@dataclass(frozen=True)
+class BagInfo:
+    """What the bag is: where, which storage, when and how much."""
+
+    path: str
+    storage: str
+    start_ns: int
+    duration_ns: int
+    message_count: int
+    topic_count: int
+
+
+@dataclass(frozen=True)
+class BagResult:
+    """Everything the analyzer found in one bag; ``series`` feeds the plots only."""
+
+    bag: BagInfo
+    topics: tuple[TopicResult, ...]
+    clock: ClockResult | None
+    recorded: RecordedStats | None
+    percentile_method: str
+    notes: tuple[str, ...] = ()
+    series: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)

@@ -1,0 +1,139 @@
+"""Which topics of a bag to analyze, and how: from the parameter file and the flags."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+import re
+
+from ros2_deadline_monitor.core.config import AnalysisConfig, TopicConfig
+from ros2_deadline_monitor.core.errors import BagError, ConfigError
+
+from .bag import BagSource, BagTopic, CLOCK_TYPE, PACKAGE, STATS_TYPE
+from .config_file import FileConfig
+from .replay import Plan, TopicPlan
+
+__all__ = ['EXCLUDED_TOPICS', 'Overrides', 'build_plan', 'topic_id']
+
+EXCLUDED_TOPICS = frozenset({
+    '/clock', '/rosout', '/parameter_events', '/diagnostics', '/diagnostics_agg',
+    '/diagnostics_toplevel_state', '/events/write_split',
+})
+"""Infrastructure topics that are not anyone's cycle; skipped unless named explicitly."""
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """Per-topic settings given as flags; they win over the parameter file."""
+
+    topics: tuple[str, ...] = ()
+    period_ns: int | None = None
+    deadline_ns: int | None = None
+    jitter_ns: int | None = None
+    stamp: str | None = None
+    rule: str | None = None
+    clock: str | None = None
+
+    def apply(self, config: TopicConfig) -> TopicConfig:
+        """Return ``config`` with every given flag applied."""
+        changes = {k: v for k, v in (
+            ('period_ns', self.period_ns), ('deadline_ns', self.deadline_ns),
+            ('jitter_tolerance_ns', self.jitter_ns), ('stamp', self.stamp),
+            ('rule', self.rule), ('clock', self.clock)) if v is not None}
+        return replace(config, **changes) if changes else config
+
+
+def topic_id(topic: str, taken: set[str]) -> str:
+    """Make a configuration identifier for a topic name (``/demo/cmd`` -> ``demo_cmd``)."""
+    base = re.sub(r'[^A-Za-z0-9_]+', '_', topic).strip('_') or 'topic'
+    if not base[0].isalpha():
+        base = f't_{base}'
+    name, i = base, 2
+    while name in taken:
+        name, i = f'{base}_{i}', i + 1
+    taken.add(name)
+    return name
+
+
+def _default_topics(bag: BagSource, clock_topic: str) -> list[str]:
+    return [t.name for t in bag.topics.values()
+            if t.name not in EXCLUDED_TOPICS and t.name != clock_topic
+            and t.msgtype != CLOCK_TYPE and not t.msgtype.startswith(f'{PACKAGE}/')]
+
+
+def _missing(names: list[str], bag: BagSource) -> BagError:
+    have = ', '.join(bag.topics) or 'none'
+    which = 'topic' if len(names) == 1 else 'topics'
+    return BagError(f'{which} {", ".join(names)} not in the bag {bag.path} (it has: {have})')
+
+
+def _stamped(bag: BagSource, config: TopicConfig, topic: BagTopic) -> bool:
+    """Whether stamps can be read; an error when ``stamp: start`` cannot be honoured."""
+    try:
+        stamped = bag.has_leading_stamp(topic.msgtype)
+    except BagError as err:
+        if config.stamp == 'start':
+            raise BagError(f'{topic.name}: {err} (needed to read its header stamp)') from None
+        return False
+    if config.stamp == 'start' and not stamped:
+        raise ConfigError(f'{topic.name} ({topic.msgtype}) has no header stamp: stamp "start" '
+                          'needs a std_msgs/Header or builtin_interfaces/Time first field')
+    return stamped
+
+
+def build_plan(bag: BagSource, file_config: FileConfig | None,
+               overrides: Overrides) -> tuple[Plan, list[str]]:
+    """Decide what to analyze; return the plan and warnings for the user.
+
+    Raises ``BagError`` when a named topic is missing, the clock topic has the wrong type or
+    there is nothing to analyze, and ``ConfigError`` for settings the bag cannot honour.
+    """
+    warnings: list[str] = list(file_config.warnings) if file_config else []
+    clock_name = file_config.clock_topic if file_config else '/clock'
+    clock = bag.topics.get(clock_name)
+    if clock is not None and clock.msgtype != CLOCK_TYPE:
+        raise BagError(f'{clock_name} has type {clock.msgtype}, expected {CLOCK_TYPE}')
+    stats = tuple(t for t in bag.topics.values() if t.msgtype == STATS_TYPE)
+
+    configs: list[tuple[TopicConfig, str]] = []
+    taken: set[str] = set()
+    named = list(dict.fromkeys(overrides.topics))
+    if file_config is not None:
+        chosen = list(file_config.topics)
+        if named:
+            chosen = [c for c in chosen if c.topic in named or c.name in named]
+        for config in chosen:
+            taken.add(config.name)
+            choice = 'auto' if config.name in file_config.auto_clock else 'config'
+            configs.append((config, choice))
+        known = {c.topic for c in chosen} | {c.name for c in chosen}
+        extra = [n for n in named if n not in known]
+    else:
+        extra = named or _default_topics(bag, clock_name)
+    for name in extra:
+        if not name.startswith('/'):
+            name = f'/{name}'
+        configs.append((TopicConfig(name=topic_id(name, taken), topic=name), 'auto'))
+
+    absent = [c.topic for c, _ in configs if c.topic not in bag.topics]
+    if absent and (named or len(absent) == len(configs)):
+        raise _missing(absent, bag)
+    for topic in absent:
+        warnings.append(f'{topic}: configured but not in the bag, skipped')
+
+    plans = []
+    for config, choice in configs:
+        if config.topic not in bag.topics:
+            continue
+        if overrides.clock is not None:
+            choice = 'flag'
+        config = overrides.apply(config)
+        topic = bag.topics[config.topic]
+        plans.append(TopicPlan(config, topic, _stamped(bag, config, topic), choice))
+
+    if not plans and not stats and (clock is None or clock.count == 0):
+        raise BagError(f'nothing to analyze in {bag.path}: no topics besides infrastructure '
+                       f'ones (it has: {", ".join(bag.topics) or "none"})')
+    analysis = file_config.analysis if file_config else AnalysisConfig()
+    plan = Plan(topics=tuple(plans), clock=clock, stats=stats, analysis=analysis,
+                use_sim_time=file_config.use_sim_time if file_config else None)
+    return plan, warnings

@@ -1,0 +1,112 @@
+"""Tests for reading bags without deserializing (offline/bag.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+import sqlite3
+
+import pytest
+
+from ros2_deadline_monitor.core.errors import BagError
+from ros2_deadline_monitor.offline.bag import BagSource, find_msg_dir, STATS_TYPE
+
+MS = 1_000_000
+T0 = 1_700_000_000_000_000_000
+
+
+def test_topics_counts_and_times(bags, storage: str, tmp_path: Path) -> None:
+    ref = bags.reference(tmp_path / 'bag', storage)
+    with BagSource(ref.path) as bag:
+        assert bag.storage == storage
+        assert sorted(bag.topics) == ['/clock', '/demo/cmd', '/rosout']
+        assert bag.topics['/demo/cmd'].msgtype == 'std_msgs/msg/Header'
+        assert bag.topics['/demo/cmd'].count == len(ref.starts)
+        assert bag.topics['/clock'].count == 5101
+        assert bag.message_count == len(ref.starts) + 5101 + 1
+        assert bag.start_ns == T0
+        assert bag.duration_ns == 5_100 * MS
+
+
+def test_messages_come_raw_and_in_log_time_order(bags, storage: str, tmp_path: Path) -> None:
+    ref = bags.reference(tmp_path / 'bag', storage)
+    with BagSource(ref.path) as bag:
+        topic = bag.topics['/demo/cmd']
+        items = list(bag.messages(topic.connections))
+    assert [t for _, t, _ in items] == ref.arrivals.tolist()
+    assert all(isinstance(raw, (bytes, memoryview)) for _, _, raw in items)
+    assert bytes(items[0][2]) == bags.header_cdr(int(ref.stamps[0]), b'base')
+
+
+@pytest.mark.parametrize('msgtype, expected', [
+    ('std_msgs/msg/Header', True),
+    ('geometry_msgs/msg/TwistStamped', True),
+    ('sensor_msgs/msg/Imu', True),
+    ('rosgraph_msgs/msg/Clock', True),
+    ('builtin_interfaces/msg/Time', True),
+    ('builtin_interfaces/msg/Duration', False),
+    ('std_msgs/msg/String', False),
+    ('geometry_msgs/msg/Twist', False),
+    (STATS_TYPE, True),
+])
+def test_leading_stamp_from_the_definition(bags, msgtype: str, expected: bool,
+                                           tmp_path: Path) -> None:
+    path = bags.write(tmp_path / 'bag', 'mcap', {'/clock': 'rosgraph_msgs/msg/Clock'},
+                      [('/clock', T0, bags.clock_cdr(0))])
+    with BagSource(path) as bag:
+        assert bag.has_leading_stamp(msgtype) is expected
+
+
+def test_unknown_type_is_a_bag_error(bags, tmp_path: Path) -> None:
+    path = bags.write(tmp_path / 'bag', 'mcap', {'/clock': 'rosgraph_msgs/msg/Clock'}, [])
+    with BagSource(path) as bag, pytest.raises(BagError, match='unknown message type a/msg/B'):
+        bag.definition('a/msg/B')
+
+
+def test_definitions_stored_in_the_bag_win(bags, tmp_path: Path) -> None:
+    """A custom type defined only in the bag (MCAP schema) is known."""
+    path = tmp_path / 'bag'
+    from rosbags.rosbag2 import StoragePlugin, Writer
+
+    with Writer(path, version=9, storage_plugin=StoragePlugin.MCAP) as writer:
+        conn = writer.add_connection('/x', 'my_pkg/msg/Stamped',
+                                     msgdef='std_msgs/Header header\nint32 value\n'
+                                            '================================================'
+                                            '================================\n'
+                                            'MSG: std_msgs/Header\n'
+                                            'builtin_interfaces/Time stamp\nstring frame_id\n'
+                                            '================================================'
+                                            '================================\n'
+                                            'MSG: builtin_interfaces/Time\n'
+                                            'int32 sec\nuint32 nanosec\n',
+                                     rihs01='RIHS01_' + '0' * 64)
+        writer.write(conn, T0, bags.header_cdr(T0) + b'\0\0\0\0')
+    with BagSource(path) as bag:
+        assert bag.has_leading_stamp('my_pkg/msg/Stamped')
+
+
+def test_stats_definitions_fall_back_to_the_msg_files(bags, tmp_path: Path) -> None:
+    path = bags.stats(tmp_path / 'bag', 'sqlite3', [
+        (T0, [{'name': 'cmd', 'topic': '/demo/cmd', 'messages_total': 7}], None)])
+    with sqlite3.connect(next(path.glob('*.db3'))) as conn:
+        conn.execute('DELETE FROM message_definitions')
+    with BagSource(path) as bag:
+        store = bag.typestore([STATS_TYPE])
+        (conn, _, raw), = bag.messages(bag.topics['/deadline_monitor/stats'].connections)
+        msg = store.deserialize_cdr(raw, STATS_TYPE)
+    assert msg.topics[0].messages_total == 7
+
+
+def test_find_msg_dir_in_the_source_tree() -> None:
+    directory = find_msg_dir()
+    assert (directory / 'MonitorStats.msg').is_file()
+    assert (directory / 'TopicStats.msg').is_file()
+
+
+def test_open_errors_are_bag_errors(tmp_path: Path) -> None:
+    with pytest.raises(BagError, match='no such file'):
+        BagSource(tmp_path / 'missing')
+    with pytest.raises(BagError, match='no metadata.yaml'):
+        BagSource(tmp_path)
+    (tmp_path / 'metadata.yaml').write_text('rosbag2_bagfile_information: {version: 99}\n')
+    with pytest.raises(BagError, match='cannot open bag'):
+        BagSource(tmp_path)
