@@ -1,0 +1,543 @@
+"""A simulator stand-in: publishes /clock in fixed sim steps paced to a target RTF.
+
+Step ``k`` carries sim time ``start_sim_s + k * step`` and is due at wall time
+``w0 + k * step / target_rtf`` on the monotonic clock. A step late by more than one step does
+not trigger a burst to catch up: the schedule re-anchors at the late step (``w0`` moves), so a
+slowdown stays visible as a lower RTF, as in a real simulator. Injected stalls freeze /clock
+for a given wall time, then the schedule re-anchors the same way.
+
+Pacing runs in its own thread on the monotonic clock, never on an rclpy timer: the node's own
+ROS clock plays no part in it. The RTF the node actually achieved (sim time advanced over wall
+time between its own publications) is published on ``~/rtf`` and written to a JSON summary at
+exit, so a demo can put the publisher's RTF next to the deadline misses it did not reveal.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+import json
+import math
+import os
+from pathlib import Path
+import sys
+import tempfile
+import threading
+import time
+from typing import Any
+
+import rclpy
+from rclpy.clock import Clock as RosClock
+from rclpy.clock import ClockType
+from rclpy.exceptions import InvalidParameterTypeException, ParameterException
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.utilities import remove_ros_args
+from rosgraph_msgs.msg import Clock
+from std_msgs.msg import Float64
+
+from ros2_deadline_monitor.core.config import NS_PER_MS, NS_PER_S
+from ros2_deadline_monitor.core.errors import ConfigError
+from ros2_deadline_monitor.shell.parameters import ParamSpec
+
+RTF_BIN_NS = 100_000_000
+COARSE_WAIT_NS = 50_000_000
+POLL_S = 0.01
+
+# Every parameter is read only: each one shapes the whole run.
+PARAMETERS: tuple[ParamSpec, ...] = (
+    ParamSpec('step_ms', 1.0, 'Sim time advanced per /clock message [ms].', 0.001, 1000.0,
+              read_only=True),
+    ParamSpec('target_rtf', 1.0, 'Real time factor to pace to: sim time over wall time [1].',
+              0.001, 1000.0, read_only=True),
+    ParamSpec('start_sim_s', 1.0, 'Sim time of the first /clock message [s]; above 0, since '
+              'ROS time 0 means "not set yet" to nodes using sim time.', 0.0, 1e9,
+              read_only=True),
+    ParamSpec('duration_s', 0.0, 'Stop after this much wall time from the first message [s]; '
+              '0 runs until SIGINT or SIGTERM.', 0.0, 1e6, read_only=True),
+    ParamSpec('stall_ms', 0.0, 'Length of each injected stall: /clock frozen for this wall '
+              'time [ms].', 0.0, 60000.0, read_only=True),
+    ParamSpec('stall_every_s', 0.0, 'Inject a stall every this much wall time after the first '
+              'message [s]; 0 never.', 0.0, 1e6, read_only=True),
+    ParamSpec('stall_at_s', [], 'Also inject a stall at each of these wall times after the '
+              'first message [s] (a list of numbers).', read_only=True),
+    ParamSpec('max_lag_ms', 0.0, 'Lateness up to which late steps are still published on the '
+              'old schedule, a bounded burst [ms]; 0 means one step. Later than that the '
+              'schedule re-anchors and the lost time shows as a lower RTF.', 0.0, 60000.0,
+              read_only=True),
+    ParamSpec('wait_for_subscribers', 0, 'Publish nothing until /clock has this many '
+              'subscriptions.', 0, 1000, read_only=True),
+    ParamSpec('rtf_report_period_s', 1.0, 'Period of the achieved RTF on ~/rtf and in the log, '
+              'on wall (steady) time [s].', 0.01, 3600.0, read_only=True),
+    ParamSpec('summary_path', '', 'Write a JSON summary of the achieved RTF here at exit; '
+              'empty for none.', read_only=True),
+    ParamSpec('spin_us', 200, 'Sleep until this long before each step is due, then busy-wait '
+              'for precision [us]; 0 only sleeps (less CPU, more jitter).', 0, 10000,
+              read_only=True),
+)
+
+
+@dataclass(frozen=True)
+class SimClockSettings:
+    """Validated parameters in int nanoseconds; floats only where they are ratios."""
+
+    step_ns: int = 1_000_000
+    target_rtf: float = 1.0
+    start_sim_ns: int = NS_PER_S
+    duration_ns: int = 0
+    stall_ns: int = 0
+    stall_every_ns: int = 0
+    stall_at_ns: tuple[int, ...] = ()
+    max_lag_ns: int = 0
+    wait_for_subscribers: int = 0
+    rtf_report_period_ns: int = NS_PER_S
+    summary_path: str = ''
+    spin_ns: int = 200_000
+
+    @property
+    def step_wall_ns(self) -> float:
+        """Wall time between two steps at the target RTF."""
+        return self.step_ns / self.target_rtf
+
+    @property
+    def stalls_enabled(self) -> bool:
+        """True when any stall is scheduled and it has a length."""
+        return self.stall_ns > 0 and (self.stall_every_ns > 0 or bool(self.stall_at_ns))
+
+
+def settings_from_values(values: dict[str, Any]) -> SimClockSettings:
+    """Check parameter values beyond their ranges; raise ConfigError naming the parameter."""
+    for spec in PARAMETERS:
+        value = values[spec.name]
+        if spec.low is not None and spec.high is not None and \
+                not spec.low <= value <= spec.high:
+            raise ConfigError(f'{spec.name} = {value!r} is outside [{spec.low}, {spec.high}]')
+    step_ns = round(values['step_ms'] * NS_PER_MS)
+    stall_ns = round(values['stall_ms'] * NS_PER_MS)
+    stall_every_ns = round(values['stall_every_s'] * NS_PER_S)
+    stall_at_ns = tuple(sorted(round(s * NS_PER_S) for s in _seconds_list(values['stall_at_s'])))
+    if stall_every_ns and stall_ns >= stall_every_ns:
+        raise ConfigError(f'stall_ms = {values["stall_ms"]} must be shorter than stall_every_s '
+                          f'= {values["stall_every_s"]} s, or /clock never runs')
+    if step_ns / values['target_rtf'] < 1000:
+        raise ConfigError(f'step_ms / target_rtf = {step_ns / values["target_rtf"] / 1e6:g} ms '
+                          'per step is too short to pace (minimum 1 us)')
+    return SimClockSettings(
+        step_ns=step_ns,
+        target_rtf=float(values['target_rtf']),
+        start_sim_ns=round(values['start_sim_s'] * NS_PER_S),
+        duration_ns=round(values['duration_s'] * NS_PER_S),
+        stall_ns=stall_ns,
+        stall_every_ns=stall_every_ns,
+        stall_at_ns=stall_at_ns,
+        max_lag_ns=round(values['max_lag_ms'] * NS_PER_MS),
+        wait_for_subscribers=int(values['wait_for_subscribers']),
+        rtf_report_period_ns=round(values['rtf_report_period_s'] * NS_PER_S),
+        summary_path=check_output_path('summary_path', str(values['summary_path'])),
+        spin_ns=int(values['spin_us']) * 1000,
+    )
+
+
+def _seconds_list(value: Any) -> list[float]:
+    """Accept a list of numbers (or one number, or nothing) as wall times in seconds."""
+    if value is None:
+        return []
+    items = list(value) if isinstance(value, (list, tuple)) else [value]
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, (int, float)) \
+                or not math.isfinite(item) or item < 0:
+            raise ConfigError(f'stall_at_s must be a list of seconds >= 0, got {value!r}')
+    return [float(item) for item in items]
+
+
+class Pacer:
+    """When each step is due on the monotonic clock; re-anchors instead of bursting."""
+
+    def __init__(self, step_wall_ns: float, start_ns: int, max_lag_ns: float = 0.0) -> None:
+        """Step 0 is due at ``start_ns``, step ``k`` ``k * step_wall_ns`` later.
+
+        A step later than ``max(max_lag_ns, step_wall_ns)`` re-anchors the schedule.
+        """
+        self.step_wall_ns = step_wall_ns
+        self.max_lag_ns = max(max_lag_ns, step_wall_ns)
+        self._anchor_ns = start_ns
+        self._anchor_step = 0
+        self.reanchors = 0
+
+    def due_ns(self, step: int) -> int:
+        """Return the wall time step ``step`` is due at under the current anchor."""
+        return self._anchor_ns + round((step - self._anchor_step) * self.step_wall_ns)
+
+    def publishing(self, step: int, now_ns: int) -> None:
+        """Note that ``step`` goes out at ``now_ns``; re-anchor there if too late."""
+        if now_ns - self.due_ns(step) > self.max_lag_ns:
+            self.restart(step, now_ns)
+            self.reanchors += 1
+
+    def restart(self, step: int, now_ns: int) -> None:
+        """Make ``step`` due at ``now_ns`` and the following ones a step apart from there."""
+        self._anchor_ns = now_ns
+        self._anchor_step = step
+
+
+class StallPlan:
+    """Which moments (wall ns after the first message) get an injected stall."""
+
+    def __init__(self, every_ns: int = 0, at_ns: Sequence[int] = ()) -> None:
+        """Stall every ``every_ns`` (0 never) and at each of ``at_ns``."""
+        self.every_ns = every_ns
+        self._next_every = every_ns if every_ns > 0 else None
+        self._at = sorted(at_ns, reverse=True)
+
+    def due(self, elapsed_ns: int) -> bool:
+        """Return True, once per scheduled moment, when one is at or before ``elapsed_ns``."""
+        if self._at and self._at[-1] <= elapsed_ns:
+            self._at.pop()
+            return True
+        if self._next_every is not None and self._next_every <= elapsed_ns:
+            self._next_every = (elapsed_ns // self.every_ns + 1) * self.every_ns
+            return True
+        return False
+
+
+class RtfMeter:
+    """Achieved RTF of (wall, sim) points: overall, per fixed wall bin, and the largest gap.
+
+    The bins use the definition of ``core.rtf.RtfAnalyzer`` (edges at whole multiples of
+    ``bin_ns`` on the wall clock, sim time linearly interpolated at the edges, the worst bin
+    reported at its end edge), computed in O(1) per point so a 1 kHz publisher can afford it.
+    """
+
+    def __init__(self, bin_ns: int = RTF_BIN_NS) -> None:
+        """Start empty; ``bin_ns`` is the width of the fixed wall windows."""
+        self.bin_ns = bin_ns
+        self.points = 0
+        self.first: tuple[int, int] | None = None
+        self.last: tuple[int, int] | None = None
+        self.max_gap_ns = 0
+        self.bins = 0
+        self.bin_min = math.nan
+        self.bin_max = math.nan
+        self.bin_min_at_ns: int | None = None
+        self._next_edge = 0
+        self._edge_sim: float | None = None
+
+    def add(self, wall_ns: int, sim_ns: int) -> None:
+        """Record one publication: sim time ``sim_ns`` went out at ``wall_ns``."""
+        last = self.last
+        if last is None:
+            self.first = (wall_ns, sim_ns)
+            self._next_edge = -(-wall_ns // self.bin_ns) * self.bin_ns
+            if self._next_edge == wall_ns:
+                self._edge_sim = float(sim_ns)
+                self._next_edge += self.bin_ns
+        else:
+            self.max_gap_ns = max(self.max_gap_ns, wall_ns - last[0])
+            while self._next_edge <= wall_ns:
+                edge = self._next_edge
+                span = wall_ns - last[0]
+                sim_at_edge = float(sim_ns) if span <= 0 else \
+                    last[1] + (sim_ns - last[1]) * (edge - last[0]) / span
+                if self._edge_sim is not None:
+                    self._add_bin((sim_at_edge - self._edge_sim) / self.bin_ns, edge)
+                self._edge_sim = sim_at_edge
+                self._next_edge += self.bin_ns
+        self.points += 1
+        self.last = (wall_ns, sim_ns)
+
+    def _add_bin(self, rtf: float, end_ns: int) -> None:
+        self.bins += 1
+        if self.bins == 1 or rtf < self.bin_min:
+            self.bin_min = rtf
+            self.bin_min_at_ns = end_ns
+        if self.bins == 1 or rtf > self.bin_max:
+            self.bin_max = rtf
+
+    @property
+    def rtf(self) -> float:
+        """Sim time over wall time from the first point to the last (NaN before two)."""
+        first, last = self.first, self.last
+        if first is None or last is None or last[0] <= first[0]:
+            return math.nan
+        return (last[1] - first[1]) / (last[0] - first[0])
+
+
+def summary_of(settings: SimClockSettings, meter: RtfMeter, stalls: int,
+               reanchors: int) -> dict[str, Any]:
+    """Return the JSON summary (times in the units their keys name; null when unknown)."""
+    first, last = meter.first, meter.last
+    steps = 0 if first is None or last is None else (last[1] - first[1]) // settings.step_ns
+    wall_ns = 0 if first is None or last is None else last[0] - first[0]
+    return {
+        'target_rtf': settings.target_rtf,
+        'step_ms': settings.step_ns / NS_PER_MS,
+        'start_sim_s': settings.start_sim_ns / NS_PER_S,
+        'messages': meter.points,
+        'steps': steps,
+        'wall_s': wall_ns / NS_PER_S,
+        'sim_s': steps * settings.step_ns / NS_PER_S,
+        'rtf': _finite(meter.rtf),
+        'rtf_100ms_min': _finite(meter.bin_min),
+        'rtf_100ms_max': _finite(meter.bin_max),
+        'rtf_100ms_min_at_s': None if meter.bin_min_at_ns is None or first is None
+        else (meter.bin_min_at_ns - first[0]) / NS_PER_S,
+        'rtf_windows': meter.bins,
+        'stalls': stalls,
+        'stall_ms': settings.stall_ns / NS_PER_MS,
+        'reanchors': reanchors,
+        'max_lag_ms': max(settings.max_lag_ns, settings.step_wall_ns) / NS_PER_MS,
+        'max_wall_gap_ms': meter.max_gap_ns / NS_PER_MS,
+    }
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def write_json(path: str | os.PathLike[str], data: dict[str, Any]) -> None:
+    """Write ``data`` atomically, so a reader polling for the file never sees half of it."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f'.{path.name}.', dir=path.parent)
+    try:
+        with os.fdopen(fd, 'w', encoding='utf-8') as stream:
+            json.dump(data, stream, indent=1)
+            stream.write('\n')
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the parser for the (ROS-free) command line: only --help, listing parameters."""
+    return argparse.ArgumentParser(
+        prog='sim_clock',
+        description='Publish /clock in fixed sim steps paced to a target real time factor.',
+        epilog=parameter_help(PARAMETERS),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def parameter_help(specs: Sequence[ParamSpec]) -> str:
+    """List ROS parameters with their defaults and ranges for a node's --help."""
+    lines = ['ROS parameters (--ros-args -p name:=value):']
+    for spec in specs:
+        bounds = f' [{spec.low:g}, {spec.high:g}]' if spec.low is not None and \
+            spec.high is not None else ''
+        choices = f' one of {", ".join(spec.choices)};' if spec.choices else ''
+        lines.append(f'  {spec.name} = {spec.default!r}{bounds}:{choices} {spec.description}')
+    return '\n'.join(lines)
+
+
+def declare_parameters(node: Node, specs: Sequence[ParamSpec]) -> dict[str, Any]:
+    """Declare ``specs`` on ``node`` and return their values (ParameterException if invalid)."""
+    values = {}
+    for spec in specs:
+        descriptor = spec.descriptor(spec.name)
+        if isinstance(spec.default, list):
+            descriptor.dynamic_typing = True  # an empty default has no element type
+        values[spec.name] = node.declare_parameter(spec.name, spec.default, descriptor).value
+    return values
+
+
+def parameter_error(program: str, err: Exception) -> str:
+    """Return the one-line ``ERROR: ...`` for an invalid parameter."""
+    hint = ''
+    if isinstance(err, InvalidParameterTypeException) and "expecting type 'DOUBLE'" in str(err):
+        hint = ' (write floating point values with a decimal point, e.g. 10.0)'
+    return f'ERROR: {program}: invalid parameter: {err}{hint}'
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the node until ``duration_s``, SIGINT or SIGTERM; 2 for invalid parameters."""
+    return run_node('sim_clock', build_parser(), SimClockNode, argv)
+
+
+def run_node(program: str, parser: argparse.ArgumentParser, make_node: Callable[[], Any],
+             argv: Sequence[str] | None) -> int:
+    """Spin a tool node until its ``finished`` event, SIGINT or SIGTERM, then ``close`` it.
+
+    ``argv`` excludes the program name (``sys.argv[1:]`` when None). Returns 0 after a normal
+    or signalled stop, 2 for invalid parameters, 1 when ``close`` cannot write its file.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    parser.parse_args(remove_ros_args([program, *args])[1:])
+    # rclpy's default handlers turn SIGINT and SIGTERM alike into a context shutdown.
+    rclpy.init(args=[program, *args])
+    node = None
+    status = 0
+    try:
+        node = make_node()
+        node.start()
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        while not node.finished.is_set():
+            executor.spin_once(timeout_sec=0.1)
+    except (ConfigError, ParameterException) as err:
+        print(parameter_error(program, err), file=sys.stderr)
+        status = 2
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except Exception:
+        if rclpy.ok():
+            raise
+        # A signal shut the context down while setting up: a normal stop.
+    finally:
+        if node is not None:
+            try:
+                node.close()
+            except OSError as err:
+                print(f'ERROR: {program}: {err}', file=sys.stderr)
+                status = 1
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return status
+
+
+def check_output_path(name: str, path: str) -> str:
+    """Return ``path`` if a file can be created there (checked at start, not at exit)."""
+    if path and not Path(path).resolve().parent.is_dir():
+        raise ConfigError(f'{name}: directory of {path!r} does not exist')
+    return path
+
+
+class SimClockNode(Node):
+    """The /clock publisher node; ``start`` launches the pacing thread, ``close`` ends it."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        """Declare and check parameters (ConfigError or ParameterException if invalid)."""
+        super().__init__('sim_clock', **kwargs)
+        self.settings = settings_from_values(declare_parameters(self, PARAMETERS))
+        if self.get_parameter('use_sim_time').value:
+            self.get_logger().warning('use_sim_time is ignored: sim_clock paces /clock on the '
+                                      'monotonic clock')
+        self._clock_pub = self.create_publisher(
+            Clock, '/clock', QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE))
+        self._rtf_pub = self.create_publisher(Float64, '~/rtf', 10)
+        self._steady = RosClock(clock_type=ClockType.STEADY_TIME)
+        self._report_timer = self.create_timer(
+            self.settings.rtf_report_period_ns / NS_PER_S, self._report, clock=self._steady)
+        self.meter = RtfMeter()
+        self.stalls = 0
+        self.reanchors = 0
+        self.finished = threading.Event()
+        self._stop = threading.Event()
+        self._reported: tuple[int, int] | None = None
+        self._closed = False
+        self._thread = threading.Thread(target=self._run, name='sim_clock_pacer', daemon=True)
+
+    def start(self) -> None:
+        """Start pacing /clock (after ``wait_for_subscribers`` subscriptions appear)."""
+        s = self.settings
+        self.get_logger().info(
+            f'/clock: step {s.step_ns / NS_PER_MS:g} ms, target RTF {s.target_rtf:g}, from sim '
+            f'{s.start_sim_ns / NS_PER_S:g} s'
+            + (f', stall {s.stall_ns / NS_PER_MS:g} ms' if s.stalls_enabled else '')
+            + (f', for {s.duration_ns / NS_PER_S:g} s' if s.duration_ns else ''))
+        self._thread.start()
+
+    def close(self) -> None:
+        """Stop the pacing thread and write the summary; safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=5.0)
+        summary = summary_of(self.settings, self.meter, self.stalls, self.reanchors)
+        self.get_logger().info(
+            f'published {summary["messages"]} /clock messages: {summary["sim_s"]:g} s sim in '
+            f'{summary["wall_s"]:.3f} s wall, achieved RTF {_fmt(summary["rtf"])}, worst '
+            f'100 ms {_fmt(summary["rtf_100ms_min"])}, {self.stalls} stalls, '
+            f'{self.reanchors} re-anchors')
+        if self.settings.summary_path:
+            write_json(self.settings.summary_path, summary)
+
+    def _run(self) -> None:
+        try:
+            if self._wait_for_subscribers():
+                self._pace()
+        except Exception as err:  # noqa: BLE001 - the context may be gone under us
+            if self.context.ok():
+                self.get_logger().error(f'pacing stopped: {err!r}')
+        finally:
+            self.finished.set()
+
+    def _wait_for_subscribers(self) -> bool:
+        wanted = self.settings.wait_for_subscribers
+        if wanted <= 0:
+            return True
+        self.get_logger().info(f'waiting for {wanted} subscription(s) on /clock')
+        while self._clock_pub.get_subscription_count() < wanted:
+            if self._stop.wait(POLL_S):
+                return False
+        return True
+
+    def _pace(self) -> None:
+        s = self.settings
+        msg = Clock()
+        plan = StallPlan(s.stall_every_ns, s.stall_at_ns) if s.stalls_enabled else None
+        first_ns = time.monotonic_ns()
+        pacer = Pacer(s.step_wall_ns, first_ns, s.max_lag_ns)
+        step = 0
+        while not self._stop.is_set():
+            if step:
+                if not self._sleep_until(pacer.due_ns(step)):
+                    break
+            now = time.monotonic_ns()
+            if s.duration_ns and now - first_ns >= s.duration_ns:
+                break
+            if plan is not None and plan.due(now - first_ns):
+                if self._stop.wait(s.stall_ns / NS_PER_S):
+                    break
+                self.stalls += 1
+                now = time.monotonic_ns()
+                pacer.restart(step, now)
+            else:
+                pacer.publishing(step, now)
+                self.reanchors = pacer.reanchors
+            sim_ns = s.start_sim_ns + step * s.step_ns
+            msg.clock.sec, msg.clock.nanosec = divmod(sim_ns, NS_PER_S)
+            wall_ns = time.monotonic_ns()
+            self._clock_pub.publish(msg)
+            if step == 0:
+                first_ns = wall_ns
+                pacer.restart(0, wall_ns)
+            self.meter.add(wall_ns, sim_ns)
+            step += 1
+
+    def _sleep_until(self, due_ns: int) -> bool:
+        """Sleep, then busy-wait the last ``spin_ns``; False if asked to stop meanwhile."""
+        spin_ns = self.settings.spin_ns
+        remaining = due_ns - time.monotonic_ns()
+        if remaining > COARSE_WAIT_NS:
+            if self._stop.wait((remaining - spin_ns) / NS_PER_S):
+                return False
+        elif remaining > spin_ns:
+            time.sleep((remaining - spin_ns) / NS_PER_S)
+        while time.monotonic_ns() < due_ns:
+            pass
+        return not self._stop.is_set()
+
+    def _report(self) -> None:
+        """Publish and log the RTF achieved since the previous report (wall, steady timer)."""
+        last, previous = self.meter.last, self._reported or self.meter.first
+        if last is None or previous is None or last[0] <= previous[0]:
+            return
+        self._reported = last
+        rtf = (last[1] - previous[1]) / (last[0] - previous[0])
+        self._rtf_pub.publish(Float64(data=rtf))
+        self.get_logger().info(
+            f'achieved RTF {rtf:.4f} over the last {(last[0] - previous[0]) / NS_PER_S:.2f} s '
+            f'({_fmt(self.meter.rtf)} since start, target {self.settings.target_rtf:g})'
+            + (f', {self.stalls} stalls' if self.stalls else '')
+            + (f', {self.reanchors} re-anchors' if self.reanchors else ''))
+
+
+def _fmt(value: float | None) -> str:
+    return 'n/a' if value is None or not math.isfinite(value) else f'{value:.4f}'
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,209 @@
+"""demo_controller: its messages against its own cycle record, over real DDS.
+
+The controller (and, for sim time, sim_clock) run as subprocesses of the same package this
+test imported; the test subscribes in a fresh Context. Counts and stamps are compared exactly;
+the only time check is that a stalled cycle lasted at least the sleep it contained.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+import json
+import os
+from pathlib import Path
+import signal
+import subprocess
+import sys
+import time
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ros2_deadline_monitor.core.errors import ConfigError
+import ros2_deadline_monitor.tools
+from ros2_deadline_monitor.tools.cycle_record import CycleRecord
+from ros2_deadline_monitor.tools.demo_controller import (
+    is_stall_cycle,
+    PARAMETERS,
+    settings_from_values,
+)
+
+MS = 1_000_000
+S = 1_000_000_000
+TOPIC = '/demo_test/cmd'
+PACKAGE_PARENT = Path(ros2_deadline_monitor.tools.__file__).resolve().parents[2]
+
+
+def test_stall_rule_is_the_reference_measurements():
+    assert [i for i in range(200) if is_stall_cycle(i, 50)] == [24, 74, 124, 174]
+    assert [i for i in range(30) if is_stall_cycle(i, 10)] == [4, 14, 24]
+    assert all(is_stall_cycle(i, 1) for i in range(5))
+    assert not any(is_stall_cycle(i, 0) for i in range(100))
+
+
+def _values(**changes: Any) -> dict[str, Any]:
+    values = {spec.name: spec.default for spec in PARAMETERS}
+    values.update(changes)
+    return values
+
+
+def test_settings_convert_units():
+    settings = settings_from_values(_values(rate_hz=250.0, stall_ms=22.0, duration_s=1.5))
+    assert settings.period_ns == 4 * MS
+    assert settings.stall_ns == 22 * MS
+    assert settings.duration_ns == 1500 * MS
+
+
+@pytest.mark.parametrize('changes, name', [
+    ({'reliability': 'sometimes'}, 'reliability'),
+    ({'topic': 'not a topic'}, 'topic'),
+    ({'rate_hz': 0.0}, 'rate_hz'),
+    ({'record_path': '/nonexistent/dir/record.json'}, 'record_path'),
+])
+def test_settings_reject_invalid_values_naming_the_parameter(changes, name):
+    with pytest.raises(ConfigError, match=name):
+        settings_from_values(_values(**changes))
+
+
+def _command(module: str, **params: Any) -> list[str]:
+    args = [sys.executable, '-m', f'ros2_deadline_monitor.tools.{module}', '--ros-args']
+    for name, value in params.items():
+        if isinstance(value, bool):
+            value = 'true' if value else 'false'
+        args += ['-p', f'{name}:={json.dumps(value) if isinstance(value, list) else value}']
+    return args
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env['PYTHONPATH'] = os.pathsep.join(
+        p for p in (str(PACKAGE_PARENT), env.get('PYTHONPATH', '')) if p)
+    return env
+
+
+@pytest.fixture
+def spawn() -> Iterator[Callable[..., subprocess.Popen]]:
+    """Start tool processes; any still running at the end get SIGINT, then SIGKILL."""
+    processes: list[subprocess.Popen] = []
+
+    def start(module: str, **params: Any) -> subprocess.Popen:
+        process = subprocess.Popen(_command(module, **params), env=_env(),
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        processes.append(process)
+        return process
+
+    yield start
+    for process in processes:
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+class Receiver:
+    """A test node keeping the header of every controller message, in arrival order."""
+
+    def __init__(self, context: Any) -> None:
+        from geometry_msgs.msg import TwistStamped
+        from rclpy.executors import SingleThreadedExecutor
+        from rclpy.node import Node
+        from rclpy.qos import QoSProfile
+
+        self.node = Node('demo_controller_receiver', context=context)
+        self.stamps: list[int] = []
+        self.frames: set[str] = set()
+        self.node.create_subscription(TwistStamped, TOPIC, self._on_message,
+                                      QoSProfile(depth=1000))
+        self.executor = SingleThreadedExecutor(context=context)
+        self.executor.add_node(self.node)
+
+    def _on_message(self, msg: Any) -> None:
+        self.stamps.append(msg.header.stamp.sec * S + msg.header.stamp.nanosec)
+        self.frames.add(msg.header.frame_id)
+
+    def spin_until(self, condition: Callable[[], bool], timeout_s: float, what: str) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not condition():
+            if time.monotonic() > deadline:
+                pytest.fail(f'timed out after {timeout_s:g} s waiting for {what}')
+            self.executor.spin_once(timeout_sec=0.02)
+
+    def close(self) -> None:
+        self.executor.shutdown()
+        self.node.destroy_node()
+
+
+@pytest.fixture
+def receiver(ros_context: Any) -> Iterator[Receiver]:
+    node = Receiver(ros_context)
+    yield node
+    node.close()
+
+
+def _run_controller(spawn: Callable[..., subprocess.Popen], receiver: Receiver,
+                    record_path: Path, **params: Any) -> CycleRecord:
+    """Run the controller to its end; return its record once every message is in."""
+    process = spawn('demo_controller', topic=TOPIC, wait_for_subscribers=1,
+                    record_path=str(record_path), **params)
+    receiver.spin_until(lambda: process.poll() is not None, 15.0, 'demo_controller to exit')
+    _, stderr = process.communicate(timeout=5)
+    assert process.returncode == 0, stderr
+    record = CycleRecord.load(record_path)
+    receiver.spin_until(lambda: len(receiver.stamps) >= len(record), 5.0,
+                        f'{len(record)} messages (have {len(receiver.stamps)})')
+    return record
+
+
+def _check_messages_match_record(receiver: Receiver, record: CycleRecord,
+                                 stall_ns: int) -> None:
+    assert len(receiver.stamps) == len(record)
+    assert np.array_equal(np.array(receiver.stamps, np.int64), record.start_timer_ns)
+    assert receiver.frames == {'demo'}
+    stalled = record.injected
+    assert np.all(record.end_mono_ns[stalled] - record.start_mono_ns[stalled] >= stall_ns)
+    indices = np.flatnonzero(stalled)
+    assert indices.tolist() == [i for i in range(len(record)) if is_stall_cycle(i, 10)]
+
+
+def test_messages_match_the_record_on_wall_time(spawn, receiver, tmp_path):
+    record = _run_controller(spawn, receiver, tmp_path / 'cycles.json', rate_hz=100.0,
+                             stall_ms=15.0, stall_every=10, duration_s=1.5)
+    assert record.timer_clock == 'wall'
+    assert record.period_ns == 10 * MS
+    assert len(record) > 20
+    _check_messages_match_record(receiver, record, 15 * MS)
+    # On wall time the timer clock is the system clock: a stall shows on it too.
+    stalled = record.injected
+    assert np.all(record.end_timer_ns[stalled] - record.start_timer_ns[stalled] >= 15 * MS)
+
+
+def test_messages_match_the_record_on_sim_time(spawn, receiver, tmp_path):
+    summary_path = tmp_path / 'sim_clock.json'
+    clock = spawn('sim_clock', step_ms=1.0, start_sim_s=5.0, wait_for_subscribers=1,
+                  summary_path=str(summary_path))
+    record = _run_controller(spawn, receiver, tmp_path / 'cycles.json', use_sim_time=True,
+                             rate_hz=100.0, stall_ms=15.0, stall_every=10, duration_s=1.5)
+    clock.send_signal(signal.SIGTERM)
+    _, stderr = clock.communicate(timeout=10)
+    assert clock.returncode == 0, stderr
+    summary = json.loads(summary_path.read_text())
+    assert record.timer_clock == 'sim'
+    assert len(record) > 0
+    _check_messages_match_record(receiver, record, 15 * MS)
+    starts = record.start_timer_ns
+    assert np.all(starts >= 5 * S)
+    assert np.all(starts <= 5 * S + round(summary['sim_s'] * S))
+    assert np.all((starts - 5 * S) % MS == 0), 'ROS time is always a /clock value'
+    assert np.all(np.diff(starts) > 0)
+
+
+def test_invalid_parameter_exits_2_naming_it():
+    result = subprocess.run(_command('demo_controller', reliability='sometimes'), env=_env(),
+                            capture_output=True, text=True, timeout=15)
+    assert result.returncode == 2, result.stderr
+    assert 'ERROR' in result.stderr
+    assert 'reliability' in result.stderr

@@ -1,0 +1,305 @@
+"""sim_clock: pacing and RTF bookkeeping on synthetic times, then the node over real DDS.
+
+The node runs as a subprocess (its own rclpy context, its own signal handling) of the same
+package this test imported; the test subscribes in a fresh Context. No timing assertions: a
+stall is checked as a gap at least as long as the sleep that made it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+import json
+import math
+import os
+from pathlib import Path
+import signal
+import subprocess
+import sys
+import time
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ros2_deadline_monitor.core.errors import ConfigError
+from ros2_deadline_monitor.core.rtf import RtfAnalyzer
+import ros2_deadline_monitor.tools
+from ros2_deadline_monitor.tools.sim_clock import (
+    Pacer,
+    PARAMETERS,
+    RtfMeter,
+    settings_from_values,
+    SimClockSettings,
+    StallPlan,
+    summary_of,
+)
+
+MS = 1_000_000
+S = 1_000_000_000
+SUMMARY_KEYS = {'target_rtf', 'step_ms', 'steps', 'wall_s', 'sim_s', 'rtf', 'rtf_100ms_min',
+                'rtf_100ms_max', 'rtf_100ms_min_at_s', 'stalls', 'max_wall_gap_ms'}
+PACKAGE_PARENT = Path(ros2_deadline_monitor.tools.__file__).resolve().parents[2]
+
+
+# --- pure logic ------------------------------------------------------------------------------
+
+def test_pacer_spaces_steps_by_step_over_rtf():
+    pacer = Pacer(step_wall_ns=2 * MS, start_ns=5 * S)
+    assert [pacer.due_ns(k) for k in range(4)] == [5 * S + k * 2 * MS for k in range(4)]
+
+
+def test_pacer_reanchors_when_over_a_step_late_and_never_bursts():
+    pacer = Pacer(step_wall_ns=1 * MS, start_ns=0)
+    pacer.publishing(3, 3 * MS + 900_000)  # late, but by less than a step: schedule kept
+    assert pacer.reanchors == 0
+    assert pacer.due_ns(4) == 4 * MS
+    late = 5 * MS + 40 * MS  # step 5 goes out 40 ms late
+    pacer.publishing(5, late)
+    assert pacer.reanchors == 1
+    # The following steps are one step apart from the late one: no burst to catch up.
+    assert [pacer.due_ns(k) - late for k in (6, 7)] == [1 * MS, 2 * MS]
+
+
+def test_pacer_catches_up_within_max_lag():
+    pacer = Pacer(step_wall_ns=1 * MS, start_ns=0, max_lag_ns=50 * MS)
+    pacer.publishing(5, 45 * MS)
+    assert pacer.reanchors == 0
+    assert pacer.due_ns(6) == 6 * MS
+
+
+def test_stall_plan_every_and_at():
+    plan = StallPlan(every_ns=1 * S, at_ns=[int(0.3 * S)])
+    fired = [t for t in range(0, 3 * S, 10 * MS) if plan.due(t)]
+    assert fired == [int(0.3 * S), 1 * S, 2 * S]
+
+
+def test_stall_plan_fires_once_per_moment_even_when_late():
+    plan = StallPlan(every_ns=100 * MS)
+    assert plan.due(350 * MS)
+    assert not plan.due(360 * MS)
+    assert plan.due(400 * MS)
+
+
+def test_rtf_meter_on_a_steady_stream():
+    meter = RtfMeter()
+    for k in range(2001):  # 1 ms of sim per 2 ms of wall: RTF 0.5
+        meter.add(7 * S + 3 * MS + 2 * k * MS, S + k * MS)
+    assert meter.rtf == pytest.approx(0.5)
+    assert meter.bin_min == pytest.approx(0.5)
+    assert meter.bin_max == pytest.approx(0.5)
+    assert meter.bins == 39  # whole 100 ms bins inside 4 s of wall time
+    assert meter.max_gap_ns == 2 * MS
+
+
+def test_rtf_meter_agrees_with_the_core_analyzer():
+    rng = np.random.default_rng(7)
+    wall = np.cumsum(rng.integers(200_000, 3 * MS, 3000)) + 123_456_789
+    wall[1500] += 300 * MS  # a stall
+    wall[1501:] += 300 * MS
+    sim = S + np.arange(3000, dtype=np.int64) * MS
+    meter = RtfMeter()
+    core = RtfAnalyzer(bin_ns=100 * MS)
+    for w, s in zip(wall.tolist(), sim.tolist(), strict=True):
+        meter.add(w, s)
+        core.record(w, s)
+    report = core.report(int(wall[-1]))
+    assert meter.bin_min == pytest.approx(report.rtf_bin_min)
+    assert meter.bin_max == pytest.approx(report.rtf_bin_max)
+    assert meter.bin_min_at_ns == report.rtf_bin_min_at_ns
+    assert meter.rtf == pytest.approx(report.rtf_total)
+    assert meter.max_gap_ns == report.max_wall_gap_ns
+
+
+def test_summary_counts_steps_from_the_first_message():
+    settings = SimClockSettings(step_ns=2 * MS)
+    meter = RtfMeter()
+    for k in range(11):
+        meter.add(k * 2 * MS, S + k * 2 * MS)
+    summary = summary_of(settings, meter, stalls=0, reanchors=0)
+    assert SUMMARY_KEYS <= summary.keys()
+    assert summary['messages'] == 11
+    assert summary['steps'] == 10
+    assert summary['sim_s'] == pytest.approx(0.02)
+    assert summary['rtf'] == pytest.approx(1.0)
+
+
+def _values(**changes: Any) -> dict[str, Any]:
+    values = {spec.name: spec.default for spec in PARAMETERS}
+    values.update(changes)
+    return values
+
+
+def test_settings_convert_units():
+    settings = settings_from_values(_values(step_ms=0.5, stall_at_s=[2, 0.5], duration_s=3.0))
+    assert settings.step_ns == 500_000
+    assert settings.stall_at_ns == (S // 2, 2 * S)
+    assert settings.duration_ns == 3 * S
+
+
+@pytest.mark.parametrize('changes, name', [
+    ({'target_rtf': -1.0}, 'target_rtf'),
+    ({'stall_at_s': [1.0, -0.5]}, 'stall_at_s'),
+    ({'stall_at_s': ['x']}, 'stall_at_s'),
+    ({'stall_ms': 500.0, 'stall_every_s': 0.2}, 'stall_ms'),
+])
+def test_settings_reject_invalid_values_naming_the_parameter(changes, name):
+    with pytest.raises(ConfigError, match=name):
+        settings_from_values(_values(**changes))
+
+
+# --- the node over real DDS ------------------------------------------------------------------
+
+def _command(**params: Any) -> list[str]:
+    args = [sys.executable, '-m', 'ros2_deadline_monitor.tools.sim_clock', '--ros-args']
+    for name, value in params.items():
+        args += ['-p', f'{name}:={json.dumps(value) if isinstance(value, list) else value}']
+    return args
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env['PYTHONPATH'] = os.pathsep.join(
+        p for p in (str(PACKAGE_PARENT), env.get('PYTHONPATH', '')) if p)
+    return env
+
+
+@pytest.fixture
+def sim_clock() -> Iterator[Callable[..., subprocess.Popen]]:
+    """Start sim_clock processes; any still running at the end get SIGINT, then SIGKILL."""
+    processes: list[subprocess.Popen] = []
+
+    def start(**params: Any) -> subprocess.Popen:
+        process = subprocess.Popen(_command(**params), env=_env(), stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+        processes.append(process)
+        return process
+
+    yield start
+    for process in processes:
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+class Listener:
+    """A test node keeping every /clock sim time and every ~/rtf value it receives."""
+
+    def __init__(self, context: Any) -> None:
+        from rclpy.executors import SingleThreadedExecutor
+        from rclpy.node import Node
+        from rclpy.qos import QoSProfile
+        from rosgraph_msgs.msg import Clock
+        from std_msgs.msg import Float64
+
+        self.node = Node('sim_clock_listener', context=context)
+        self.sim_ns: list[int] = []
+        self.rtf: list[float] = []
+        self.node.create_subscription(Clock, '/clock', self._on_clock, QoSProfile(depth=1000))
+        self.node.create_subscription(Float64, '/sim_clock/rtf',
+                                      lambda msg: self.rtf.append(msg.data), 10)
+        self.executor = SingleThreadedExecutor(context=context)
+        self.executor.add_node(self.node)
+
+    def _on_clock(self, msg: Any) -> None:
+        self.sim_ns.append(msg.clock.sec * S + msg.clock.nanosec)
+
+    def spin_until(self, condition: Callable[[], bool], timeout_s: float, what: str) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not condition():
+            if time.monotonic() > deadline:
+                pytest.fail(f'timed out after {timeout_s:g} s waiting for {what}')
+            self.executor.spin_once(timeout_sec=0.02)
+
+    def drain(self, seconds: float) -> None:
+        """Take what is still on its way (messages sent just before the publisher exited)."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            self.executor.spin_once(timeout_sec=0.02)
+
+    def close(self) -> None:
+        self.executor.shutdown()
+        self.node.destroy_node()
+
+
+@pytest.fixture
+def listener(ros_context: Any) -> Iterator[Listener]:
+    node = Listener(ros_context)
+    yield node
+    node.close()
+
+
+def _finish(process: subprocess.Popen, listener: Listener, timeout_s: float = 15.0) -> str:
+    """Spin the listener until the process exits; return its stderr after checking rc 0."""
+    listener.spin_until(lambda: process.poll() is not None, timeout_s, 'sim_clock to exit')
+    listener.drain(0.2)
+    _, stderr = process.communicate(timeout=5)
+    assert process.returncode == 0, stderr
+    return stderr
+
+
+def test_clock_advances_in_whole_steps_and_summary_matches(sim_clock, listener, tmp_path):
+    summary_path = tmp_path / 'summary.json'
+    process = sim_clock(step_ms=2.0, start_sim_s=3.0, duration_s=1.5, wait_for_subscribers=1,
+                        rtf_report_period_s=0.2, summary_path=str(summary_path))
+    _finish(process, listener)
+    summary = json.loads(summary_path.read_text())
+    assert SUMMARY_KEYS <= summary.keys()
+    assert summary['steps'] > 0
+    assert summary['messages'] == summary['steps'] + 1
+    assert summary['sim_s'] == pytest.approx(summary['steps'] * summary['step_ms'] / 1000)
+    sim = np.array(listener.sim_ns, np.int64)
+    assert len(sim) > 0
+    offsets = sim - 3 * S
+    assert np.all(offsets % (2 * MS) == 0), 'every sim time is a whole number of steps'
+    assert np.all(np.diff(sim) > 0), 'strictly increasing, no duplicates'
+    assert offsets.max() <= summary['steps'] * 2 * MS
+    assert len(sim) <= summary['messages']
+    assert listener.rtf and all(math.isfinite(v) and v > 0 for v in listener.rtf)
+
+
+def test_injected_stall_shows_as_a_wall_gap(sim_clock, listener, tmp_path):
+    summary_path = tmp_path / 'summary.json'
+    process = sim_clock(duration_s=2.0, stall_ms=300.0, stall_at_s=[0.8], wait_for_subscribers=1,
+                        summary_path=str(summary_path))
+    _finish(process, listener)
+    summary = json.loads(summary_path.read_text())
+    assert summary['stalls'] == 1
+    assert summary['max_wall_gap_ms'] > 250
+    sim = np.array(listener.sim_ns, np.int64)
+    assert np.all(np.diff(sim) > 0)
+    assert np.all((sim - S) % MS == 0), 'a stall freezes sim time, it does not skip any'
+
+
+def test_sigterm_stops_cleanly_and_writes_the_summary(sim_clock, listener, tmp_path):
+    summary_path = tmp_path / 'summary.json'
+    process = sim_clock(wait_for_subscribers=1, summary_path=str(summary_path))
+    listener.spin_until(lambda: len(listener.sim_ns) >= 100, 15.0, '100 /clock messages')
+    process.send_signal(signal.SIGTERM)
+    _finish(process, listener)
+    summary = json.loads(summary_path.read_text())
+    assert summary['messages'] >= 100
+
+
+@pytest.mark.parametrize('params, name', [
+    ({'target_rtf': -1.0}, 'target_rtf'),
+    ({'step_ms': 0.0}, 'step_ms'),
+    ({'stall_at_s': [-1.0]}, 'stall_at_s'),
+])
+def test_invalid_parameter_exits_2_naming_it(params, name):
+    result = subprocess.run(_command(**params), env=_env(), capture_output=True, text=True,
+                            timeout=15)
+    assert result.returncode == 2, result.stderr
+    assert 'ERROR' in result.stderr
+    assert name in result.stderr
+
+
+def test_help_lists_every_parameter():
+    result = subprocess.run([*_command()[:3], '--help'], env=_env(), capture_output=True,
+                            text=True, timeout=15)
+    assert result.returncode == 0
+    for spec in PARAMETERS:
+        assert spec.name in result.stdout
