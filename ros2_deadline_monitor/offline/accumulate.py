@@ -137,7 +137,7 @@ class ValueSketch:
 
 
 class RunningStats:
-    """Exact count, sum, min and max (with where the max happened) of an int64 series."""
+    """Exact count, sum, min and max (and when the max happened, an int) of an int64 series."""
 
     def __init__(self) -> None:
         """Start empty."""
@@ -145,7 +145,7 @@ class RunningStats:
         self.total = 0
         self.min = NAN
         self.max = NAN
-        self.max_at = NAN
+        self.max_at: int | None = None
 
     def add(self, values: np.ndarray, at: np.ndarray | None = None) -> None:
         """Add a batch; ``at[i]`` is when ``values[i]`` happened (for the time of the max)."""
@@ -159,7 +159,7 @@ class RunningStats:
             self.min = low
         if not self.max >= float(values[i_max]):
             self.max = float(values[i_max])
-            self.max_at = float(at[i_max]) if at is not None else NAN
+            self.max_at = int(at[i_max]) if at is not None else None
 
     @property
     def mean(self) -> float:

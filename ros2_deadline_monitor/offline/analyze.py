@@ -155,7 +155,8 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     if not to_stdout:
         stdout.write(format_table(result) + '\n')
     if args.json:
-        _write_text(args.json, json.dumps(to_json(result), indent=2) + '\n', stdout)
+        text = json.dumps(to_json(result), indent=2, allow_nan=False)
+        _write_text(args.json, text + '\n', stdout)
     if args.csv:
         _write_text(args.csv, _csv_text(result), stdout)
     images = None

@@ -86,8 +86,8 @@ def _topics_table(topics: tuple[TopicResult, ...]) -> str:
 
 
 def _clock_table(clock: ClockResult, t0_ns: int) -> str:
-    def rel(at_ns: float) -> str:
-        return '-' if math.isnan(at_ns) else f'+{(at_ns - t0_ns) / 1e9:.2f} s'
+    def rel(at_ns: int | None) -> str:
+        return '-' if at_ns is None else f'+{(at_ns - t0_ns) / 1e9:.2f} s'
 
     rows = [
         ('/clock messages', f'{clock.messages_total:,}'),

@@ -257,10 +257,10 @@ class _ClockTrack:
         self.wall_total = 0
         self.sim_total = 0
         self.bin_min = NAN
-        self.bin_min_at = NAN
+        self.bin_min_at: int | None = None
         self.bin_max = NAN
         self.gap = NAN
-        self.gap_at = NAN
+        self.gap_at: int | None = None
         self.steps = ValueSketch(exact_cap=1 << 14)
         self.paused = 0
         self.last_report: Any = None

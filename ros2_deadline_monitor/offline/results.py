@@ -1,7 +1,8 @@
-"""Plain result values of a bag analysis (int or float nanoseconds, NaN when unmeasured).
+"""Plain result values of a bag analysis, in nanoseconds as the core's reports.
 
-The analysis fills them; the table, JSON, CSV, plot and HTML writers only read them. Units
-change to ms, Hz and s at those writers, as in the live node's messages.
+Statistics are floats (NaN when unmeasured), points in time (``*_at_ns``) ints (None when
+unknown). The analysis fills them; the table, JSON, CSV, plot and HTML writers only read
+them. Units change to ms, Hz and s at those writers, as in the live node's messages.
 """
 
 from __future__ import annotations
@@ -77,11 +78,11 @@ class ClockResult:
     rtf_total: float
     rtf_bin_ns: int
     rtf_bin_min: float
-    rtf_bin_min_at_ns: float
+    rtf_bin_min_at_ns: int | None
     rtf_bin_max: float
     step_ns: float
     max_wall_gap_ns: float
-    max_wall_gap_at_ns: float
+    max_wall_gap_at_ns: int | None
     resets_total: int
     paused_windows: int
 

@@ -111,7 +111,7 @@ def _num(value: float | None, digits: int = 1) -> str:
 
 
 def _rel_s(at_ns: float | None, t0_ns: int) -> str:
-    if at_ns is None or math.isnan(at_ns):
+    if at_ns is None or (isinstance(at_ns, float) and math.isnan(at_ns)):
         return '-'
     return f'+{(at_ns - t0_ns) / 1e9:.2f} s'
 

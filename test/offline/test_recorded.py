@@ -1,0 +1,144 @@
+"""Tests for summarizing recorded MonitorStats (offline/recorded.py) through ``analyze``."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from ros2_deadline_monitor.offline.analyze import main
+
+MS = 1_000_000
+T0 = 1_700_000_000_000_000_000
+STATS = 'ros2_deadline_monitor/msg/MonitorStats'
+
+
+def topic(messages: int, misses: int, skipped: int, **extra: object) -> dict:
+    return {'name': 'cmd', 'topic': '/demo/cmd', 'type': 'std_msgs/msg/Header',
+            'rule': 'response', 'timer_clock': 'wall', 'period_ms': 10.0,
+            'messages_total': messages, 'deadline_misses_total': misses,
+            'skipped_periods_total': skipped, **extra}
+
+
+REPORTS = [
+    (T0 + 1_000 * MS,
+     [topic(100, 4, 2, **{'interval_wall.max_ms': 22.4, 'interval_wall.p99_ms': 21.0,
+                          'level': 1, 'rate_wall_hz': 98.0, 'miss_ratio': 0.04}),
+      {'name': 'imu', 'topic': '/imu', 'messages_total': 1000, 'level': 0}],
+     {'messages_total': 1000, 'rtf': 0.99, 'rtf_total': 0.99, 'rtf_bin_min': 0.95,
+      'rtf_bin_min_at_s': (T0 + 500 * MS) / 1e9, 'rtf_bin_s': 0.1, 'rtf_bin_max': 1.01,
+      'max_wall_gap_ms': 3.0}),
+    (T0 + 2_000 * MS,
+     [topic(200, 8, 4, **{'interval_wall.max_ms': 30.0, 'interval_wall.p99_ms': 25.0,
+                          'level': 2, 'rate_wall_hz': 97.0, 'response_max_ms': 31.0}),
+      {'name': 'imu', 'topic': '/imu', 'messages_total': 2000, 'level': 3}],
+     {'messages_total': 2000, 'rtf': 0.9, 'rtf_total': 0.95, 'rtf_bin_min': 0.8,
+      'rtf_bin_min_at_s': (T0 + 1_700 * MS) / 1e9, 'rtf_bin_s': 0.1, 'rtf_bin_max': 1.0,
+      'max_wall_gap_ms': 9.5}),
+    # The monitor restarted: its counters start again from zero.
+    (T0 + 3_000 * MS,
+     [topic(50, 1, 0, **{'interval_wall.max_ms': 12.0, 'level': 0, 'rate_wall_hz': 99.0}),
+      {'name': 'imu', 'topic': '/imu', 'messages_total': 900, 'level': 0}],
+     {'messages_total': 500, 'rtf': 1.0, 'rtf_total': 1.0, 'rtf_bin_min': 0.97,
+      'rtf_bin_s': 0.1, 'rtf_bin_max': 1.0, 'resets_total': 1}),
+]
+
+
+def analyze_json(tmp_path: Path, *args: str) -> dict:
+    out = tmp_path / 'result.json'
+    assert main([*args, '--no-progress', '--json', str(out)]) == 0
+    return json.loads(out.read_text())
+
+
+def test_recorded_stats_are_summarized(bags, storage: str, tmp_path: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    path = bags.stats(tmp_path / 'bag', storage, REPORTS)
+    data = analyze_json(tmp_path, str(path))
+    assert data['topics'] == [] and data['clock'] is None
+    recorded = data['recorded']
+    assert recorded['stats_topics'] == ['/deadline_monitor/stats']
+    assert recorded['messages'] == 3 and recorded['malformed'] == 0
+    cmd, imu = recorded['topics']
+    assert cmd['topic'] == '/demo/cmd' and imu['topic'] == '/imu'
+    assert cmd['reports'] == 3
+    assert cmd['messages_total'] == 250
+    assert cmd['deadline_misses_total'] == 9
+    assert cmd['skipped_periods_total'] == 4
+    assert cmd['monitor_restarts'] == 1
+    assert cmd['worst_interval_wall_max_ms'] == 30.0
+    assert cmd['worst_interval_wall_p99_ms'] == 25.0
+    assert cmd['worst_response_max_ms'] == 31.0
+    assert cmd['worst_miss_ratio'] == 0.04
+    assert cmd['worst_level'] == 2
+    assert cmd['last_rate_wall_hz'] == 99.0
+    assert (cmd['rule'], cmd['period_ms']) == ('response', 10.0)
+    assert cmd['first_s'] == pytest.approx((T0 + 1_000 * MS) / 1e9)
+    assert imu['messages_total'] == 2900 and imu['worst_level'] == 0  # STALE is not worse
+    clock = recorded['clock']
+    assert clock['reports'] == 3
+    assert clock['messages_total'] == 2500
+    assert clock['worst_rtf_bin'] == 0.8
+    assert clock['worst_rtf_bin_at_s'] == pytest.approx((T0 + 1_700 * MS) / 1e9)
+    assert clock['worst_rtf_window'] == 0.9
+    assert clock['last_rtf_total'] == 1.0
+    assert clock['worst_max_wall_gap_ms'] == 9.5
+    assert clock['resets_total'] == 1
+
+    assert main([str(path), '--no-progress']) == 0
+    out = capsys.readouterr().out
+    assert 'Recorded monitor stats (/deadline_monitor/stats: 3 reports)' in out
+    assert 'worst 100 ms window 0.800 at +0.70 s' in out
+
+
+def test_stats_next_to_raw_topics(bags, tmp_path: Path) -> None:
+    """A bag recorded with -a holds both: both are reported, the stats are not analyzed."""
+    store = bags.typestore(with_stats=True)
+    msg = bags.stats_message(store, T0, [topic(10, 0, 0)])
+    messages = [('/deadline_monitor/stats', T0, bytes(store.serialize_cdr(msg, STATS)))]
+    messages += [('/demo/cmd', T0 + k * 10 * MS, bags.header_cdr(T0 + k * 10 * MS))
+                 for k in range(100)]
+    path = bags.write(tmp_path / 'bag', 'mcap', {'/deadline_monitor/stats': STATS,
+                                                 '/demo/cmd': 'std_msgs/msg/Header'},
+                      messages, store)
+    data = analyze_json(tmp_path, str(path))
+    assert [t['topic'] for t in data['topics']] == ['/demo/cmd']
+    assert data['topics'][0]['messages_total'] == 100
+    assert data['recorded']['topics'][0]['messages_total'] == 10
+
+
+def test_a_bag_of_the_live_nodes_stats(bags, tmp_path: Path) -> None:
+    """Stats made by the node's own conversions and rclpy's serializer decode the same."""
+    pytest.importorskip('rclpy')
+    pytest.importorskip('ros2_deadline_monitor.msg')
+    from rclpy.serialization import serialize_message
+
+    from ros2_deadline_monitor.core import AnalysisConfig, CycleAnalyzer, TopicConfig
+    from ros2_deadline_monitor.core.reports import HostReport, Level
+    from ros2_deadline_monitor.core.rtf import RtfAnalyzer
+    from ros2_deadline_monitor.shell import conversions
+
+    starts, ends = bags.rcl_timer_cycles()
+    analyzer = CycleAnalyzer(TopicConfig('cmd', '/demo/cmd', stamp='start'), AnalysisConfig())
+    rtf = RtfAnalyzer()
+    messages = []
+    k = 0
+    for second in range(1, 7):
+        now = T0 + second * 1_000 * MS
+        while k < len(starts) and ends[k] < now:
+            analyzer.record(int(ends[k]), int(starts[k]))
+            k += 1
+        report = analyzer.report(now, rtf)
+        stats = conversions.monitor_stats(
+            now, conversions.clock_stats(rtf.report(now), now, Level.OK, '', math.nan),
+            [conversions.topic_stats(report, now, 'std_msgs/msg/Header', Level.OK, '',
+                                     'received_timestamp')],
+            conversions.host_stats(HostReport(), 0))
+        messages.append(('/deadline_monitor/stats', now, serialize_message(stats)))
+    path = bags.write(tmp_path / 'bag', 'mcap', {'/deadline_monitor/stats': STATS}, messages,
+                      bags.typestore(with_stats=True))
+    data = analyze_json(tmp_path, str(path))
+    (cmd,) = data['recorded']['topics']
+    assert (cmd['messages_total'], cmd['deadline_misses_total'],
+            cmd['skipped_periods_total']) == (len(starts), 20, 10)

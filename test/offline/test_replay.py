@@ -1,0 +1,122 @@
+"""Tests for replaying bags through the core in bounded rounds (offline/replay.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ros2_deadline_monitor.core import (
+    AnalysisConfig,
+    CycleAnalyzer,
+    NO_VALUE,
+    RtfAnalyzer,
+    TopicConfig,
+)
+from ros2_deadline_monitor.offline import replay
+from ros2_deadline_monitor.offline.bag import BagSource
+from ros2_deadline_monitor.offline.selection import build_plan, Overrides
+
+MS = 1_000_000
+T0 = 1_700_000_000_000_000_000
+
+
+def run(path: Path, **overrides: object) -> replay.BagResult:
+    with BagSource(path) as bag:
+        plan, _ = build_plan(bag, None, Overrides(**overrides))
+        return replay.BagAnalysis(bag, plan, keep_series=True).run()
+
+
+def test_same_answer_as_one_analyzer_fed_everything(bags, tmp_path: Path) -> None:
+    ref = bags.reference(tmp_path / 'bag', 'mcap')
+    result = run(ref.path, stamp='start', clock='wall')
+    direct = CycleAnalyzer(TopicConfig('demo_cmd', '/demo/cmd', stamp='start', clock='wall'),
+                           AnalysisConfig(window_ns=3600 * 10**9, window_cycles=100_000))
+    clock = RtfAnalyzer()
+    for k in range(5101):  # the bag's /clock: sim k ms at T0 + k ms
+        clock.record(T0 + k * MS, k * MS)
+    for arrival, stamp in zip(ref.arrivals.tolist(), ref.stamps.tolist(), strict=True):
+        direct.record(arrival, stamp, NO_VALUE, 22)
+    report = direct.report(int(ref.arrivals[-1]), clock)
+    (topic,) = result.topics
+    assert topic.messages_total == report.messages_total
+    assert topic.deadline_misses_total == report.deadline_misses_total
+    assert topic.skipped_periods_total == report.skipped_periods_total
+    for ours, theirs in ((topic.interval_wall, report.interval_wall),
+                         (topic.interval_sim, report.interval_sim)):
+        assert ours.count == theirs.count
+        assert ours.mean_ns == pytest.approx(theirs.mean_ns, rel=1e-12)
+        assert (ours.min_ns, ours.max_ns, ours.max_at_ns) == (theirs.min_ns, theirs.max_ns,
+                                                               theirs.max_at_ns)
+        assert (ours.p50_ns, ours.p95_ns, ours.p99_ns) == (theirs.p50_ns, theirs.p95_ns,
+                                                           theirs.p99_ns)
+    assert topic.response_max_ns == report.response_max_ns
+    assert topic.response_p99_ns == report.response_p99_ns
+    assert topic.lateness_mean_ns == pytest.approx(report.lateness_mean_ns)
+
+
+def test_rounds_do_not_change_the_answer(bags, tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    ref = bags.reference(tmp_path / 'bag', 'sqlite3', sim_stamps=True)
+    coarse = run(ref.path, stamp='start')
+    monkeypatch.setattr(replay, 'TICK_MESSAGES', 37)
+    monkeypatch.setattr(replay, 'TICK_NS', 30 * MS)
+    fine = run(ref.path, stamp='start')
+    assert fine.topics == coarse.topics
+    assert fine.clock.rtf_total == coarse.clock.rtf_total
+    assert fine.clock.messages_total == coarse.clock.messages_total
+    assert fine.clock.max_wall_gap_ns == coarse.clock.max_wall_gap_ns
+
+
+def test_sim_reset_is_counted_and_handled(bags, tmp_path: Path) -> None:
+    """The simulator restarts at 2 s wall: sim time jumps back to 0 and runs on."""
+    messages = []
+    for k in range(4000):
+        wall = T0 + k * MS
+        sim = (k if k < 2000 else k - 2000) * MS
+        messages.append(('/clock', wall, bags.clock_cdr(sim)))
+        if k % 10 == 0:
+            messages.append(('/cmd', wall + 100_000, bags.header_cdr(sim)))
+    path = bags.write(tmp_path / 'bag', 'mcap', {'/clock': 'rosgraph_msgs/msg/Clock',
+                                                 '/cmd': 'std_msgs/msg/Header'}, messages)
+    result = run(path, stamp='start')
+    (topic,) = result.topics
+    assert result.clock.resets_total == 1
+    assert topic.resets_total == 1
+    assert topic.timer_clock == 'sim'
+    assert topic.messages_total == 400
+    assert topic.deadline_misses_total == 0
+    assert topic.interval_sim.max_ns == 10 * MS  # no interval across the reset
+    assert result.clock.rtf_total == pytest.approx(1.0, abs=1e-3)
+
+
+def test_malformed_messages_are_counted(bags, tmp_path: Path) -> None:
+    messages = [('/cmd', T0 + k * 10 * MS, bags.header_cdr(T0 + k * 10 * MS))
+                for k in range(100)]
+    messages[50] = ('/cmd', messages[50][1], b'\x00\x01\x00')
+    path = bags.write(tmp_path / 'bag', 'mcap', {'/cmd': 'std_msgs/msg/Header'}, messages)
+    (topic,) = run(path, stamp='start').topics
+    assert topic.malformed_total == 1
+    assert topic.messages_total == 99
+    assert topic.skipped_periods_total == 1  # the cycle whose message was unreadable
+
+
+def test_too_few_messages_to_learn_a_period(bags, tmp_path: Path) -> None:
+    messages = [('/cmd', T0 + k * 10 * MS, bags.header_cdr(0)) for k in range(10)]
+    path = bags.write(tmp_path / 'bag', 'mcap', {'/cmd': 'std_msgs/msg/Header'}, messages)
+    (topic,) = run(path).topics
+    assert topic.messages_total == 10 and topic.cycles == 0
+    assert topic.period_ns is None
+    assert 'period not learned' in topic.note
+    assert np.isnan(topic.interval_wall.mean_ns)
+
+
+def test_series_are_bounded(bags, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ref = bags.reference(tmp_path / 'bag', 'mcap')
+    result = run(ref.path, stamp='start')
+    timeline = result.series['timelines']['demo_cmd']
+    assert timeline.raw_points() is not None
+    assert timeline.marks('miss')[0].size == 20
+    assert timeline.marks('skip')[2].sum() == 10
+    assert len(result.series['rtf_windows']) == 6
