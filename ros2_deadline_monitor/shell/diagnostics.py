@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 import math
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rclpy.duration import Duration
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 
@@ -240,6 +241,11 @@ class DiagnosticsOutput:
                 level=status.level, name=prefix + status.name, message=status.message,
                 hardware_id=status.hardware_id, values=status.values))
         self._publisher.publish(array)
+
+    def flush(self, timeout: Duration) -> None:
+        """Wait until subscribers acknowledged what was published (before shutting down)."""
+        publisher = self._updater.publisher if self._updater is not None else self._publisher
+        publisher.wait_for_all_acked(timeout)
 
     def _sync_tasks(self, statuses: Sequence[DiagnosticStatus]) -> None:
         """Keep one updater task per status name; each task copies the latest status."""

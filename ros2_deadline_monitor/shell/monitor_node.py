@@ -23,6 +23,7 @@ from diagnostic_msgs.msg import DiagnosticStatus
 from rcl_interfaces.msg import SetParametersResult
 import rclpy
 from rclpy.clock import Clock, ClockType
+from rclpy.duration import Duration
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -68,6 +69,8 @@ SPIN_TIMEOUT_S = 0.1
 """Longest wait before a SIGINT/SIGTERM is noticed."""
 SIMULATOR_RTF_TYPES = ('std_msgs/msg/Float32', 'std_msgs/msg/Float64')
 EXIT_CONFIG_ERROR = 2
+FINAL_ACK_TIMEOUT_NS = NS_PER_S
+"""Longest wait at shutdown for subscribers to acknowledge the final stats."""
 
 _GLOBAL_NAMES = frozenset(spec.name for spec in GLOBAL_SPECS)
 
@@ -402,8 +405,15 @@ class MonitorNode(Node):
         return stats
 
     def finish(self) -> str:
-        """Publish a final report and return the one-screen summary (also logged)."""
+        """Publish a final report and return the one-screen summary (also logged).
+
+        Waits (boundedly) until subscribers acknowledged the final messages: the process
+        exits right after, and reliable data still in flight would be lost with the writer.
+        """
         self.publish_stats()
+        timeout = Duration(nanoseconds=FINAL_ACK_TIMEOUT_NS)
+        self._stats_publisher.wait_for_all_acked(timeout)
+        self._diagnostics.flush(timeout)
         text = summary_text(self.get_name(), self._last_lines, self._last_clock_report)
         self.get_logger().info(text)
         return text

@@ -19,7 +19,7 @@ import socket
 from typing import Any
 
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
-from rclpy.exceptions import ParameterException
+from rclpy.exceptions import ParameterException, ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
@@ -391,6 +391,11 @@ def declare_globals(node: Node) -> list[str]:
         errors.append(f'{TOPICS}: {err}')
         node.declare_parameter(TOPICS, Parameter.Type.STRING_ARRAY, topics_descriptor,
                                ignore_override=True)
+    try:
+        node.get_parameter(TOPICS)
+    except ParameterUninitializedException:
+        # An empty list cannot be a declared default (its type cannot be inferred): set it.
+        node.set_parameters([Parameter(TOPICS, Parameter.Type.STRING_ARRAY, [])])
     for spec in GLOBAL_SPECS:
         errors += _declare(node, spec.name, spec.default, spec)
     return errors

@@ -84,8 +84,8 @@ class Observer:
         self.lock = threading.Lock()
         self.stats: list[Any] = []
         self.arrays: list[Any] = []
-        self.node.create_subscription(MonitorStats, f'/{monitor_name}/stats', self._on_stats,
-                                      QoSProfile(depth=100))
+        self.stats_subscription = self.node.create_subscription(
+            MonitorStats, f'/{monitor_name}/stats', self._on_stats, QoSProfile(depth=100))
         self.node.create_subscription(DiagnosticArray, '/diagnostics', self._on_diagnostics,
                                       QoSProfile(depth=100))
         self.params = AsyncParameterClient(self.node, monitor_name)
