@@ -1,0 +1,83 @@
+"""Launch the deadline monitor with a YAML configuration.
+
+    ros2 launch ros2_deadline_monitor monitor.launch.py
+    ros2 launch ros2_deadline_monitor monitor.launch.py config:=$HOME/my_monitor.yaml
+    ros2 launch ros2_deadline_monitor monitor.launch.py use_sim_time:=true start_aggregator:=true
+
+The monitor publishes ``~/stats`` (``/deadline_monitor/stats`` by default) and
+``/diagnostics``. With ``start_aggregator:=true`` a ``diagnostic_aggregator`` groups the
+diagnostics (config/diagnostic_aggregator.yaml) so that ``rqt_robot_monitor`` shows a tidy
+tree; the aggregator is an optional dependency of this package (apt:
+``ros-$ROS_DISTRO-diagnostic-aggregator``).
+
+gazebo.launch.py includes this file; demo.launch.py declares its own monitor with the demo's
+settings.
+"""
+
+from launch.actions import DeclareLaunchArgument
+from launch.conditions import IfCondition
+from launch.launch_description import LaunchDescription
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch_ros.actions import Node
+from launch_ros.substitutions import FindPackageShare
+
+PACKAGE = 'ros2_deadline_monitor'
+BOOLEANS = ['true', 'false', 'True', 'False']
+
+
+def generate_launch_description() -> LaunchDescription:
+    """Declare the arguments, the monitor node and the optional diagnostic aggregator."""
+    config = LaunchConfiguration('config')
+    use_sim_time = LaunchConfiguration('use_sim_time')
+
+    arguments = [
+        DeclareLaunchArgument(
+            'config',
+            default_value=PathJoinSubstitution([FindPackageShare(PACKAGE), 'config',
+                                                'monitor.yaml']),
+            description='YAML parameter file of the monitor (topics to watch, periods, '
+                        'thresholds); every parameter is documented in the shipped '
+                        'config/monitor.yaml.'),
+        DeclareLaunchArgument(
+            'namespace', default_value='',
+            description="ROS namespace of the monitor node; its stats topic becomes "
+                        "<namespace>/deadline_monitor/stats. '' for the root namespace."),
+        DeclareLaunchArgument(
+            'use_sim_time', default_value='false', choices=BOOLEANS,
+            description='Follow /clock for ROS time (true next to a simulator). Statistics '
+                        'are still reported on a steady wall-clock timer.'),
+        DeclareLaunchArgument(
+            'log_level', default_value='info',
+            description='Logging level of the monitor node: debug, info, warn, error or '
+                        'fatal.'),
+        DeclareLaunchArgument(
+            'start_aggregator', default_value='false', choices=BOOLEANS,
+            description='Also start diagnostic_aggregator with '
+                        'config/diagnostic_aggregator.yaml, for rqt_robot_monitor.'),
+    ]
+
+    monitor = Node(
+        package=PACKAGE,
+        executable='monitor',
+        name='deadline_monitor',
+        namespace=LaunchConfiguration('namespace'),
+        # The file first, then the launch argument: a later entry wins.
+        parameters=[config, {'use_sim_time': use_sim_time}],
+        ros_arguments=['--log-level', LaunchConfiguration('log_level')],
+        output='screen',
+        emulate_tty=True,
+    )
+
+    # Left at its default node name (the YAML is keyed by it) and in the root namespace:
+    # it reads and writes the absolute /diagnostics and /diagnostics_agg topics.
+    aggregator = Node(
+        package='diagnostic_aggregator',
+        executable='aggregator_node',
+        parameters=[PathJoinSubstitution([FindPackageShare(PACKAGE), 'config',
+                                          'diagnostic_aggregator.yaml']),
+                    {'use_sim_time': use_sim_time}],
+        output='screen',
+        condition=IfCondition(LaunchConfiguration('start_aggregator')),
+    )
+
+    return LaunchDescription([*arguments, monitor, aggregator])

@@ -1,0 +1,500 @@
+"""The launch files name only things that exist: executables, packages, config files, parameters.
+
+Most checks read the launch files with ``ast``, so they run where launch and launch_ros are
+not installed (they are not on PyPI). Where they are (a ROS 2 install), further tests build
+each launch description, and run monitor.launch.py and demo.launch.py from the installed
+package until the monitor publishes ``/diagnostics`` and ``MonitorStats``.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+from dataclasses import dataclass, field
+import functools
+import importlib.util
+import os
+from pathlib import Path
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from typing import Any
+
+import pytest
+import yaml
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+LAUNCH_DIR = REPO_ROOT / 'launch'
+CONFIG_DIR = REPO_ROOT / 'config'
+PACKAGE = 'ros2_deadline_monitor'
+SHARE_DIRS = ('launch', 'config')
+"""Directories CMakeLists.txt installs to share/<package>."""
+
+# The launch arguments are public interface (README table): changing them is deliberate.
+ARGUMENTS = {
+    'monitor.launch.py': {'config', 'namespace', 'use_sim_time', 'log_level',
+                          'start_aggregator'},
+    'demo.launch.py': {'target_rtf', 'rate_hz', 'stall_ms', 'stall_every', 'use_sim_time',
+                       'duration'},
+    'gazebo.launch.py': {'world', 'config', 'start_aggregator'},
+}
+LAUNCH_FILES = tuple(ARGUMENTS)
+
+# Packages from outside this repository that launch files may use, with the executables
+# they may run. package.xml must mention each (as a dependency or in a comment saying why
+# it is not one).
+EXTERNAL_PACKAGES = {
+    'ros_gz_sim': set(),
+    'ros_gz_bridge': {'parameter_bridge'},
+    'diagnostic_aggregator': {'aggregator_node'},
+}
+
+ALWAYS_DECLARED = {'use_sim_time'}
+"""rclpy declares these on every node."""
+
+
+# -- reading the launch files ----------------------------------------------------------------
+
+
+def call_name(call: ast.Call) -> str:
+    """Return the called name: ``Node`` for ``Node(...)`` and ``launch_ros.actions.Node(...)``."""
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ''
+
+
+def module_assignments(tree: ast.Module) -> list[tuple[str, ast.AST]]:
+    """``(name, value)`` of the module-level ``NAME = value`` and ``NAME: type = value``."""
+    assignments = []
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign):
+            targets = statement.targets
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            targets = [statement.target]
+        else:
+            continue
+        assignments += [(target.id, statement.value) for target in targets
+                        if isinstance(target, ast.Name)]
+    return assignments
+
+
+def string_constants(tree: ast.Module) -> dict[str, str]:
+    """Module-level ``NAME = 'text'`` assignments, to resolve names used as arguments."""
+    return {name: value.value for name, value in module_assignments(tree)
+            if isinstance(value, ast.Constant) and isinstance(value.value, str)}
+
+
+@dataclass
+class LaunchFile:
+    """What one launch file's syntax tree says."""
+
+    path: Path
+    tree: ast.Module
+    constants: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def read(cls, name: str) -> LaunchFile:
+        path = LAUNCH_DIR / name
+        tree = ast.parse(path.read_text(encoding='utf-8'), filename=str(path))
+        return cls(path, tree, string_constants(tree))
+
+    def text(self, node: ast.AST | None) -> str | None:
+        """Return the string a literal or a module constant stands for, else None."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, ast.Name):
+            return self.constants.get(node.id)
+        return None
+
+    def calls(self, *names: str) -> list[ast.Call]:
+        return [node for node in ast.walk(self.tree)
+                if isinstance(node, ast.Call) and call_name(node) in names]
+
+    def keyword(self, call: ast.Call, name: str) -> ast.AST | None:
+        return next((kw.value for kw in call.keywords if kw.arg == name), None)
+
+    def first_text(self, call: ast.Call, keyword: str) -> str | None:
+        """Return the call's first positional argument, or the given keyword, as text."""
+        if call.args:
+            return self.text(call.args[0])
+        return self.text(self.keyword(call, keyword))
+
+    def nodes(self) -> list[tuple[str | None, str | None, ast.Call]]:
+        """``(package, executable, call)`` of every launch_ros ``Node``."""
+        return [(self.text(self.keyword(call, 'package')),
+                 self.text(self.keyword(call, 'executable')), call)
+                for call in self.calls('Node')]
+
+    def share_paths(self) -> list[tuple[str | None, list[str | None]]]:
+        """``(package, [parts...])`` of ``PathJoinSubstitution([FindPackageShare(p), ...])``."""
+        paths = []
+        for call in self.calls('PathJoinSubstitution'):
+            parts = call.args[0] if call.args else None
+            if not isinstance(parts, ast.List) or not parts.elts:
+                continue
+            head = parts.elts[0]
+            if isinstance(head, ast.Call) and call_name(head) == 'FindPackageShare':
+                paths.append((self.first_text(head, 'package'),
+                              [self.text(part) for part in parts.elts[1:]]))
+        return paths
+
+    def declared_arguments(self) -> dict[str, ast.Call]:
+        return {self.first_text(call, 'name'): call
+                for call in self.calls('DeclareLaunchArgument')}
+
+
+@functools.cache
+def launch_file(name: str) -> LaunchFile:
+    return LaunchFile.read(name)
+
+
+@functools.cache
+def console_scripts() -> dict[str, str]:
+    """Entry point name -> module, from setup.cfg (the one place they are declared)."""
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read(REPO_ROOT / 'setup.cfg', encoding='utf-8')
+    scripts = {}
+    for line in parser.get('options.entry_points', 'console_scripts').strip().splitlines():
+        name, target = (part.strip() for part in line.split('=', 1))
+        scripts[name] = target.split(':', 1)[0]
+    return scripts
+
+
+def module_path(module: str) -> Path:
+    return REPO_ROOT.joinpath(*module.split('.')).with_suffix('.py')
+
+
+def first_party_imports(tree: ast.Module) -> set[str]:
+    modules = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or '').startswith(PACKAGE + '.'):
+            modules.add(node.module)
+            # `from ros2_deadline_monitor.shell import parameters` imports a module too.
+            modules.update(f'{node.module}.{alias.name}' for alias in node.names)
+        elif isinstance(node, ast.Import):
+            modules.update(a.name for a in node.names if a.name.startswith(PACKAGE + '.'))
+    return modules
+
+
+@functools.cache
+def declared_parameters(executable: str) -> frozenset[str]:
+    """Parameter names an executable's node declares, read from its source.
+
+    Pragmatic: the string (or module constant) first argument of ``declare_parameter`` and
+    ``ParamSpec`` calls, the names in ``declare_parameters`` lists, and the first string of
+    each tuple in a module-level ``*PARAM*``/``*SPEC*`` table, in the entry point's module and
+    the modules of this package it imports directly. Parameter names built at run time
+    (``topic.<id>.<field>``) are matched by their last part.
+    """
+    names: set[str] = set()
+    main_module = console_scripts()[executable]
+    main_tree = ast.parse(module_path(main_module).read_text(encoding='utf-8'))
+    for module in {main_module, *first_party_imports(main_tree)}:
+        path = module_path(module)
+        if not path.is_file():
+            continue
+        tree = main_tree if module == main_module else ast.parse(path.read_text('utf-8'))
+        source = LaunchFile(path, tree, string_constants(tree))
+        for call in source.calls('declare_parameter', 'ParamSpec'):
+            names.add(source.first_text(call, 'name'))
+        tables: list[ast.AST] = list(source.calls('declare_parameters'))
+        tables += [value for target, value in module_assignments(tree)
+                   if re.search('PARAM|SPEC', target)]
+        for table in tables:
+            for element in ast.walk(table):
+                if isinstance(element, ast.Tuple) and element.elts:
+                    names.add(source.text(element.elts[0]))
+    names.discard(None)
+    return frozenset(names)
+
+
+def yaml_parameter_names() -> set[str]:
+    """Every parameter name the shipped YAML files set, dotted as ROS flattens them."""
+    names = set()
+
+    def flatten(prefix: str, value: Any) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                flatten(f'{prefix}.{key}' if prefix else str(key), item)
+        else:
+            names.add(prefix)
+
+    for path in CONFIG_DIR.glob('*.yaml'):
+        for node_params in (yaml.safe_load(path.read_text(encoding='utf-8')) or {}).values():
+            if isinstance(node_params, dict):
+                flatten('', node_params.get('ros__parameters', {}))
+    return names
+
+
+# -- static checks ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize('name', LAUNCH_FILES)
+def test_launch_file_parses_and_defines_generate_launch_description(name):
+    functions = {node.name for node in launch_file(name).tree.body
+                 if isinstance(node, ast.FunctionDef)}
+    assert 'generate_launch_description' in functions
+
+
+def test_no_other_launch_files():
+    assert sorted(p.name for p in LAUNCH_DIR.glob('*.py')) == sorted(LAUNCH_FILES)
+
+
+@pytest.mark.parametrize('name', LAUNCH_FILES)
+def test_arguments_are_declared_with_descriptions(name):
+    declared = launch_file(name).declared_arguments()
+    assert set(declared) == ARGUMENTS[name]
+    for argument, call in declared.items():
+        description = launch_file(name).keyword(call, 'description')
+        text = launch_file(name).text(description)
+        assert text and len(text) > 15, f'{name}: argument {argument!r} needs a description'
+
+
+@pytest.mark.parametrize('name', LAUNCH_FILES)
+def test_every_launch_configuration_is_a_declared_argument(name):
+    lf = launch_file(name)
+    used = {lf.first_text(call, 'variable_name') for call in lf.calls('LaunchConfiguration')}
+    assert used <= set(lf.declared_arguments()), f'{name}: undeclared {used}'
+
+
+@pytest.mark.parametrize('name', LAUNCH_FILES)
+def test_nodes_run_known_executables(name):
+    for package, executable, _ in launch_file(name).nodes():
+        assert executable is not None, f'{name}: executable must be a literal or a constant'
+        if package == PACKAGE:
+            assert executable in console_scripts(), (
+                f'{name}: {executable!r} is not a console_scripts entry point in setup.cfg')
+        else:
+            assert package in EXTERNAL_PACKAGES, f'{name}: unknown package {package!r}'
+            assert executable in EXTERNAL_PACKAGES[package], f'{name}: {package}/{executable}'
+
+
+@pytest.mark.parametrize('name', LAUNCH_FILES)
+def test_external_packages_are_known_and_mentioned_in_package_xml(name):
+    lf = launch_file(name)
+    packages = {package for package, _, _ in lf.nodes()}
+    packages |= {package for package, _ in lf.share_paths()}
+    package_xml = (REPO_ROOT / 'package.xml').read_text(encoding='utf-8')
+    for package in packages - {PACKAGE}:
+        assert package in EXTERNAL_PACKAGES, f'{name}: unknown package {package!r}'
+        assert re.search(rf'\b{package}\b', package_xml), f'package.xml does not name {package}'
+
+
+@pytest.mark.parametrize('name', LAUNCH_FILES)
+def test_paths_into_our_share_directory_exist(name):
+    for package, parts in launch_file(name).share_paths():
+        if package != PACKAGE:
+            continue
+        assert None not in parts, f'{name}: share path parts must be literals: {parts}'
+        assert parts[0] in SHARE_DIRS, f'{name}: share/{PACKAGE}/{parts[0]} is not installed'
+        assert REPO_ROOT.joinpath(*parts).is_file(), f'{name}: no {"/".join(parts)}'
+
+
+@pytest.mark.parametrize('name', LAUNCH_FILES)
+def test_config_files_named_exist(name):
+    lf = launch_file(name)
+    named = {node.value for node in ast.walk(lf.tree)
+             if isinstance(node, ast.Constant) and isinstance(node.value, str)
+             and re.fullmatch(r'[\w.-]+\.yaml', node.value)}
+    for file_name in named:
+        assert (CONFIG_DIR / file_name).is_file(), f'{name}: no config/{file_name}'
+
+
+def test_monitor_launch_uses_both_shipped_config_files():
+    parts = [parts for _, parts in launch_file('monitor.launch.py').share_paths()]
+    assert ['config', 'monitor.yaml'] in parts
+    assert ['config', 'diagnostic_aggregator.yaml'] in parts
+
+
+@pytest.mark.parametrize('name', LAUNCH_FILES)
+def test_parameters_set_for_our_nodes_are_declared(name):
+    lf = launch_file(name)
+    in_yaml = yaml_parameter_names()
+    for package, executable, call in lf.nodes():
+        if package != PACKAGE:
+            continue
+        declared = declared_parameters(executable) | ALWAYS_DECLARED
+        parameters = lf.keyword(call, 'parameters')
+        for mapping in ast.walk(parameters) if parameters is not None else ():
+            if not isinstance(mapping, ast.Dict):
+                continue
+            for key in mapping.keys:
+                param = lf.text(key)
+                assert param is not None, f'{name}: parameter names must be literals'
+                known = (param in declared or param in in_yaml
+                         or param.rsplit('.', 1)[-1] in declared)
+                assert known, f'{name}: {executable} declares no parameter {param!r}'
+
+
+def test_package_code_never_imports_launch():
+    """Launch is only on ROS installs: nothing that runs without it may import it."""
+    for path in (REPO_ROOT / PACKAGE).rglob('*.py'):
+        for node in ast.walk(ast.parse(path.read_text(encoding='utf-8'))):
+            if isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                modules = [node.module or '']
+            else:
+                continue
+            for module in modules:
+                assert module.split('.')[0] not in ('launch', 'launch_ros'), (
+                    f'{path.relative_to(REPO_ROOT)} imports {module}')
+
+
+# -- with launch and launch_ros installed ----------------------------------------------------
+
+
+def launch_installed() -> bool:
+    """Tell whether the real launch and launch_ros are importable.
+
+    A bare ``import launch`` is not proof: with the repository root on sys.path, its
+    launch/ directory imports as an empty namespace package.
+    """
+    for module in ('launch', 'launch_ros'):
+        try:
+            spec = importlib.util.find_spec(module)
+        except (ImportError, ValueError):
+            return False
+        if spec is None or spec.origin in (None, 'namespace'):
+            return False
+    return True
+
+
+requires_launch = pytest.mark.skipif(
+    not launch_installed(),
+    reason='launch and launch_ros are not installed (ROS 2 apt packages; not on PyPI)')
+
+
+def load_launch_module(name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(
+        name.replace('.', '_'), LAUNCH_DIR / name)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@requires_launch
+@pytest.mark.parametrize('name', LAUNCH_FILES)
+def test_generate_launch_description(name):
+    from launch.actions import DeclareLaunchArgument
+    from launch.launch_description import LaunchDescription
+
+    description = load_launch_module(name).generate_launch_description()
+    assert isinstance(description, LaunchDescription)
+    declared = {entity.name for entity in description.entities
+                if isinstance(entity, DeclareLaunchArgument)}
+    assert declared == ARGUMENTS[name]
+
+
+RUN_LAUNCH_FILE = textwrap.dedent("""
+    import sys
+    from launch import LaunchService
+    from launch.actions import IncludeLaunchDescription
+    from launch.launch_description_sources import PythonLaunchDescriptionSource
+
+    # noninteractive: pass SIGINT on to the nodes (no terminal sends it to them).
+    service = LaunchService(noninteractive=True)
+    service.include_launch_description(IncludeLaunchDescription(
+        PythonLaunchDescriptionSource(sys.argv[1]),
+        launch_arguments=[arg.split(':=', 1) for arg in sys.argv[2:]]))
+    sys.exit(service.run())
+""")
+"""What ``ros2 launch --noninteractive FILE ARGS`` does, for installs without ros2cli."""
+
+
+def installed_launch_file(name: str) -> Path | None:
+    """Return the launch file in the installed package's share directory, if any."""
+    from ament_index_python.packages import get_package_share_directory, PackageNotFoundError
+
+    try:
+        path = Path(get_package_share_directory(PACKAGE)) / 'launch' / name
+    except PackageNotFoundError:
+        return None
+    return path if path.is_file() else None
+
+
+class LaunchRun:
+    """Run an installed launch file in a subprocess while a node listens to its outputs."""
+
+    def __init__(self, context: Any, name: str, *arguments: str) -> None:
+        from diagnostic_msgs.msg import DiagnosticArray
+        from rclpy.executors import SingleThreadedExecutor
+        from rclpy.node import Node
+
+        from ros2_deadline_monitor.msg import MonitorStats
+
+        path = installed_launch_file(name)
+        if path is None:
+            pytest.skip(f'{PACKAGE} is not installed (colcon build and source it)')
+        self.statuses: set[str] = set()
+        self.stats: list[Any] = []
+        self.node = Node('launch_test_listener', context=context)
+        self.node.create_subscription(
+            DiagnosticArray, '/diagnostics',
+            lambda msg: self.statuses.update(s.name for s in msg.status), 10)
+        self.node.create_subscription(MonitorStats, '/deadline_monitor/stats',
+                                      self.stats.append, 10)
+        self.executor = SingleThreadedExecutor(context=context)
+        self.executor.add_node(self.node)
+        self.process = subprocess.Popen(
+            [sys.executable, '-c', RUN_LAUNCH_FILE, str(path), *arguments],
+            env=os.environ.copy(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    def wait_for(self, condition: Any, what: str, timeout: float = 20.0) -> None:
+        """Spin until ``condition()``; fail if the launch ends first or on timeout."""
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if self.process.poll() is not None:
+                pytest.fail(f'launch ended before {what}:\n{self.process.stdout.read()}')
+            if time.monotonic() > deadline:
+                pytest.fail(f'no {what} in {timeout:g} s')
+            self.executor.spin_once(timeout_sec=0.1)
+
+    def stop(self, timeout: float = 15.0) -> tuple[int, str]:
+        """Stop the launch (SIGINT, as Ctrl-C) if still running; return its code and output."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+        try:
+            output, _ = self.process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            output, _ = self.process.communicate()
+        self.executor.shutdown()
+        self.node.destroy_node()
+        return self.process.returncode, output
+
+
+@requires_launch
+def test_monitor_launch_publishes_diagnostics(ros_context):
+    run = LaunchRun(ros_context, 'monitor.launch.py', 'log_level:=warn')
+    try:
+        # The shipped config/monitor.yaml monitors the topics 'controller' and 'imu'.
+        expected = {'deadline_monitor: clock', 'deadline_monitor: host',
+                    'deadline_monitor: topic controller', 'deadline_monitor: topic imu'}
+        run.wait_for(lambda: expected <= run.statuses, f'{sorted(expected)} on /diagnostics')
+        run.wait_for(lambda: run.stats, 'MonitorStats on /deadline_monitor/stats')
+    finally:
+        returncode, output = run.stop()
+    assert returncode == 0, output
+
+
+@requires_launch
+def test_demo_launch_measures_the_controller(ros_context):
+    def controller_seen() -> bool:
+        return any(t.topic == '/demo/cmd' and t.messages_total > 0
+                   for msg in run.stats for t in msg.topics)
+
+    run = LaunchRun(ros_context, 'demo.launch.py', 'duration:=6', 'stall_every:=20')
+    try:
+        run.wait_for(controller_seen, 'MonitorStats counting /demo/cmd')
+        run.wait_for(lambda: 'deadline_monitor: topic cmd' in run.statuses,
+                     'the /demo/cmd status on /diagnostics')
+        # duration:=6 ends the launch by itself.
+        returncode = run.process.wait(timeout=20.0)
+    finally:
+        code, output = run.stop()
+    assert returncode == 0 and code == 0, output
