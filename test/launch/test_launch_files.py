@@ -472,9 +472,11 @@ class LaunchRun:
 def test_monitor_launch_publishes_diagnostics(ros_context):
     run = LaunchRun(ros_context, 'monitor.launch.py', 'log_level:=warn')
     try:
-        # The shipped config/monitor.yaml monitors the topics 'controller' and 'imu'.
+        # One status per topic identifier of the shipped config/monitor.yaml (the default).
+        config = yaml.safe_load((CONFIG_DIR / 'monitor.yaml').read_text(encoding='utf-8'))
+        topic_ids = next(iter(config.values()))['ros__parameters'].get('topics') or []
         expected = {'deadline_monitor: clock', 'deadline_monitor: host',
-                    'deadline_monitor: topic controller', 'deadline_monitor: topic imu'}
+                    *(f'deadline_monitor: topic {topic_id}' for topic_id in topic_ids)}
         run.wait_for(lambda: expected <= run.statuses, f'{sorted(expected)} on /diagnostics')
         run.wait_for(lambda: run.stats, 'MonitorStats on /deadline_monitor/stats')
     finally:
