@@ -128,18 +128,8 @@ class CycleRecord:
         }
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the record atomically (a reader never sees half a file) and fsync it."""
-        path = Path(path)
-        fd, tmp = tempfile.mkstemp(prefix=f'.{path.name}.', dir=path.parent or '.')
-        try:
-            with os.fdopen(fd, 'w', encoding='utf-8') as stream:
-                json.dump(self.to_json(), stream, separators=(',', ':'))
-                stream.flush()
-                os.fsync(stream.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        """Write the record atomically (a reader never sees half a file)."""
+        write_json(path, self.to_json(), indent=None)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> CycleRecord:
@@ -180,3 +170,23 @@ def _row(values: Any, index: int) -> CycleRow:
     if flag not in (0, 1) or isinstance(flag, float):
         raise ValueError(f'row {index}: injected must be a bool or 0/1, got {flag!r}')
     return CycleRow(*(int(v) for v in times), bool(flag))
+
+
+def write_json(path: str | os.PathLike[str], data: Any, indent: int | None = 1) -> None:
+    """Write ``data`` as JSON atomically and fsync it.
+
+    A reader polling for the file, or a process killed right after, never sees half of it.
+    """
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f'.{path.name}.', dir=path.parent)
+    try:
+        with os.fdopen(fd, 'w', encoding='utf-8') as stream:
+            json.dump(data, stream, indent=indent,
+                      separators=(',', ':') if indent is None else None)
+            stream.write('\n')
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

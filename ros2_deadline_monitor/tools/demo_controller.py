@@ -146,9 +146,13 @@ class DemoControllerNode(Node):
             depth=s.qos_depth, reliability=RELIABILITY[s.reliability]))
         self._clock = self.get_clock()
         self._steady = RosClock(clock_type=ClockType.STEADY_TIME)
-        self.rows: list[CycleRow] = []
+        self.rows: list[CycleRow] = []  # kept only with a record_path: memory grows per cycle
         self.finished = threading.Event()
         self._cycles = 0
+        self.published = 0
+        self.stalled = 0
+        self._msg = TwistStamped()
+        self._msg.header.frame_id = FRAME_ID
         self._first_mono_ns: int | None = None
         self._timer: Any = None
         self._stopper: Any = None
@@ -201,8 +205,7 @@ class DemoControllerNode(Node):
         self._cycles += 1
         if injected:
             time.sleep(s.stall_ns / NS_PER_S)
-        msg = TwistStamped()
-        msg.header.frame_id = FRAME_ID
+        msg = self._msg
         msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(start_timer, NS_PER_S)
         end_timer = self._clock.now().nanoseconds
         end_system = time.time_ns()
@@ -213,8 +216,11 @@ class DemoControllerNode(Node):
             if self.context.ok():
                 raise
             return  # not published, so not a cycle anyone could have seen
-        self.rows.append(CycleRow(start_timer, start_system, start_mono, end_system, end_mono,
-                                  end_timer, injected))
+        self.published += 1
+        self.stalled += injected
+        if s.record_path:
+            self.rows.append(CycleRow(start_timer, start_system, start_mono, end_system,
+                                      end_mono, end_timer, injected))
 
     def _finish(self) -> None:
         """Stop cycling after ``duration_s`` of wall time."""
@@ -235,8 +241,7 @@ class DemoControllerNode(Node):
             return
         self._closed = True
         self._finish()
-        injected = sum(row.injected for row in self.rows)
-        self.get_logger().info(f'{len(self.rows)} cycles, {injected} stalled')
+        self.get_logger().info(f'{self.published} cycles, {self.stalled} stalled')
         if self.settings.record_path:
             self.record().save(self.settings.record_path)
         if self.settings.reliability == 'reliable' and self.context.ok():

@@ -17,12 +17,9 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-import json
 import math
-import os
 from pathlib import Path
 import sys
-import tempfile
 import threading
 import time
 from typing import Any
@@ -41,6 +38,7 @@ from std_msgs.msg import Float64
 from ros2_deadline_monitor.core.config import NS_PER_MS, NS_PER_S
 from ros2_deadline_monitor.core.errors import ConfigError
 from ros2_deadline_monitor.shell.parameters import ParamSpec
+from ros2_deadline_monitor.tools.cycle_record import write_json
 
 RTF_BIN_NS = 100_000_000
 COARSE_WAIT_NS = 50_000_000
@@ -296,20 +294,6 @@ def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def write_json(path: str | os.PathLike[str], data: dict[str, Any]) -> None:
-    """Write ``data`` atomically, so a reader polling for the file never sees half of it."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f'.{path.name}.', dir=path.parent)
-    try:
-        with os.fdopen(fd, 'w', encoding='utf-8') as stream:
-            json.dump(data, stream, indent=1)
-            stream.write('\n')
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def build_parser() -> argparse.ArgumentParser:
     """Return the parser for the (ROS-free) command line: only --help, listing parameters."""
     return argparse.ArgumentParser(
@@ -420,7 +404,7 @@ class SimClockNode(Node):
             self.settings.rtf_report_period_ns / NS_PER_S, self._report, clock=self._steady)
         self.meter = RtfMeter()
         self.stalls = 0
-        self.reanchors = 0
+        self.pacer: Pacer | None = None
         self.finished = threading.Event()
         self._stop = threading.Event()
         self._reported: tuple[int, int] | None = None
@@ -454,6 +438,11 @@ class SimClockNode(Node):
         if self.settings.summary_path:
             write_json(self.settings.summary_path, summary)
 
+    @property
+    def reanchors(self) -> int:
+        """Times the schedule restarted because a step was too late."""
+        return self.pacer.reanchors if self.pacer is not None else 0
+
     def _run(self) -> None:
         try:
             if self._wait_for_subscribers():
@@ -479,7 +468,7 @@ class SimClockNode(Node):
         msg = Clock()
         plan = StallPlan(s.stall_every_ns, s.stall_at_ns) if s.stalls_enabled else None
         first_ns = time.monotonic_ns()
-        pacer = Pacer(s.step_wall_ns, first_ns, s.max_lag_ns)
+        self.pacer = pacer = Pacer(s.step_wall_ns, first_ns, s.max_lag_ns)
         step = 0
         while not self._stop.is_set():
             if step:
@@ -496,7 +485,6 @@ class SimClockNode(Node):
                 pacer.restart(step, now)
             else:
                 pacer.publishing(step, now)
-                self.reanchors = pacer.reanchors
             sim_ns = s.start_sim_ns + step * s.step_ns
             msg.clock.sec, msg.clock.nanosec = divmod(sim_ns, NS_PER_S)
             wall_ns = time.monotonic_ns()

@@ -100,7 +100,7 @@ def test_missing_file_raises_value_error_naming_the_path(tmp_path):
 
 
 def test_reading_a_record_needs_no_rclpy():
-    root = Path(ros2_deadline_monitor.tools.__file__).resolve().parents[2]
+    root = Path(ros2_deadline_monitor.tools.__file__).absolute().parents[2]
     code = ('import sys; sys.modules["rclpy"] = None\n'
             'from ros2_deadline_monitor.tools.cycle_record import CycleRecord\n'
             'print(len(CycleRecord("wall", 10)))')

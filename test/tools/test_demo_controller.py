@@ -32,7 +32,7 @@ from ros2_deadline_monitor.tools.demo_controller import (
 MS = 1_000_000
 S = 1_000_000_000
 TOPIC = '/demo_test/cmd'
-PACKAGE_PARENT = Path(ros2_deadline_monitor.tools.__file__).resolve().parents[2]
+PACKAGE_PARENT = Path(ros2_deadline_monitor.tools.__file__).absolute().parents[2]
 
 
 def test_stall_rule_is_the_reference_measurements():

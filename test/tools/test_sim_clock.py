@@ -38,7 +38,7 @@ MS = 1_000_000
 S = 1_000_000_000
 SUMMARY_KEYS = {'target_rtf', 'step_ms', 'steps', 'wall_s', 'sim_s', 'rtf', 'rtf_100ms_min',
                 'rtf_100ms_max', 'rtf_100ms_min_at_s', 'stalls', 'max_wall_gap_ms'}
-PACKAGE_PARENT = Path(ros2_deadline_monitor.tools.__file__).resolve().parents[2]
+PACKAGE_PARENT = Path(ros2_deadline_monitor.tools.__file__).absolute().parents[2]
 
 
 # --- pure logic ------------------------------------------------------------------------------
