@@ -33,6 +33,9 @@ class RtfAnalyzer:
         self.resets_total = 0
         self._window_resets = 0
         self._view: tuple[int, np.ndarray, np.ndarray] | None = None
+        # Fixed bins continue across reports: the last edge evaluated and the sample at it.
+        self._bin_edge: int | None = None
+        self._bin_from = 0
 
     @property
     def has_samples(self) -> bool:
@@ -54,6 +57,8 @@ class RtfAnalyzer:
             self._window_resets += 1
             self._epoch_start = self._count
             self._epoch_first = None
+            self._bin_edge = None
+            self._bin_from = self._count
         if last is not None and wall_ns < last[0]:
             wall_ns = last[0]
         i = self._count % self.capacity
@@ -129,7 +134,7 @@ class RtfAnalyzer:
         i_gap = int(np.argmax(gaps))
         steps = np.diff(sim)
         steps = steps[steps > 0]
-        bin_min, bin_min_at, bin_max = self._bins(wall, sim)
+        bin_min, bin_min_at, bin_max = self._bins()
         return ClockReport(
             messages_total=self._count,
             messages=messages,
@@ -151,10 +156,20 @@ class RtfAnalyzer:
             last_wall_ns=last_wall,
         )
 
-    def _bins(self, wall: np.ndarray, sim: np.ndarray) -> tuple[float, int | None, float]:
-        """RTF in each complete fixed wall bin, with sim time interpolated at bin edges."""
+    def _bins(self) -> tuple[float, int | None, float]:
+        """RTF in each complete fixed wall bin, with sim time interpolated at bin edges.
+
+        Bins continue from the last edge of the previous report, so a bin straddling two
+        reports is evaluated once, by the later one.
+        """
+        first_index = max(self._bin_from, self._epoch_start, self._count - self.capacity)
+        wall, sim = self._chronological(first_index)
         b = self.bin_ns
+        if len(wall) < 2:
+            return NAN, None, NAN
         first_edge = -(-int(wall[0]) // b) * b
+        if self._bin_edge is not None and self._bin_edge >= wall[0]:
+            first_edge = self._bin_edge
         last_edge = (int(wall[-1]) // b) * b
         if last_edge - first_edge < b:
             return NAN, None, NAN
@@ -164,6 +179,9 @@ class RtfAnalyzer:
         sim_at_edges = np.interp((edges - origin).astype(np.float64),
                                  (wall - origin).astype(np.float64),
                                  (sim - sim_origin).astype(np.float64))
+        self._bin_edge = last_edge
+        at_edge = int(np.searchsorted(wall, last_edge, side='right')) - 1
+        self._bin_from = first_index + max(at_edge, 0)
         rtf = np.diff(sim_at_edges) / b
         i_min = int(np.argmin(rtf))
         return float(rtf[i_min]), int(edges[i_min + 1]), float(rtf.max())

@@ -93,3 +93,21 @@ def test_memory_is_bounded_by_capacity():
     r = clock.report(T0 + 5 * S)
     assert r.messages == 1000 and r.messages_total == 5000
     assert r.rtf == pytest.approx(1.0, rel=1e-3)
+
+
+def test_a_bin_straddling_two_reports_is_evaluated_once():
+    clock = RtfAnalyzer()
+    # sim frozen over wall [1.0 s, 1.1 s); reports at 1.05 s and 2.05 s.
+    wall = T0
+    sim = 0
+    mins = []
+    while wall < T0 + 3 * S:
+        frozen = T0 + S <= wall < T0 + S + 100 * MS
+        clock.record(wall, sim)
+        if not frozen:
+            sim += MS
+        wall += MS
+        if wall - T0 in (1050 * MS, 2050 * MS):
+            mins.append(clock.report(wall).rtf_bin_min)
+    assert mins[0] == pytest.approx(1.0, abs=0.02)
+    assert mins[1] < 0.05

@@ -1,0 +1,364 @@
+"""The reference measurement, live: RTF next to deadline misses in five phases.
+
+Each phase starts three separate processes — the simulator stand-in (``sim_clock``), a 100 Hz
+control loop stand-in (``demo_controller``) and the ``monitor`` — runs them for a few seconds,
+and prints what the controller recorded about its own cycles (the ground truth) next to what
+the monitor measured from outside. The phases follow the reference measurement: wall clock
+without and with a 22 ms stall every 50th cycle, sim time at RTF 1.0 without and with the
+stall, and sim time at RTF 0.5.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+import json
+import math
+import os
+from pathlib import Path
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from typing import Any
+
+from ..core.cycles import count_cycles
+from .cycle_record import CycleRecord
+
+MS = 1_000_000
+PACKAGE = 'ros2_deadline_monitor'
+CONTROL_TOPIC = '/demo/cmd'
+STATS_TOPIC = '/deadline_monitor/stats'
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One configuration of the reference measurement."""
+
+    name: str
+    use_sim_time: bool
+    target_rtf: float
+    stall_ms: float
+    title: str
+
+
+PHASES = (
+    Phase('wall_baseline', False, 1.0, 0.0, 'wall clock, no stall'),
+    Phase('wall_injected', False, 1.0, 22.0, 'wall clock, 22 ms stall every 50th cycle'),
+    Phase('sim_rtf1', True, 1.0, 0.0, 'sim time at target RTF 1.0, no stall'),
+    Phase('sim_rtf1_injected', True, 1.0, 22.0,
+          'sim time at target RTF 1.0, 22 ms stall every 50th cycle'),
+    Phase('sim_rtf05', True, 0.5, 0.0, 'sim time at target RTF 0.5, no stall'),
+)
+
+
+@dataclass
+class PhaseResult:
+    """Ground truth and monitor figures of one phase (None where not measured)."""
+
+    phase: str
+    title: str
+    rate_hz: float
+    stall_every: int
+    truth: dict[str, Any] = field(default_factory=dict)
+    monitor: dict[str, Any] = field(default_factory=dict)
+    sim_clock: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+
+def _executable(name: str) -> list[str]:
+    """Command that runs one of this package's executables, as ``ros2 run`` would find it."""
+    try:
+        from ament_index_python.packages import get_package_prefix
+        path = Path(get_package_prefix(PACKAGE)) / 'lib' / PACKAGE / name
+        if os.access(path, os.X_OK):
+            return [str(path)]
+    except (ImportError, LookupError):
+        pass
+    return [sys.executable, '-m', f'{PACKAGE}.tools.{name}']
+
+
+def _ros_args(params: dict[str, Any]) -> list[str]:
+    args = ['--ros-args', '--log-level', 'warn']
+    for name, value in params.items():
+        if isinstance(value, bool):
+            value = 'true' if value else 'false'
+        elif isinstance(value, list):
+            value = '[' + ','.join(repr(v) for v in value) + ']'
+        args += ['-p', f'{name}:={value}']
+    return args
+
+
+def truth_figures(record: CycleRecord) -> dict[str, Any]:
+    """Count what the controller saw of itself, with the same rules the monitor applies.
+
+    Response = lateness on the timer's clock + execution on the monotonic clock, so a stall
+    counts under sim time even though ROS time stands still while the callback runs.
+    """
+    starts = record.start_timer_ns
+    ends = starts + (record.end_mono_ns - record.start_mono_ns)
+    counts = count_cycles(starts, ends, record.period_ns)
+    wall = (record.start_system_ns[1:] - record.start_system_ns[:-1]) / MS
+    timer = (starts[1:] - starts[:-1]) / MS
+    figures: dict[str, Any] = {
+        'cycles': counts.cycles, 'misses': counts.misses, 'skipped': counts.skipped,
+        'grid_periods': counts.grid_periods,
+        'wall_mean_ms': float(wall.mean()) if len(wall) else math.nan,
+        'wall_max_ms': float(wall.max()) if len(wall) else math.nan,
+        'exec_max_wall_ms': float(((record.end_mono_ns - record.start_mono_ns) / MS).max())
+        if len(record) else math.nan,
+    }
+    if record.timer_clock == 'sim':
+        figures['sim_mean_ms'] = float(timer.mean()) if len(timer) else math.nan
+        figures['sim_max_ms'] = float(timer.max()) if len(timer) else math.nan
+    return figures
+
+
+def monitor_figures(messages: Sequence[Any]) -> dict[str, Any]:
+    """Collect the monitor's figures for the control topic from one phase's reports.
+
+    Totals come from the last message; the worst 100 ms RTF window and the CPU throttling
+    are accumulated over every report of the phase.
+    """
+    stats = messages[-1]
+    topic = next((t for t in stats.topics if t.topic == CONTROL_TOPIC), None)
+    bins = [m.clock.rtf_bin_min for m in messages if not math.isnan(m.clock.rtf_bin_min)]
+    figures: dict[str, Any] = {
+        'rtf': stats.clock.rtf_total, 'rtf_100ms_min': min(bins) if bins else math.nan,
+        'throttled': sum(m.host.cgroup_nr_throttled for m in messages),
+        'throttled_ms': sum(m.host.cgroup_throttled_ms for m in messages),
+    }
+    if topic is not None:
+        figures.update({
+            'cycles': topic.messages_total, 'misses': topic.deadline_misses_total,
+            'skipped': topic.skipped_periods_total, 'lost': topic.messages_lost_total,
+            'rule': topic.rule, 'deadline_ms': topic.deadline_ms,
+            'wall_mean_ms': topic.interval_wall.mean_ms,
+            'wall_max_ms': topic.interval_wall.max_ms,
+            'sim_mean_ms': topic.interval_sim.mean_ms, 'sim_max_ms': topic.interval_sim.max_ms,
+        })
+    return figures
+
+
+class StatsListener:
+    """Collects the monitor's MonitorStats messages in a background executor."""
+
+    def __init__(self) -> None:
+        import rclpy
+        from rclpy.executors import SingleThreadedExecutor
+        from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+        from ..msg import MonitorStats
+
+        self._context = rclpy.context.Context()
+        rclpy.init(context=self._context)
+        self._node = rclpy.create_node('deadline_demo', context=self._context)
+        self._lock = threading.Lock()
+        self._messages: list[Any] = []
+        self._node.create_subscription(
+            MonitorStats, STATS_TOPIC, self._on_stats,
+            QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE))
+        self._executor = SingleThreadedExecutor(context=self._context)
+        self._executor.add_node(self._node)
+        self._thread = threading.Thread(target=self._spin, daemon=True)
+        self._thread.start()
+
+    def _spin(self) -> None:
+        from rclpy.executors import ExternalShutdownException
+        try:
+            self._executor.spin()
+        except ExternalShutdownException:
+            pass
+
+    def _on_stats(self, msg: Any) -> None:
+        with self._lock:
+            self._messages.append(msg)
+
+    def take(self) -> list[Any]:
+        """Messages received since the last call."""
+        with self._lock:
+            messages, self._messages = self._messages, []
+        return messages
+
+    def close(self) -> None:
+        """Stop spinning and shut the context down."""
+        import rclpy
+        self._executor.shutdown()
+        self._node.destroy_node()
+        rclpy.try_shutdown(context=self._context)
+
+
+def _stop(process: subprocess.Popen[bytes], timeout_s: float = 5.0) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def run_phase(phase: Phase, listener: StatsListener, *, duration_s: float = 5.0,
+              rate_hz: float = 100.0, stall_every: int = 50,
+              workdir: Path | None = None) -> PhaseResult:
+    """Run one phase in separate processes and collect truth and monitor figures."""
+    result = PhaseResult(phase.name, phase.title, rate_hz, stall_every)
+    with tempfile.TemporaryDirectory(dir=workdir) as tmp:
+        record_path = Path(tmp) / 'cycles.json'
+        summary_path = Path(tmp) / 'sim_clock.json'
+        listener.take()  # forget reports of earlier phases
+        monitor = subprocess.Popen(_executable('monitor') + _ros_args({
+            'use_sim_time': phase.use_sim_time, 'stats_period_s': 0.5,
+            'target_rtf': phase.target_rtf, 'topics': ['cmd'],
+            'topic.cmd.name': CONTROL_TOPIC, 'topic.cmd.period_ms': 1000.0 / rate_hz,
+            'topic.cmd.stamp': 'start'}))
+        processes = [monitor]
+        try:
+            if phase.use_sim_time:
+                processes.append(subprocess.Popen(_executable('sim_clock') + _ros_args({
+                    'target_rtf': phase.target_rtf, 'wait_for_subscribers': 2,
+                    'summary_path': str(summary_path)})))
+            controller = subprocess.Popen(_executable('demo_controller') + _ros_args({
+                'use_sim_time': phase.use_sim_time, 'rate_hz': rate_hz,
+                'stall_ms': phase.stall_ms, 'stall_every': stall_every if phase.stall_ms else 0,
+                'duration_s': duration_s, 'wait_for_subscribers': 1, 'topic': CONTROL_TOPIC,
+                'record_path': str(record_path)}))
+            processes.append(controller)
+            controller.wait(timeout=duration_s + 30)
+            record = CycleRecord.load(record_path)
+            result.truth = truth_figures(record)
+            messages = _wait_for_monitor(listener, len(record), timeout_s=5.0)
+            for process in processes:
+                _stop(process)
+            if phase.use_sim_time and summary_path.exists():
+                result.sim_clock = json.loads(summary_path.read_text())
+            if not messages:
+                result.error = 'no MonitorStats from the monitor'
+            else:
+                result.monitor = monitor_figures(messages)
+        except (subprocess.TimeoutExpired, OSError, ValueError) as err:
+            result.error = f'{type(err).__name__}: {err}'
+        finally:
+            for process in processes:
+                _stop(process)
+    return result
+
+
+def _wait_for_monitor(listener: StatsListener, cycles: int, timeout_s: float) -> list[Any]:
+    """Collect the phase's reports until the monitor has counted every cycle that ran."""
+    deadline = time.monotonic() + timeout_s
+    messages: list[Any] = []
+    while time.monotonic() < deadline:
+        messages += listener.take()
+        topic = messages and next(
+            (t for t in messages[-1].topics if t.topic == CONTROL_TOPIC), None)
+        if topic and topic.messages_total >= cycles:
+            break
+        time.sleep(0.05)
+    return messages
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return '-'
+    if isinstance(value, float):
+        return f'{value:.{digits}f}'
+    return str(value)
+
+
+def format_phase(result: PhaseResult) -> str:
+    """One table: the controller's own record next to the monitor's measurement."""
+    t, m, c = result.truth, result.monitor, result.sim_clock
+    rule = f"{m.get('rule', 'response')} rule, D = {_fmt(m.get('deadline_ms'), 1)} ms"
+    rows = [
+        ('RTF, whole phase', _fmt(c.get('rtf')), _fmt(m.get('rtf'))),
+        ('RTF, worst 100 ms window', _fmt(c.get('rtf_100ms_min')),
+         _fmt(m.get('rtf_100ms_min'))),
+        ('cycles', _fmt(t.get('cycles')), _fmt(m.get('cycles'))),
+        (f'deadline misses ({rule})', _fmt(t.get('misses')), _fmt(m.get('misses'))),
+        ('skipped periods', _fmt(t.get('skipped')), _fmt(m.get('skipped'))),
+        ('interval mean / max, wall (ms)',
+         f"{_fmt(t.get('wall_mean_ms'))} / {_fmt(t.get('wall_max_ms'))}",
+         f"{_fmt(m.get('wall_mean_ms'))} / {_fmt(m.get('wall_max_ms'))}"),
+        ('interval mean / max, sim (ms)',
+         f"{_fmt(t.get('sim_mean_ms'))} / {_fmt(t.get('sim_max_ms'))}",
+         f"{_fmt(m.get('sim_mean_ms'))} / {_fmt(m.get('sim_max_ms'))}"),
+        ('messages lost on the way', '', _fmt(m.get('lost'))),
+        ('CPU throttled (cgroup): times / ms', '',
+         f"{_fmt(m.get('throttled'))} / {_fmt(m.get('throttled_ms'), 1)}"),
+    ]
+    width = max(len(r[0]) for r in rows)
+    lines = [f'== {result.phase}: {result.title}',
+             f"   {'':<{width}}  {'controller / sim_clock':>22}  {'monitor':>17}"]
+    lines += [f'   {a:<{width}}  {b:>22}  {c_:>17}' for a, b, c_ in rows]
+    if result.error:
+        lines.append(f'   ERROR: {result.error}')
+    elif t.get('misses') != m.get('misses') or t.get('skipped') != m.get('skipped'):
+        lines.append('   note: monitor and controller disagree (see README: what can differ)')
+    return '\n'.join(lines)
+
+
+def headline(results: Sequence[PhaseResult]) -> str | None:
+    """State the claim of the reference measurement with this run's numbers."""
+    stalled = next((r for r in results if r.phase == 'sim_rtf1_injected' and r.monitor), None)
+    if stalled is None:
+        return None
+    m = stalled.monitor
+    return (f"RTF {_fmt(m['rtf'])} and {m.get('misses')} deadline misses, "
+            f"{m.get('skipped')} skipped periods in the same run: the simulator kept pace, "
+            'the control loop did not.')
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Command-line interface of ``demo``."""
+    parser = argparse.ArgumentParser(
+        prog='demo', description='Reproduce the reference measurement live: sim_clock, a '
+        '100 Hz controller and the monitor in separate processes, five phases.')
+    parser.add_argument('--phases', nargs='+', choices=[p.name for p in PHASES],
+                        default=[p.name for p in PHASES], help='phases to run (default: all)')
+    parser.add_argument('--duration-s', type=float, default=5.0,
+                        help='wall time per phase (default: 5)')
+    parser.add_argument('--rate-hz', type=float, default=100.0,
+                        help='controller rate (default: 100)')
+    parser.add_argument('--stall-every', type=int, default=50,
+                        help='stall every Nth cycle in the stall phases (default: 50)')
+    parser.add_argument('--json', type=Path, help='also write the figures to this JSON file')
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the phases and print one table per phase."""
+    args = build_parser().parse_args(argv)
+    if args.duration_s <= 0 or args.rate_hz <= 0 or args.stall_every < 1:
+        print('ERROR: --duration-s, --rate-hz and --stall-every must be positive',
+              file=sys.stderr)
+        return 2
+    try:
+        listener = StatsListener()
+    except ImportError as err:
+        print(f'ERROR: the demo needs the built package (its messages): {err}', file=sys.stderr)
+        return 1
+    results = []
+    try:
+        for phase in (p for p in PHASES if p.name in args.phases):
+            result = run_phase(phase, listener, duration_s=args.duration_s,
+                               rate_hz=args.rate_hz, stall_every=args.stall_every)
+            results.append(result)
+            print(format_phase(result), flush=True)
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        listener.close()
+    line = headline(results)
+    if line:
+        print(f'\n{line}')
+    if args.json:
+        args.json.write_text(json.dumps([asdict(r) for r in results], indent=1))
+    return 1 if any(r.error for r in results) else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
