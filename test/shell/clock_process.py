@@ -24,7 +24,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument('--rtf', type=float, default=1.0)
     parser.add_argument('--step-ms', type=float, default=1.0)
-    parser.add_argument('--max-lag-ms', type=float, default=5.0)
+    parser.add_argument('--max-lag-ms', type=float, default=50.0)
     args = parser.parse_args()
     running = [True]
 

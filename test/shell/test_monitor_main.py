@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 import signal
 import subprocess
+import time
 
 import pytest
 import yaml
@@ -60,18 +61,20 @@ def test_invalid_global_setting_exits_with_2(run_monitor):
 
 @pytest.mark.parametrize('sig', [signal.SIGINT, signal.SIGTERM], ids=['SIGINT', 'SIGTERM'])
 def test_shutdown_publishes_final_stats_and_a_summary(run_monitor, observer, wait_for, sig):
-    # The shipped configuration, with a stats period too long to report before the signal:
-    # the one MonitorStats that arrives is the final one.
-    process = run_monitor('--params-file', str(MONITOR_YAML), '-p', 'stats_period_s:=60.0',
+    process = run_monitor('--params-file', str(MONITOR_YAML), '-p', 'stats_period_s:=0.3',
                           '-p', 'topics:=[controller, imu, broken]',
                           '-p', 'topic.broken.period_ms:=10', '-p', 'topic.broken.name:=/b')
-    wait_for(lambda: observer.stats_subscription.get_publisher_count() >= 1
-             and observer.node.count_subscribers('/clock') >= 1,
-             timeout=20.0, what='the monitor to come up')
-    assert observer.latest_stats() is None
+    # A periodic report first: it shows the stats writer has matched the observer.
+    wait_for(observer.latest_stats, timeout=20.0, what='the monitor to report')
+    signalled_ns = time.time_ns()
     process.send_signal(sig)
     assert process.wait(timeout=20) == 0
-    final = wait_for(observer.latest_stats, what='the final stats')
+
+    def stamp_ns(stats) -> int:
+        return stats.header.stamp.sec * 1_000_000_000 + stats.header.stamp.nanosec
+
+    final = wait_for(lambda: (s := observer.latest_stats()) and stamp_ns(s) >= signalled_ns
+                     and s, what='the final stats, reported after the signal')
     assert sorted(t.name for t in final.topics) == ['controller', 'imu']
     assert {t.topic for t in final.topics} == {'/controller/cycle', '/imu/data'}
     text = output(process)

@@ -10,7 +10,7 @@ def _producer(ros_context, spin, topic: str = '/beat'):
     from rclpy.qos import QoSProfile
     from std_msgs.msg import Header
 
-    node = Node('producer', context=ros_context)
+    node = Node(f'producer{topic.replace("/", "_")}', context=ros_context)
     publisher = node.create_publisher(Header, topic, QoSProfile(depth=10))
     node.create_timer(0.01, lambda: publisher.publish(
         Header(stamp=node.get_clock().now().to_msg())))
@@ -63,7 +63,7 @@ def test_topics_are_added_and_removed_at_runtime(ros_context, spin, observer, st
                                                  wait_for):
     start_monitor(topics=['beat'], topic__beat__name='/beat', stats_period_s=0.2)
     _producer(ros_context, spin)
-    _producer(ros_context, spin, '/other').get_name()
+    _producer(ros_context, spin, '/other')
 
     def names():
         stats = observer.latest_stats()
