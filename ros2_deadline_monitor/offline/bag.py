@@ -176,16 +176,13 @@ class BagSource:
         conns = list(connections)
         if not conns:
             return
-        source = self._reader.messages(conns)
-        while True:
-            try:
-                item = next(source)
-            except StopIteration:
-                return
-            except Exception as err:  # storage errors surface only while iterating
-                raise BagError(f'cannot read bag {self.path} to the end (truncated or '
-                               f'corrupt?): {_describe(err)}') from err
-            yield item
+        try:
+            # ``yield from`` runs the storage's generator at C speed; only its own errors
+            # land here (the consumer's do not pass through a generator).
+            yield from self._reader.messages(conns)
+        except Exception as err:  # storage errors surface only while iterating
+            raise BagError(f'cannot read bag {self.path} to the end (truncated or '
+                           f'corrupt?): {_describe(err)}') from err
 
     # -- message types --------------------------------------------------------------------
 

@@ -154,17 +154,53 @@ def _rtf_axis(ax: Any, windows: list[Any], t0_ns: int, target: float) -> None:
     ax.set_ylim(max(0.0, float(finite.min()) - 0.05 * top), top * 1.08)
 
 
+MAX_MARKS = 300
+"""More misses or skips than this are drawn as counts per time bin instead of markers."""
+COUNT_BINS = 200
+"""Time bins (at most) of the miss and skip counts."""
+
+
+def _counts_axis(ax: Any, timeline: Timeline, topic: TopicResult) -> None:
+    """Misses and skipped periods per time bin, for runs with too many to mark one by one."""
+    edges = timeline.bucket_edges_s()
+    group = -(-timeline.buckets // COUNT_BINS)  # coarser bins: steadier counts
+    pad = (-timeline.buckets) % group
+
+    def coarse(counts: np.ndarray) -> np.ndarray:
+        return np.pad(counts, (0, pad)).reshape(-1, group).sum(axis=1)
+
+    edges = np.append(edges[:-1:group], edges[-1])
+    width = edges[1] - edges[0]
+    ax.stairs(coarse(timeline.b_misses), edges, fill=True, color=MISS_COLOR, alpha=0.6,
+              label=f'deadline misses ({topic.deadline_misses_total:,}, {topic.rule} rule)')
+    ax.stairs(coarse(timeline.b_skipped), edges, color=SKIP_COLOR, linewidth=1.2,
+              label=f'skipped periods ({topic.skipped_periods_total:,})')
+    ax.set_ylabel(f'per {width:.3g} s')
+    ax.set_ylim(bottom=0)
+    _headroom(ax)
+    ax.legend(loc='upper right', fontsize=8, ncols=2, framealpha=0.9)
+    ax.grid(alpha=0.3)
+
+
 def timeline_figure(topic: TopicResult, timeline: Timeline, windows: list[Any], t0_ns: int,
                     target_rtf: float) -> bytes:
-    """Intervals, response times and RTF of one topic on one wall-time axis."""
-    figure = _figure(11, 8.2)
-    axes = figure.subplots(3, 1, sharex=True, height_ratios=[3, 2, 1.4])
+    """Intervals, response times and RTF of one topic on one wall-time axis.
+
+    Misses and skipped periods are marked one by one when there are few; otherwise their
+    counts per time bin get a panel of their own.
+    """
+    many = (not timeline.misses_complete or not timeline.skips_complete
+            or timeline.misses_held > MAX_MARKS or timeline.skips_held > MAX_MARKS)
+    ratios = [3, 2, 1.2, 1.4] if many else [3, 2, 1.4]
+    figure = _figure(11, 9.4 if many else 8.2)
+    axes = figure.subplots(len(ratios), 1, sharex=True, height_ratios=ratios)
     ax = axes[0]
     _series(ax, timeline, 'interval_wall', WALL_COLOR, 'interval, wall clock')
     if topic.interval_sim.count:
         _series(ax, timeline, 'interval_sim', SIM_COLOR, 'interval, sim clock', dashed=True)
     _period_lines(ax, topic)
-    _marks(ax, timeline, topic)
+    if not many:
+        _marks(ax, timeline, topic)
     ax.set_ylabel('interval between cycle starts [ms]')
     _headroom(ax)
     ax.set_title(f'{topic.topic}: {topic.deadline_misses_total:,} deadline misses, '
@@ -180,7 +216,7 @@ def timeline_figure(topic: TopicResult, timeline: Timeline, windows: list[Any], 
         ax.axhline(_ms(topic.deadline_ns), color=MISS_COLOR, linestyle='--', linewidth=1,
                    label=f'deadline D = {_ms(topic.deadline_ns):g} ms')
     raw = timeline.raw_points()
-    if raw is not None and raw['missed'].any():
+    if not many and raw is not None and raw['missed'].any():
         missed = raw['missed']
         ax.scatter(raw['t'][missed], raw['response'][missed] / 1e6, marker='x',
                    color=MISS_COLOR, s=36, zorder=5, linewidths=1.5, label='deadline miss')
@@ -189,11 +225,13 @@ def timeline_figure(topic: TopicResult, timeline: Timeline, windows: list[Any], 
     ax.legend(loc='upper right', fontsize=8, framealpha=0.9)
     ax.grid(alpha=0.3)
 
-    _rtf_axis(axes[2], windows, t0_ns, target_rtf)
+    if many:
+        _counts_axis(axes[2], timeline, topic)
+    _rtf_axis(axes[-1], windows, t0_ns, target_rtf)
     if windows:
-        axes[2].legend(loc='lower right', fontsize=8, ncols=3, framealpha=0.9)
-    axes[2].grid(alpha=0.3)
-    axes[2].set_xlabel('time since the start of the bag [s] (wall clock)')
+        axes[-1].legend(loc='lower right', fontsize=8, ncols=3, framealpha=0.9)
+    axes[-1].grid(alpha=0.3)
+    axes[-1].set_xlabel('time since the start of the bag [s] (wall clock)')
     return _png(figure)
 
 

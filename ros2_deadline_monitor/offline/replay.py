@@ -5,9 +5,8 @@ the arrival (the recorder's receive time, system clock), the header stamp read s
 the CDR bytes when the type starts with a Header or Time, and the serialized size; nothing is
 deserialized. ``/clock`` samples go to ``RtfAnalyzer.record``. Every second of bag time (or
 every ``TICK_MESSAGES`` messages, whichever comes first) the analyzers process their pending
-events and the per-cycle rows are folded into whole-run accumulators
-(``offline.accumulate``); the clock is reported every second of bag time. Memory is bounded
-by those, not by the bag's size.
+events, the per-cycle rows are folded into whole-run accumulators (``offline.accumulate``)
+and the clock is reported. Memory is bounded by those, not by the bag's size.
 """
 
 from __future__ import annotations
@@ -42,13 +41,13 @@ from .results import BagInfo, BagResult, ClockResult, TopicResult
 
 NAN = float('nan')
 TICK_NS = NS_PER_S
-"""Bag time between two rounds of processing (and between two clock reports)."""
-TICK_MESSAGES = 16_384
-"""Messages between two rounds of processing at most, so no ring ever overflows."""
+"""Bag time between two rounds of processing and clock reports."""
+TICK_MESSAGES = 8_192
+"""Messages between two rounds at most, so no ring overflows however dense the bag."""
 WINDOW_CYCLES = 2 * TICK_MESSAGES
 """Rows each CycleAnalyzer keeps: more than one round can produce."""
-CLOCK_CAPACITY = 1 << 16
-"""/clock samples the RtfAnalyzer keeps: more than a second of a very fast clock."""
+CLOCK_CAPACITY = 2 * TICK_MESSAGES
+"""/clock samples the RtfAnalyzer keeps: more than one round can bring."""
 PERCENTILE_METHOD = (
     f'exact (linear interpolation, numpy type 7) up to {EXACT_CAP:,} values per series; '
     f'beyond that from a log histogram with {REL_BIN:.1%} bins (relative error < '
@@ -398,22 +397,28 @@ class BagAnalysis:
             return 'wall', 'stamps on wall clock'
         return 'sim', 'stamps on sim clock'
 
-    def _on_clock(self, t: int, raw: bytes) -> None:
+    def _clock_handler(self) -> Callable[[int, bytes], None]:
         clock = self.clock
-        try:
-            sim = read_stamp_ns(raw)
-        except CdrError:
-            clock.malformed += 1
-            return
-        if clock.last_sim is not None and sim < clock.last_sim:
-            # A simulator reset: finish everything measured before it first.
-            self._flush(t)
-            clock.report(t)
-        clock.last_sim = sim
-        if clock.rtf.record(t, sim):
-            for track in self.tracks:
-                if track.analyzer is not None:
-                    track.analyzer.reset_sim(clock.rtf)
+        record = clock.rtf.record
+
+        def on_clock(t: int, raw: bytes) -> None:
+            try:
+                sim = read_stamp_ns(raw)
+            except CdrError:
+                clock.malformed += 1
+                return
+            last = clock.last_sim
+            if last is not None and sim < last:
+                # A simulator reset: finish everything measured before it first.
+                self._flush()
+                clock.report(t)
+            clock.last_sim = sim
+            if record(t, sim):
+                for track in self.tracks:
+                    if track.analyzer is not None:
+                        track.analyzer.reset_sim(clock.rtf)
+
+        return on_clock
 
     def _stats_handler(self, topic: BagTopic, store: Any) -> Callable[[int, bytes], None]:
         recorded = self.recorded
@@ -433,7 +438,7 @@ class BagAnalysis:
 
     # -- running --------------------------------------------------------------------------
 
-    def _flush(self, now: int) -> None:
+    def _flush(self) -> None:
         for track in self.tracks:
             track.flush(self.clock.rtf)
 
@@ -445,7 +450,7 @@ class BagAnalysis:
             self._connect(track.plan.bag_topic, self._topic_handler(track))
             topics.append(track.plan.bag_topic)
         if plan.clock is not None:
-            self._connect(plan.clock, self._on_clock)
+            self._connect(plan.clock, self._clock_handler())
             topics.append(plan.clock)
         if plan.stats:
             store = self.bag.typestore(sorted({t.msgtype for t in plan.stats}))
@@ -457,27 +462,21 @@ class BagAnalysis:
         progress = self.progress
         done = 0
         since = 0
-        next_tick: int | None = None
-        next_clock: int | None = None
-        last = self.bag.start_ns
+        t = self.bag.start_ns  # stays the last log time read (the start if none)
+        next_tick = t + TICK_NS
         for conn, t, raw in self.bag.messages(connections):
-            if next_tick is None:
-                next_tick = next_clock = t + TICK_NS
-            elif t >= next_tick or since >= TICK_MESSAGES:
-                self._flush(t)
-                if t >= next_clock:
-                    self.clock.report(t)
-                    next_clock = t + TICK_NS
+            if t >= next_tick or since >= TICK_MESSAGES:
+                self._flush()
+                self.clock.report(t)
                 next_tick = t + TICK_NS
                 done += since
                 since = 0
                 if progress is not None:
                     progress(done)
             since += 1
-            last = t
             handlers[conn.id](t, raw)
-        self._flush(last)
-        self.clock.report(last)
+        self._flush()
+        self.clock.report(t)
         done += since
         if progress is not None:
             progress(done)
@@ -486,7 +485,7 @@ class BagAnalysis:
             raise BagError(f'cannot read bag {self.bag.path} completely: {done:,} of the '
                            f'{expected:,} messages it lists could be read (damaged or truncated '
                            'storage file?)')
-        return self._result(last)
+        return self._result(t)
 
     def _result(self, now: int) -> BagResult:
         bag = self.bag

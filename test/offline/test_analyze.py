@@ -385,3 +385,48 @@ def test_clock_message_layout_matches_the_reader(bags) -> None:
         stamp=store.types['builtin_interfaces/msg/Time'](sec=1, nanosec=2), frame_id='base')
     assert bytes(store.serialize_cdr(header, 'std_msgs/msg/Header')) == bags.header_cdr(
         1_000_000_002, b'base')
+
+
+def test_runs_as_a_module_without_ros_or_matplotlib(bags, tmp_path: Path) -> None:
+    """``python -m ros2_deadline_monitor.analyze``: no rclpy, no matplotlib for tables."""
+    import subprocess
+    import sys
+
+    ref = bags.reference(tmp_path / 'bag', 'sqlite3')
+    script = (
+        'import runpy, sys\n'
+        f'sys.argv = ["analyze", {str(ref.path)!r}, "--stamp", "start", "--no-progress"]\n'
+        'try:\n'
+        '    runpy.run_module("ros2_deadline_monitor.analyze", run_name="__main__")\n'
+        'except SystemExit as exit_:\n'
+        '    code = exit_.code\n'
+        'bad = sorted(m for m in sys.modules if m.split(".")[0] in ("rclpy", "matplotlib"))\n'
+        'print("CODE", code, "IMPORTED", bad)\n')
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
+                          cwd=root, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == 'CODE 0 IMPORTED []'
+    assert '/demo/cmd' in proc.stdout
+
+
+def test_missing_matplotlib_is_one_error(bags, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    import sys
+
+    ref = bags.reference(tmp_path / 'bag', 'mcap')
+    monkeypatch.setitem(sys.modules, 'matplotlib', None)  # makes `import matplotlib` fail
+    line = one_error(capsys, 1, [str(ref.path), '--plot', str(tmp_path / 'plots')])
+    assert 'need matplotlib' in line
+    assert not (tmp_path / 'plots').exists()
+
+
+def test_html_of_recorded_stats_only(bags, tmp_path: Path) -> None:
+    path = bags.stats(tmp_path / 'bag', 'mcap', [
+        (T0, [{'name': 'cmd', 'topic': '/demo/cmd', 'messages_total': 7,
+               'deadline_misses_total': 2}], None)])
+    html = tmp_path / 'report.html'
+    assert main([str(path), '--no-progress', '--html', str(html)]) == 0
+    text = html.read_text()
+    assert 'Recorded monitor statistics' in text and '/demo/cmd' in text
+    assert '<img' not in text
