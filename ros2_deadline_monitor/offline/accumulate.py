@@ -53,7 +53,6 @@ class ValueSketch:
                 self._chunks = []
                 self._held = 0
                 self._pos = np.zeros(self._bin_of(np.iinfo(np.int64).max) + 2, np.int64)
-                self._neg = np.zeros_like(self._pos)
                 self._bin(held)
             return
         self._bin(np.asarray(values, np.int64))
@@ -62,13 +61,15 @@ class ValueSketch:
         return np.ceil(np.log(magnitude) / self._log_gamma).astype(np.int64)
 
     def _bin(self, values: np.ndarray) -> None:
-        assert self._pos is not None and self._neg is not None
+        assert self._pos is not None
         positive = values[values > 0].astype(np.float64)
         negative = -values[values < 0].astype(np.float64)
         self._zero += int(np.count_nonzero(values == 0))
         if len(positive):
             self._pos += np.bincount(self._bin_of(positive), minlength=len(self._pos))
         if len(negative):
+            if self._neg is None:  # most series never go negative: allocate on demand
+                self._neg = np.zeros_like(self._pos)
             self._neg += np.bincount(self._bin_of(negative), minlength=len(self._neg))
 
     def _values(self) -> np.ndarray:
@@ -78,10 +79,11 @@ class ValueSketch:
 
     def _binned(self) -> tuple[np.ndarray, np.ndarray]:
         """Return the representative value and count of every non-empty bin, ascending."""
-        assert self._pos is not None and self._neg is not None
+        assert self._pos is not None
         gamma = math.exp(self._log_gamma)
+        neg = self._neg if self._neg is not None else np.zeros(0, np.int64)
         pos_idx = np.flatnonzero(self._pos)
-        neg_idx = np.flatnonzero(self._neg)[::-1]
+        neg_idx = np.flatnonzero(neg)[::-1]
         # The value that minimizes the relative error for a bin (gamma^(i-1), gamma^i].
         scale = 2.0 / (1.0 + gamma)
         values = np.concatenate([
@@ -90,7 +92,7 @@ class ValueSketch:
             np.exp(pos_idx * self._log_gamma) * scale,
         ])
         counts = np.concatenate([
-            self._neg[neg_idx], np.full(1 if self._zero else 0, self._zero), self._pos[pos_idx]])
+            neg[neg_idx], np.full(1 if self._zero else 0, self._zero), self._pos[pos_idx]])
         return values, counts
 
     def quantiles(self, qs: tuple[float, ...]) -> tuple[float, ...]:

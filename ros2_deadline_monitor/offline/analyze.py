@@ -11,11 +11,13 @@ import argparse
 import json
 from pathlib import Path
 import sys
+import textwrap
 from typing import TextIO
 
 from ros2_deadline_monitor.core.config import CLOCKS, duration_ns, NS_PER_MS, RULES, STAMPS
 from ros2_deadline_monitor.core.errors import ConfigError, MonitorError
 
+from .accumulate import EXACT_CAP, REL_BIN
 from .bag import BagSource
 from .config_file import FileConfig, load_config
 from .progress import ProgressBar
@@ -33,13 +35,18 @@ per topic the message rate, intervals between cycle starts on the wall and sim c
 time factor from /clock. Bags holding the monitor's own MonitorStats are summarized too.
 """
 
+_DEFAULTS = textwrap.fill(
+    'Without --config or --topic every topic is analyzed except infrastructure topics '
+    f'({", ".join(sorted(EXCLUDED_TOPICS))}) and the monitor\'s own stats, each with its '
+    'period learned from the median interval. Flags override the config file for every '
+    'selected topic.', 88)
 EPILOG = f"""\
-Without --config or --topic every topic is analyzed except {', '.join(sorted(EXCLUDED_TOPICS))}
-and the monitor's own stats, each with its period learned from the median interval.
-Flags override the config file for every selected topic.
+{_DEFAULTS}
 
 Timestamps: a message's arrival is its log time in the bag (when the recorder received it);
-with --stamp start its header stamp marks the cycle start.
+with --stamp start its header stamp marks the cycle start. Whole-bag counts, means and
+maxima are exact; percentiles are exact up to {EXACT_CAP:,} values per series and within
+{REL_BIN / 2:.2%} beyond.
 
 Exit status: 0 success, 1 error (one line on stderr), 2 usage error.
 """
@@ -92,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="clock of the producing timer (default: 'sim' when the bag has "
                              "/clock, unless the header stamps are on the wall clock; else "
                              "'wall')")
-    out = parser.add_argument_group('outputs (the table always goes to stdout)')
+    out = parser.add_argument_group('outputs (the table goes to stdout unless a FILE is -)')
     out.add_argument('--json', metavar='FILE', help="write every figure as JSON ('-': stdout)")
     out.add_argument('--csv', metavar='FILE', help="write one row per topic as CSV ('-': stdout)")
     out.add_argument('--plot', metavar='DIR', help='write PNG figures into DIR (needs matplotlib)')
