@@ -276,6 +276,17 @@ class CycleAnalyzer:
             interval_sim=interval_sim, lateness=start_timer - slots, response=response,
             skipped=skipped, missed=missed.astype(np.int64), lost=lost, size=size, age=age)
 
+    def drain_rows(self, clock: RtfAnalyzer | None = None) -> dict[str, np.ndarray]:
+        """Process pending events and hand over every per-cycle row of the window, oldest first.
+
+        For consumers that keep their own whole-run statistics (the offline analyzer): the
+        window is emptied so no row is handed over twice; the totals are kept.
+        """
+        self.process(clock)
+        rows = self._rows.rows()
+        self._rows.clear()
+        return rows
+
     def report(self, now_wall_ns: int, clock: RtfAnalyzer | None = None,
                writers: int = 1) -> TopicReport:
         """Process pending events, then summarize the rolling window and the totals."""

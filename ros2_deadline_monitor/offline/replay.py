@@ -79,19 +79,6 @@ class Plan:
     use_sim_time: bool | None = None
 
 
-def take_rows(analyzer: CycleAnalyzer) -> dict[str, np.ndarray]:
-    """Per-cycle rows the analyzer produced since the previous call, oldest first.
-
-    The core keeps them in its bounded window ring and has no public accessor yet, so this
-    is the one place that reaches into it; the ring is emptied so no row is counted twice
-    (the analyzer's own totals are unaffected).
-    """
-    ring = analyzer._rows
-    rows = ring.rows()
-    ring.clear()
-    return rows
-
-
 def _interval_summary(clock: str, stats: RunningStats, sketch: ValueSketch,
                       over: tuple[int, int, int]) -> IntervalSummary:
     if stats.count == 0:
@@ -144,8 +131,7 @@ class _TopicTrack:
         analyzer = self.analyzer
         if analyzer is None:
             return
-        analyzer.process(clock)
-        rows = take_rows(analyzer)
+        rows = analyzer.drain_rows(clock)
         n = len(rows['arrival'])
         if n == 0:
             return
