@@ -1,0 +1,46 @@
+"""The reference measurement as separate processes: monitor == controller's own record."""
+
+import pytest
+
+from ros2_deadline_monitor.tools.demo import (
+    build_parser,
+    format_phase,
+    PHASES,
+    run_phase,
+    StatsListener,
+)
+
+PHASE = {p.name: p for p in PHASES}
+
+
+@pytest.fixture(scope='module')
+def listener():
+    stats = StatsListener()
+    yield stats
+    stats.close()
+
+
+@pytest.mark.parametrize('name', [p.name for p in PHASES])
+def test_monitor_counts_equal_the_controllers_record(listener, name):
+    result = run_phase(PHASE[name], listener, duration_s=3.0)
+    print(format_phase(result))
+    assert result.error is None
+    truth, monitor = result.truth, result.monitor
+    assert monitor['cycles'] == truth['cycles'] > 0
+    assert monitor['lost'] == 0
+    assert (monitor['misses'], monitor['skipped']) == (truth['misses'], truth['skipped'])
+    if PHASE[name].stall_ms:
+        # Every stall makes the stalled cycle and the one after it miss, and skips a period;
+        # a noisy machine may add more, never fewer.
+        stalls = truth['cycles'] // 50
+        assert truth['misses'] >= 2 * stalls and truth['skipped'] >= stalls
+    if name == 'sim_rtf05':
+        assert monitor['rtf'] == pytest.approx(0.5, abs=0.02)
+        assert monitor['sim_mean_ms'] == pytest.approx(10.0, abs=0.5)
+        assert monitor['wall_mean_ms'] == pytest.approx(20.0, abs=1.0)
+
+
+def test_parser_defaults_run_every_phase():
+    args = build_parser().parse_args([])
+    assert args.phases == [p.name for p in PHASES]
+    assert args.duration_s == 5.0
