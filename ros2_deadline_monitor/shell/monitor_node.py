@@ -448,7 +448,8 @@ def main(argv: list[str] | None = None) -> int:
         executor.add_node(node)
         while not stop.is_set() and rclpy.ok():
             executor.spin_once(timeout_sec=SPIN_TIMEOUT_S)
-        node.finish()
+        if rclpy.ok():
+            node.finish()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:

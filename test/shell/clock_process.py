@@ -1,9 +1,11 @@
 """A /clock publisher process for the tests: a simulator stand-in paced to a target RTF.
 
 Sim time advances by one step per message; message k is due at wall ``k * step / rtf`` after
-the start (monotonic clock). A lag up to ``--max-lag-ms`` (scheduling noise of a shared
-machine) is made up by publishing the late steps at once; behind by more, it does not burst:
-the schedule restarts from now, so a real stall shows as a lower RTF. Runs until SIGINT or
+the start (monotonic clock). A lag up to ``--max-lag-ms`` is made up by publishing the late
+steps at once, so the average RTF is the target even on a busy machine (in full suite runs
+this process was once held up for about 330 ms during discovery, reproducibly); behind by
+more, the schedule restarts from now. Unlike the shipped ``sim_clock``, this stand-in is meant
+to hit its target, so the tests can check the RTF the monitor reports. Runs until SIGINT or
 SIGTERM.
 """
 
@@ -12,7 +14,7 @@ import signal
 import time
 
 import rclpy
-from rclpy.qos import QoSProfile
+from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
 from rosgraph_msgs.msg import Clock
 
@@ -24,7 +26,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument('--rtf', type=float, default=1.0)
     parser.add_argument('--step-ms', type=float, default=1.0)
-    parser.add_argument('--max-lag-ms', type=float, default=50.0)
+    parser.add_argument('--max-lag-ms', type=float, default=1000.0)
     args = parser.parse_args()
     running = [True]
 
@@ -35,7 +37,8 @@ def main() -> int:
     signal.signal(signal.SIGTERM, stop)
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node('test_sim_clock')
-    publisher = node.create_publisher(Clock, '/clock', QoSProfile(depth=10))
+    publisher = node.create_publisher(
+        Clock, '/clock', QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT))
     step_ns = round(args.step_ms * 1e6)
     wall_step_ns = round(step_ns / args.rtf)
     max_lag_ns = max(round(args.max_lag_ms * 1e6), wall_step_ns)

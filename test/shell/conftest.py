@@ -23,6 +23,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 CLOCK_PROCESS = HERE / 'clock_process.py'
 DEFAULT_TIMEOUT_S = 10.0
+STARTING_UP = 'Node starting up'
 
 
 def _wait_for(condition: Callable[[], Any], timeout: float = DEFAULT_TIMEOUT_S,
@@ -111,12 +112,16 @@ class Observer:
         return next((t for t in stats.topics if t.name == name), None)
 
     def status(self, suffix: str) -> Any:
-        """Return the newest diagnostic status whose name ends with ``suffix``, or None."""
+        """Return the newest diagnostic status whose name ends with ``suffix``, or None.
+
+        diagnostic_updater announces each new task with an OK 'Node starting up' status
+        before the first real one; those announcements are skipped.
+        """
         with self.lock:
             arrays = list(self.arrays)
         for array in reversed(arrays):
             for status in array.status:
-                if status.name.endswith(suffix):
+                if status.name.endswith(suffix) and status.message != STARTING_UP:
                     return status
         return None
 
@@ -226,9 +231,10 @@ def clock_process() -> Iterator[Callable[..., subprocess.Popen]]:
     processes: list[subprocess.Popen] = []
 
     def start(rtf: float = 1.0, step_ms: float = 1.0) -> subprocess.Popen:
+        env = dict(os.environ)
         process = subprocess.Popen(
             [sys.executable, str(CLOCK_PROCESS), '--rtf', str(rtf), '--step-ms', str(step_ms)],
-            env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         processes.append(process)
         return process
 
