@@ -1,0 +1,150 @@
+"""Fixtures of the fault suite: the node-test fixtures of test/shell, plus fault helpers.
+
+The fixtures of ``test/shell/conftest.py`` (``observer``, ``start_monitor``, ``spin``,
+``second_context``, ``wait_for``, ``key_values``, ``clock_process``) are loaded from that file
+so both suites drive the monitor the same way. Faults are made with real rclpy over real DDS:
+publishers that die (a node destroyed in its own Context, which is its own DDS participant,
+like a process), /clock publishers that stall, pause or jump, processes that get signals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+import importlib.util
+from pathlib import Path
+import subprocess
+import threading
+from typing import Any
+
+import pytest
+
+_SHELL_CONFTEST = Path(__file__).resolve().parent.parent / 'shell' / 'conftest.py'
+_spec = importlib.util.spec_from_file_location('shell_node_fixtures', _SHELL_CONFTEST)
+shell = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(shell)
+
+# Re-exported fixtures: pytest collects fixtures defined in (or imported into) a conftest.
+wait_for = shell.wait_for
+key_values = shell.key_values
+spin = shell.spin
+second_context = shell.second_context
+observer = shell.observer
+start_monitor = shell.start_monitor
+clock_process = shell.clock_process
+Observer = shell.Observer
+Spinner = shell.Spinner
+
+NS_PER_S = 1_000_000_000
+OK, WARN, ERROR, STALE = 0, 1, 2, 3
+
+
+class Participant:
+    """A Context of its own with spinning nodes: another process, as far as DDS can tell.
+
+    ``close()`` destroys the nodes and shuts the context down, so its publishers vanish from
+    the graph the way a killed process's do (minus the lease timeout).
+    """
+
+    def __init__(self) -> None:
+        import rclpy
+        from rclpy.context import Context
+
+        self.context = Context()
+        rclpy.init(context=self.context)
+        self.nodes: list[Any] = []
+        self.spinner: Any = None
+
+    def node(self, name: str, **kwargs: Any) -> Any:
+        """Create a node in this participant (spun once ``start`` is called)."""
+        from rclpy.node import Node
+
+        node = Node(name, context=self.context, **kwargs)
+        self.nodes.append(node)
+        return node
+
+    def start(self) -> None:
+        """Spin every node created so far in a background thread."""
+        self.spinner = Spinner(self.context, *self.nodes)
+
+    def close(self) -> None:
+        """Stop spinning, destroy the nodes and shut the context down (idempotent)."""
+        import rclpy
+
+        if self.spinner is not None:
+            spinner, self.spinner = self.spinner, None
+            spinner.stop()
+        for node in self.nodes:
+            node.destroy_node()
+        self.nodes = []
+        rclpy.try_shutdown(context=self.context)
+
+
+@pytest.fixture
+def participant() -> Iterator[Callable[[], Participant]]:
+    """Return a function creating ``Participant``s; all are closed after the test."""
+    created: list[Participant] = []
+
+    def make() -> Participant:
+        created.append(Participant())
+        return created[-1]
+
+    yield make
+    for item in reversed(created):
+        item.close()
+
+
+class Beat:
+    """Publishes ``std_msgs/Header`` on a topic from a timer and counts what it published.
+
+    Publishes only while a subscription is matched, so its count is what a monitor can see.
+    """
+
+    def __init__(self, node: Any, topic: str, period_s: float, msg_type: Any = None) -> None:
+        from rclpy.qos import QoSProfile
+        from std_msgs.msg import Header
+
+        self.msg_type = msg_type or Header
+        self.publisher = node.create_publisher(self.msg_type, topic, QoSProfile(depth=100))
+        self.count = 0
+        self.lock = threading.Lock()
+        node.create_timer(period_s, self._tick)
+
+    def _tick(self) -> None:
+        if not self.publisher.get_subscription_count():
+            return
+        self.publisher.publish(self.msg_type())
+        with self.lock:
+            self.count += 1
+
+
+@pytest.fixture
+def make_beat() -> Callable[..., Beat]:
+    """Return ``Beat``: ``make_beat(node, topic, period_s, msg_type=Header)``."""
+    return Beat
+
+
+def stamp_ns(msg: Any) -> int:
+    """Return a message header's stamp in integer nanoseconds."""
+    return msg.header.stamp.sec * NS_PER_S + msg.header.stamp.nanosec
+
+
+def run_process(args: list[str], log_path: Path) -> subprocess.Popen:
+    """Start a process writing stdout and stderr to ``log_path``."""
+    log = open(log_path, 'w')  # noqa: SIM115 - closed by the fixture that owns the process
+    process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, text=True)
+    process.log = log  # type: ignore[attr-defined]
+    return process
+
+
+@pytest.fixture
+def processes() -> Iterator[list[subprocess.Popen]]:
+    """Collect started processes; any still running after the test is killed."""
+    started: list[subprocess.Popen] = []
+    yield started
+    for process in started:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        log = getattr(process, 'log', None)
+        if log is not None:
+            log.close()
