@@ -8,7 +8,7 @@ stats timer, in batches, which is exact because the arrival times come from the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -92,6 +92,11 @@ def _diff_with(previous: int, values: np.ndarray) -> np.ndarray:
     return out
 
 
+def _no_negative(intervals: np.ndarray) -> np.ndarray:
+    """Negative intervals become NO_VALUE (NO_VALUE itself is negative and stays)."""
+    return np.where(intervals < 0, NO_VALUE, intervals)
+
+
 @dataclass
 class _Totals:
     messages: int = 0
@@ -126,6 +131,7 @@ class CycleAnalyzer:
         self._last_arrival: int | None = None
         self._start_source = 'arrival'
         self._totals = _Totals()
+        self._reset_at: int | None = None
         self._resolve()
 
     @property
@@ -177,10 +183,22 @@ class CycleAnalyzer:
         """Count middleware 'requested deadline missed' events."""
         self._totals.qos_deadline_events += count
 
-    def reset_sim(self, clock: RtfAnalyzer | None = None) -> None:
-        """Sim time jumped backwards: finish pending events, then drop sim-time state."""
-        self.process(clock)
+    def reset_sim(self, clock: RtfAnalyzer | None = None, at_wall_ns: int | None = None) -> None:
+        """Sim time jumped backwards: drop sim-time state after the events before the jump.
+
+        Without ``at_wall_ns`` pending events are processed now. With it (the wall time the
+        jump was received) the reset is only noted, O(1), and ``process`` applies it between
+        the events that arrived before and after that time: a burst of jumps (two /clock
+        publishers that disagree) then costs nothing per jump.
+        """
         self._totals.resets += 1
+        if at_wall_ns is None:
+            self.process(clock)
+            self._drop_sim_state()
+        else:
+            self._reset_at = at_wall_ns
+
+    def _drop_sim_state(self) -> None:
         self._prev_start_sim = NO_VALUE
         if self._config.clock == 'sim':
             self._grid = GridState()
@@ -190,9 +208,24 @@ class CycleAnalyzer:
     def process(self, clock: RtfAnalyzer | None = None) -> None:
         """Turn pending events into per-cycle rows (runs on the stats timer)."""
         clock = clock if clock is not None else self.clock
+        reset_at, self._reset_at = self._reset_at, None
         if self._pending.count == 0:
+            if reset_at is not None:
+                self._drop_sim_state()
             return
-        arrival, stamp, seq, size = self._pending.drain()
+        events = self._pending.drain()
+        if reset_at is None:
+            self._process(*events, clock)
+            return
+        before = events[0] < reset_at
+        if before.any():
+            self._process(*(column[before] for column in events), clock)
+        self._drop_sim_state()
+        if not before.all():
+            self._process(*(column[~before] for column in events), clock)
+
+    def _process(self, arrival: np.ndarray, stamp: np.ndarray, seq: np.ndarray,
+                 size: np.ndarray, clock: RtfAnalyzer | None) -> None:
         self._totals.messages += len(arrival)
         self._last_arrival = int(arrival[-1])
         lost = self._count_lost(seq)
@@ -259,9 +292,11 @@ class CycleAnalyzer:
         if len(arrival) == 0:
             return
         slots, skipped = replay(start_timer, timing.period_ns, self._grid)
-        interval_timer = _diff_with(self._prev_start_timer, start_timer)
-        interval_wall = _diff_with(self._prev_start_wall, start_wall)
-        interval_sim = _diff_with(self._prev_start_sim, start_sim)
+        # A start before the previous one (sim time jumped back before the reset reached this
+        # topic, or two producers) has no interval: a negative one would mean nothing.
+        interval_timer = _no_negative(_diff_with(self._prev_start_timer, start_timer))
+        interval_wall = _no_negative(_diff_with(self._prev_start_wall, start_wall))
+        interval_sim = _no_negative(_diff_with(self._prev_start_sim, start_sim))
         self._prev_start_timer = int(start_timer[-1])
         self._prev_start_wall = int(start_wall[-1])
         self._prev_start_sim = int(start_sim[-1])
@@ -359,10 +394,16 @@ class CycleAnalyzer:
 
     def level(self, report: TopicReport, thresholds: Thresholds, now_wall_ns: int,
               rtf: float | None = None) -> tuple[Level, str]:
-        """Level of ``report``; under sim time the timeout stretches by 1 / RTF."""
+        """Level of ``report``; under sim time the timeout stretches by 1 / RTF.
+
+        ``rtf`` None means unknown (the wall timeout applies); 0 or NaN means sim time did
+        not advance (paused or frozen simulator): a sim-clock topic cannot time out then,
+        since no sim time passed; the clock status reports the freeze.
+        """
         timeout = report.timeout_ns
-        if (timeout is not None and self._config.clock == 'sim' and rtf is not None
-                and rtf == rtf and rtf > 0):
+        if timeout is not None and self._config.clock == 'sim' and rtf is not None:
+            if not rtf > 0:
+                return topic_level(replace(report, timeout_ns=None), thresholds, now_wall_ns)
             timeout = round(timeout / min(rtf, 1.0))
         return topic_level(report, thresholds, now_wall_ns, timeout)
 

@@ -43,6 +43,15 @@ def clock_level(report: ClockReport, thresholds: Thresholds, now_wall_ns: int,
     if silent_ns > thresholds.clock_timeout_ns:
         level = Level.ERROR if expected else Level.WARN
         return level, f'/clock silent for {silent_ns / 1e9:.1f} s (simulator stalled?)'
+    level, text = _rtf_level(report, thresholds, target_rtf)
+    if report.resets:
+        # Said whatever else is wrong: a world reset explains odd figures in this window.
+        return max(level, Level.WARN), f'{text}; sim time jumped back {report.resets} time(s)'
+    return level, text
+
+
+def _rtf_level(report: ClockReport, thresholds: Thresholds,
+               target_rtf: float) -> tuple[Level, str]:
     rtf_text = f'RTF {report.rtf:.3f}' if not math.isnan(report.rtf) else 'RTF n/a'
     if report.paused:
         return Level.OK, 'simulation paused'
@@ -51,8 +60,6 @@ def clock_level(report: ClockReport, thresholds: Thresholds, now_wall_ns: int,
             return Level.ERROR, f'{rtf_text} below {thresholds.rtf_error_fraction:g} x target'
         if report.rtf < thresholds.rtf_warn_fraction * target_rtf:
             return Level.WARN, f'{rtf_text} below {thresholds.rtf_warn_fraction:g} x target'
-    if report.resets:
-        return Level.WARN, f'{rtf_text}; sim time jumped back {report.resets} time(s)'
     return Level.OK, rtf_text
 
 

@@ -153,10 +153,12 @@ def topic_values(report: TopicReport, type_name: str, arrival_source: str,
 
 
 def clock_values(report: ClockReport, clock_topic: str, target_rtf: float,
-                 simulator_rtf: float) -> list[tuple[str, str]]:
-    """Key/value pairs of the /clock stream and the RTF."""
+                 simulator_rtf: float, publishers: int | None = None) -> list[tuple[str, str]]:
+    """Key/value pairs of the /clock stream and the RTF (``publishers``: from the graph)."""
+    counted = [] if publishers is None else [('clock publishers', str(publishers))]
     return [
         ('clock topic', clock_topic),
+        *counted,
         ('RTF', _num(report.rtf)),
         ('RTF total', _num(report.rtf_total)),
         ('RTF target', _num(target_rtf)),

@@ -98,6 +98,8 @@ class MonitorNode(Node):
         self._last_clock_report: ClockReport | None = None
         self._last_lines: list[TopicLine] = []
         self._stats_late_ns = 0
+        self._reset_logged_ns = -(1 << 62)
+        self._resets_unlogged = 0
 
         self._declaring = True
         try:
@@ -285,14 +287,28 @@ class MonitorNode(Node):
     # -- callbacks -----------------------------------------------------------------------
 
     def _on_clock(self, msg: ClockMsg, info: dict[str, Any]) -> None:
-        """Record one /clock sample; on a sim-time reset, reset every topic's sim state."""
+        """Record one /clock sample; on a sim-time reset, reset every topic's sim state.
+
+        The topics only note the reset's wall time (O(1)) and apply it when they next
+        process their events, so a storm of resets (two /clock publishers that disagree)
+        does not starve the monitor; the warning is logged once per stats period at most.
+        """
         sim_ns = msg.clock.sec * NS_PER_S + msg.clock.nanosec
-        if self._rtf.record(info['received_timestamp'], sim_ns):
-            for monitor in self._topics.values():
-                monitor.analyzer.reset_sim(self._rtf)
+        received = info['received_timestamp']
+        if not self._rtf.record(received, sim_ns):
+            return
+        for monitor in self._topics.values():
+            monitor.analyzer.reset_sim(self._rtf, at_wall_ns=received)
+        self._resets_unlogged += 1
+        now = time.monotonic_ns()
+        if now - self._reset_logged_ns >= self._settings.stats_period_ns:
+            more = (f' ({self._resets_unlogged - 1} more since the last warning)'
+                    if self._resets_unlogged > 1 else '')
             self.get_logger().warning(
-                f'sim time jumped back to {sim_ns / NS_PER_S:.3f} s (simulator reset): '
+                f'sim time jumped back to {sim_ns / NS_PER_S:.3f} s (simulator reset){more}: '
                 'sim-time state of every topic was reset')
+            self._reset_logged_ns = now
+            self._resets_unlogged = 0
 
     def _on_simulator_rtf(self, msg: Any) -> None:
         self._simulator_rtf = float(msg.data)
@@ -349,6 +365,8 @@ class MonitorNode(Node):
         thresholds = analysis.thresholds
         clock_report = self._rtf.report(now)
         rtf = None if math.isnan(clock_report.rtf) else clock_report.rtf
+        if rtf is None and self._rtf.has_samples and clock_report.messages == 0:
+            rtf = 0.0  # /clock stopped: no sim time passed in this window
         clock = self._rtf if self._rtf.has_samples else None
         arrival = settings.arrival_timestamp
 
@@ -379,12 +397,15 @@ class MonitorNode(Node):
 
         clock_lvl, clock_text = clock_level(clock_report, thresholds, now, analysis.target_rtf,
                                             self._use_sim_time())
+        clock_publishers = self.count_publishers(settings.clock_topic)
+        clock_lvl, clock_text = _several_clocks(clock_lvl, clock_text, clock_publishers,
+                                                clock_report.resets, settings.clock_topic)
         clock_msg = conversions.clock_stats(clock_report, now, clock_lvl, clock_text,
                                             self._simulator_rtf)
         statuses.append(diagnostics.make_status(
             diagnostics.CLOCK_STATUS, clock_lvl, clock_text, settings.hardware_id,
             diagnostics.clock_values(clock_report, settings.clock_topic, analysis.target_rtf,
-                                     self._simulator_rtf)))
+                                     self._simulator_rtf, clock_publishers)))
 
         host_report = self._host.sample(time.monotonic_ns())
         host_lvl, host_text = host_level(host_report)
@@ -417,6 +438,21 @@ class MonitorNode(Node):
         text = summary_text(self.get_name(), self._last_lines, self._last_clock_report)
         self.get_logger().info(text)
         return text
+
+
+def _several_clocks(level: Level, text: str, publishers: int, resets: int,
+                    clock_topic: str) -> tuple[Level, str]:
+    """Name several /clock publishers: WARN, ERROR when sim time also jumped back.
+
+    Two simulators (or a simulator and a bag player) on one /clock make sim time alternate
+    between them: every sample a 'reset'. The count of publishers says why.
+    """
+    if publishers <= 1:
+        return level, text
+    if resets:
+        return Level.ERROR, (f'{publishers} publishers on {clock_topic} disagree: sim time '
+                             f'jumped back {resets} time(s) in this window; {text}')
+    return max(level, Level.WARN), f'{publishers} publishers on {clock_topic}; {text}'
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -148,3 +148,34 @@ def test_reconfigure_applies_to_later_events():
     for i in range(10, 20):
         a.record(S + i * 12 * MS)
     assert a.report(S + S).deadline_misses_total == 9
+
+
+def test_deferred_reset_applies_between_the_events_before_and_after_it():
+    # /clock at 1 kHz from sim 100 s; at wall 2 s sim time jumps back to 10 s.
+    clock = RtfAnalyzer()
+    for wall in range(S, 3 * S, MS):
+        clock.record(wall, (100 * S if wall < 2 * S else 10 * S - 2 * S) + wall)
+    a = CycleAnalyzer(TopicConfig(name='a', topic='/a', period_ns=10 * MS, clock='sim'))
+    for i, wall in enumerate(range(S + 5 * MS, 3 * S, 10 * MS)):
+        a.record(wall, NO_VALUE, i + 1, 8)
+        if wall < 2 * S <= wall + 10 * MS:
+            # The reset is noted while later events are still pending (batched takes).
+            a.reset_sim(clock, at_wall_ns=2 * S)
+    r = a.report(3 * S, clock)
+    assert r.resets_total == 1 and r.messages_total == 200
+    # Only the events after the reset remain in the window; none has a negative interval.
+    assert r.messages == 100
+    assert r.interval_sim.min_ns == pytest.approx(10 * MS)
+    assert r.skipped_periods_total == 0 and r.deadline_misses_total == 0
+
+
+def test_a_start_before_the_previous_one_has_no_interval():
+    # Stamps jump back before the monitor heard of the reset: no negative interval.
+    a = CycleAnalyzer(TopicConfig(name='a', topic='/a', period_ns=10 * MS, stamp='start',
+                                  rule='interval'))
+    starts = [100 * S + i * 10 * MS for i in range(50)] + [S + i * 10 * MS for i in range(50)]
+    for i, start in enumerate(starts):
+        a.record(5 * S + i * 10 * MS, start, i + 1, 8)
+    r = a.report(5 * S + 100 * 10 * MS)
+    assert r.interval_wall.count == 98 and r.interval_wall.min_ns == 10 * MS
+    assert r.deadline_misses_total == 0

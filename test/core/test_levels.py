@@ -56,3 +56,25 @@ def test_host_levels():
     assert host_level(HostReport())[0] == Level.OK
     assert host_level(HostReport(cgroup_available=True))[0] == Level.OK
     assert host_level(HostReport(cgroup_available=True, cgroup_nr_throttled=2))[0] == Level.WARN
+
+
+def test_sim_clock_topic_cannot_time_out_while_sim_time_stands_still():
+    a = CycleAnalyzer(TopicConfig(name='a', topic='/a', period_ns=10 * MS, clock='sim'))
+    r = replace(topic_report(), timeout_ns=S)
+    now = r.last_arrival_wall_ns + 5 * S
+    assert a.level(r, Thresholds(), now, rtf=None)[0] == Level.ERROR  # RTF unknown: wall
+    assert a.level(r, Thresholds(), now, rtf=0.0)[0] == Level.OK  # paused or frozen
+    assert a.level(r, Thresholds(), now, rtf=float('nan'))[0] == Level.OK
+    wall = CycleAnalyzer(TopicConfig(name='w', topic='/w', period_ns=10 * MS, clock='wall'))
+    assert wall.level(r, Thresholds(), now, rtf=0.0)[0] == Level.ERROR
+
+
+def test_a_reset_is_named_next_to_a_low_rtf():
+    clock = RtfAnalyzer()
+    for i in range(50):
+        clock.record(i * 10 * MS, 100 * S + i * 5 * MS)
+    for i in range(50, 100):
+        clock.record(i * 10 * MS, i * 2 * MS)  # world reset, then RTF 0.2
+    level, text = clock_level(clock.report(S), Thresholds(), S, 1.0, True)
+    assert level == Level.ERROR
+    assert 'below' in text and 'jumped back 1 time(s)' in text
