@@ -9,19 +9,12 @@ Tests wait on conditions with timeouts and never assert on timing.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-import os
-from pathlib import Path
-import signal
-import subprocess
-import sys
 import threading
 import time
 from typing import Any
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
-CLOCK_PROCESS = HERE / 'clock_process.py'
 DEFAULT_TIMEOUT_S = 10.0
 STARTING_UP = 'Node starting up'
 
@@ -223,27 +216,3 @@ def start_monitor(ros_context: Any, spin: Callable[..., Spinner]) -> Iterator[Ca
     yield start
     for node in nodes:
         node.destroy_node()
-
-
-@pytest.fixture
-def clock_process() -> Iterator[Callable[..., subprocess.Popen]]:
-    """Return a function starting a /clock publisher process (a simulator stand-in)."""
-    processes: list[subprocess.Popen] = []
-
-    def start(rtf: float = 1.0, step_ms: float = 1.0) -> subprocess.Popen:
-        env = dict(os.environ)
-        process = subprocess.Popen(
-            [sys.executable, str(CLOCK_PROCESS), '--rtf', str(rtf), '--step-ms', str(step_ms)],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        processes.append(process)
-        return process
-
-    yield start
-    for process in processes:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()

@@ -1,24 +1,25 @@
 """Acceptance of the monitor node (issue 3): the reference scenario against ground truth.
 
-A 100 Hz producer stalls 22 ms every 50th cycle, stamps each message with its cycle start
-and publishes at the cycle end, next to a /clock process at RTF 1.0. It records its own
-cycles; the core's ``count_cycles`` turns that record into the misses and skipped periods the
-monitor must report exactly. The machine is noisy, so the comparison is with the record,
-never with the nominal 20 and 10.
+The shipped ``demo_controller`` (100 Hz, 22 ms stall every 50th cycle, stamp = cycle start,
+published at the cycle end) runs next to the shipped ``sim_clock`` at RTF 1.0, and writes its
+own record of its cycles; the core's ``count_cycles`` turns that record into the misses and
+skipped periods the monitor must report exactly. The machine is noisy, so the comparison is
+with the record, never with the nominal 20 and 10.
 
 Where a cycle ends on the timer clock: on wall time, the system time when the message is
 published. On sim time the producer cannot read it (its ROS time stands still while its
-callback runs), so a separate clock tracker records every /clock sample with its receive
-time, and the end is the sim time in force at the publish moment, the rule the monitor
-applies at the message's arrival (DESIGN.md §2). The article's approximation, start plus
-the wall execution time, is printed next to it: it agrees while the simulator advances
-evenly and drifts from the sim-time truth when the machine stalls the simulator too.
+callback runs), so a clock tracker here records every /clock sample with its receive time,
+and the end is the sim time in force at the record's publish moment (system clock), the rule
+the monitor applies at the message's arrival (DESIGN.md §2). The controller's own
+``end_timer_ns`` (start plus the wall execution time, the article's approximation) is printed
+next to it: it agrees while the simulator advances evenly and drifts from the sim-time truth
+when the machine holds up the simulator too.
 """
 
 from __future__ import annotations
 
-import threading
-import time
+import signal
+import subprocess
 from typing import Any
 
 import numpy as np
@@ -26,8 +27,7 @@ import pytest
 
 PERIOD_NS = 10_000_000
 STALL_EVERY = 50
-STALL_S = 0.022
-RUN_NS = 5_000_000_000
+STALL_MS = 22.0
 OK, WARN, ERROR = 0, 1, 2
 
 
@@ -60,47 +60,30 @@ class ClockTracker:
         return sim[np.searchsorted(wall, np.array(wall_ns), side='right') - 1]
 
 
-class Controller:
-    """A timer on ROS time that stalls every Nth cycle and records its own cycles."""
+@pytest.fixture
+def run_tool(installed_executable, tmp_path):
+    """Return a function starting an installed tool with ROS parameters; kill leftovers."""
+    processes = []
 
-    def __init__(self, context: Any, topic: str, use_sim_time: bool, stall: bool) -> None:
-        from rclpy.node import Node
-        from rclpy.parameter import Parameter
-        from rclpy.qos import QoSProfile
-        from std_msgs.msg import Header
+    def start(name: str, **params: Any) -> subprocess.Popen:
+        args = [str(installed_executable(name)), '--ros-args']
+        for key, value in params.items():
+            args += ['-p', f'{key}:={value}']
+        log = open(tmp_path / f'{name}.log', 'w')  # noqa: SIM115
+        process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+        processes.append((process, log))
+        return process
 
-        self.node = Node('controller', context=context, parameter_overrides=[
-            Parameter('use_sim_time', value=use_sim_time)])
-        self.publisher = self.node.create_publisher(Header, topic, QoSProfile(depth=100))
-        self.stall = stall
-        self.starts: list[int] = []
-        self.ends_by_execution: list[int] = []
-        self.ends_wall: list[int] = []
-        self.done = threading.Event()
-        self._header = Header
-        self._timer = None
-
-    def start(self) -> None:
-        """Start the 100 Hz timer."""
-        self._timer = self.node.create_timer(PERIOD_NS / 1e9, self._on_timer)
-
-    def _on_timer(self) -> None:
-        if self.done.is_set():
-            return
-        start = self.node.get_clock().now().nanoseconds
-        start_mono = time.monotonic_ns()
-        if self.stall and (len(self.starts) + 1) % STALL_EVERY == 0:
-            time.sleep(STALL_S)
-        msg = self._header()
-        msg.stamp.sec, msg.stamp.nanosec = divmod(start, 1_000_000_000)
-        end_wall = time.time_ns()
-        self.publisher.publish(msg)
-        self.starts.append(start)
-        self.ends_by_execution.append(start + time.monotonic_ns() - start_mono)
-        self.ends_wall.append(end_wall)
-        if start - self.starts[0] >= RUN_NS:
-            self.done.set()
-            self._timer.cancel()
+    yield start
+    for process, log in processes:
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        log.close()
 
 
 @pytest.mark.parametrize(('use_sim_time', 'stall'), [
@@ -109,31 +92,45 @@ class Controller:
     pytest.param(False, True, id='wall-stalls'),
 ])
 def test_monitor_reports_the_producers_ground_truth(
-        ros_context, spin, observer, start_monitor, clock_process, wait_for, key_values,
+        ros_context, spin, observer, start_monitor, run_tool, wait_for, key_values, tmp_path,
         use_sim_time, stall):
     from ros2_deadline_monitor.core.cycles import count_cycles
+    from ros2_deadline_monitor.tools.cycle_record import CycleRecord
 
     if use_sim_time:
         tracker = ClockTracker(ros_context)
         spin(tracker.node)
-        clock_process(rtf=1.0, step_ms=1.0)
+        # The stand-in makes up a lag of up to 100 ms at once, so it meets its target RTF
+        # on a busy machine (its default re-anchors and shows the lost time as lower RTF);
+        # no busy-waiting, to leave the CPU to the processes under test.
+        run_tool('sim_clock', step_ms=1.0, target_rtf=1.0, max_lag_ms=100.0, spin_us=0)
+    # The record ends a cycle just before it publishes: the writer-side timestamp is that
+    # moment, the reader-side one adds the transport latency (ms on a loaded machine).
     start_monitor(topics=['ctrl'], topic__ctrl__name='/ctrl', topic__ctrl__period_ms=10.0,
                   topic__ctrl__stamp='start', topic__ctrl__timeout_s=60.0,
-                  use_sim_time=use_sim_time)
-    controller = Controller(ros_context, '/ctrl', use_sim_time, stall)
-    spin(controller.node)
+                  arrival_timestamp='source', use_sim_time=use_sim_time)
     if use_sim_time:
-        wait_for(lambda: controller.node.get_clock().now().nanoseconds > 0,
-                 what='/clock at the controller')
-    wait_for(lambda: controller.publisher.get_subscription_count() >= 1,
-             what='the monitor to subscribe to /ctrl')
-    controller.start()
-    wait_for(controller.done.is_set, timeout=20.0, what='the controller to run 5 s')
+        # Discovery between processes can take seconds on a loaded machine: the controller
+        # may see /clock long before this process does. Start it once both here have it.
+        wait_for(lambda: tracker.sim and (s := observer.latest_stats()) is not None
+                 and s.clock.messages_total > 0, timeout=20.0,
+                 what='/clock at the tracker and the monitor')
+    record_path = tmp_path / 'cycles.json'
+    # The controller starts its timer only once the monitor subscribed (and /clock arrived).
+    controller = run_tool('demo_controller', rate_hz=100.0, topic='/ctrl', duration_s=5.0,
+                          stall_ms=STALL_MS if stall else 0.0, stall_every=STALL_EVERY,
+                          wait_for_subscribers=1, record_path=str(record_path),
+                          use_sim_time=use_sim_time)
+    assert controller.wait(timeout=25) == 0
+    record = CycleRecord.load(record_path)
+    assert record.timer_clock == ('sim' if use_sim_time else 'wall')
 
-    sent = len(controller.starts)
-    ends = tracker.sim_at(controller.ends_wall) if use_sim_time else controller.ends_wall
-    truth = count_cycles(controller.starts, ends, PERIOD_NS, PERIOD_NS, None, 'response')
-    by_execution = count_cycles(controller.starts, controller.ends_by_execution, PERIOD_NS,
+    sent = len(record)
+    if use_sim_time:
+        assert tracker.wall[0] < record.end_system_ns[0], 'the tracker missed the first cycles'
+    ends = tracker.sim_at(record.end_system_ns) if use_sim_time else record.end_system_ns
+    truth = count_cycles(record.start_timer_ns, ends, PERIOD_NS, PERIOD_NS, None, 'response')
+    by_execution = count_cycles(record.start_timer_ns, record.end_timer_ns, PERIOD_NS,
                                 PERIOD_NS, None, 'response')
     assert truth.cycles == sent
     stats = wait_for(
@@ -168,10 +165,14 @@ def test_monitor_reports_the_producers_ground_truth(
 
     clock_status = observer.status(': clock')
     if use_sim_time:
-        print(f'RTF of the /clock process as received by the tracker: {tracker.rtf():.4f}')
-        assert stats.clock.rtf_total == pytest.approx(tracker.rtf(), rel=0.01)
-        assert stats.clock.rtf_total == pytest.approx(1.0, rel=0.01)
+        achieved = tracker.rtf()
+        print(f'RTF of the /clock process as received by the tracker: {achieved:.4f}')
         assert stats.clock.messages_total > 0
-        assert clock_status.level == bytes([OK]), clock_status.message
+        assert stats.clock.rtf_total == pytest.approx(achieved, rel=0.01)
+        if achieved == pytest.approx(1.0, abs=0.005):  # the stand-in met its target
+            assert stats.clock.rtf_total == pytest.approx(1.0, rel=0.01)
+        # OK unless the last window's RTF really fell below rtf_warn_fraction (0.95).
+        expected = OK if stats.clock.rtf >= 0.95 else WARN
+        assert clock_status.level == bytes([expected]), clock_status.message
     else:
         assert stats.clock.messages_total == 0
