@@ -31,7 +31,7 @@ COUNTS = {'messages', 'deadline misses', 'skipped periods', 'messages lost', 'in
           'cgroup throttled periods'}
 WORDS = {'topic', 'type', 'rule', 'start source', 'arrival timestamp', 'timer clock',
          'period learned', 'RTF', 'RTF total', 'RTF target', 'simulator RTF', 'clock topic',
-         'paused', 'cgroup cpu.stat'}
+         'paused', 'cgroup cpu.stat', 'RTF min bin', 'RTF max bin', 'clock publishers'}
 
 
 def topic_report(**changes) -> TopicReport:
@@ -71,7 +71,7 @@ def test_every_key_names_its_unit_or_is_a_count_or_a_word():
     for key, value in pairs:
         assert isinstance(value, str)
         assert (UNIT.search(key) or key in COUNTS or key in WORDS
-                or key.startswith(('intervals ', 'RTF m'))), key
+                or key.startswith('intervals ')), key
         if key in COUNTS and value != 'n/a':
             assert value.isdigit() or value.startswith('unknown'), (key, value)
     values = dict(pairs)
@@ -82,6 +82,7 @@ def test_every_key_names_its_unit_or_is_a_count_or_a_word():
     assert values['since last message (s)'] == '0.100'
     assert values['RTF'] == '1.000'
     assert values['stats timer late (ms)'] == '2.000'
+    assert values['RTF bin (s)'] == '0.100' and values['RTF min bin'] == '0.980'
     lost = dict(diagnostics.topic_values(topic_report(loss_known=False), '', '', NAN, 0))
     assert lost['messages lost'].startswith('unknown')
 
