@@ -59,7 +59,8 @@ class TopicConfig:
     """How one target topic is analysed (DESIGN.md §3).
 
     ``None`` means "use the default": the period is learned from the median interval, the
-    deadline equals the period, the jitter tolerance is 5 % of the period, the rule is
+    deadline equals the period, the jitter tolerance is ``jitter_fraction`` (5 %) of the
+    period, the rule is
     ``response`` when the header stamp marks the cycle start and ``interval`` otherwise, the
     wall budget is ``period / target_rtf + jitter``.
     """
@@ -69,6 +70,7 @@ class TopicConfig:
     period_ns: int | None = None
     deadline_ns: int | None = None
     jitter_tolerance_ns: int | None = None
+    jitter_fraction: float = DEFAULT_JITTER_FRACTION
     rule: str | None = None
     stamp: str = 'none'
     clock: str = 'wall'
@@ -87,6 +89,11 @@ class TopicConfig:
         _check_duration(f'{prefix}.period', self.period_ns)
         _check_duration(f'{prefix}.deadline', self.deadline_ns)
         _check_duration(f'{prefix}.jitter_tolerance', self.jitter_tolerance_ns, zero_ok=True)
+        if (isinstance(self.jitter_fraction, bool)
+                or not isinstance(self.jitter_fraction, (int, float))
+                or not 0 <= self.jitter_fraction <= 1):
+            raise ConfigError(f'{prefix}.jitter_tolerance_percent must be within [0, 100], '
+                              f'got {self.jitter_fraction!r} (as a fraction)')
         _check_duration(f'{prefix}.wall_budget', self.wall_budget_ns)
         _check_duration(f'{prefix}.timeout', self.timeout_ns)
         _check_duration(f'{prefix}.qos_deadline', self.qos_deadline_ns)
@@ -126,7 +133,7 @@ def resolve_timing(config: TopicConfig, period_ns: int, learned: bool,
                    target_rtf: float) -> Timing:
     """Fill the defaults of ``config`` from a known period."""
     jitter = (config.jitter_tolerance_ns if config.jitter_tolerance_ns is not None
-              else round(period_ns * DEFAULT_JITTER_FRACTION))
+              else round(period_ns * config.jitter_fraction))
     if config.wall_budget_ns is not None:
         budget = config.wall_budget_ns
     elif config.clock == 'sim':

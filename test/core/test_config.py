@@ -21,6 +21,9 @@ def test_defaults_follow_the_design():
     t = resolve_timing(c, 10 * MS, True, target_rtf=0.5)
     assert (t.deadline_ns, t.jitter_ns, t.wall_budget_ns) == (10 * MS, MS // 2, 20 * MS + MS // 2)
     assert TopicConfig(name='a', topic='/a').effective_rule == 'interval'
+    learned = resolve_timing(TopicConfig(name='a', topic='/a', jitter_fraction=0.2), 10 * MS,
+                             True, 1.0)
+    assert learned.jitter_ns == 2 * MS
 
 
 @pytest.mark.parametrize('changes, match', [
@@ -33,6 +36,8 @@ def test_defaults_follow_the_design():
     ({'topic': 'not a topic'}, 'invalid topic name'),
     ({'topic': '/a//b'}, 'invalid topic name'),
     ({'name': 'has/slash'}, 'identifier'),
+    ({'jitter_fraction': float('nan')}, 'topic.cmd.jitter_tolerance_percent'),
+    ({'jitter_fraction': 2.0}, 'topic.cmd.jitter_tolerance_percent'),
 ])
 def test_invalid_values_are_rejected_with_the_parameter_named(changes, match):
     with pytest.raises(ConfigError, match=match):
