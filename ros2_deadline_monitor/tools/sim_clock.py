@@ -37,6 +37,7 @@ from std_msgs.msg import Float64
 
 from ros2_deadline_monitor.core.config import NS_PER_MS, NS_PER_S
 from ros2_deadline_monitor.core.errors import ConfigError
+from ros2_deadline_monitor.core.rtf import RtfAnalyzer
 from ros2_deadline_monitor.shell.parameters import ParamSpec
 from ros2_deadline_monitor.tools.cycle_record import write_json
 
@@ -201,57 +202,49 @@ class StallPlan:
 
 
 class RtfMeter:
-    """Achieved RTF of (wall, sim) points: overall, per fixed wall bin, and the largest gap.
+    """Achieved RTF of the published (wall, sim) points, measured with the core's analyzer.
 
-    The bins use the definition of ``core.rtf.RtfAnalyzer`` (edges at whole multiples of
-    ``bin_ns`` on the wall clock, sim time linearly interpolated at the edges, the worst bin
-    reported at its end edge), computed in O(1) per point so a 1 kHz publisher can afford it.
+    ``add`` runs in the pacing thread and is O(1); ``fold`` (on the report timer, and once at
+    the end) closes an analyzer window and keeps the whole run's worst and best fixed bins
+    and the longest gap. The analyzer holds the last 2^17 points (131 s at 1 kHz): folding at
+    least that often keeps every bin evaluated.
     """
 
     def __init__(self, bin_ns: int = RTF_BIN_NS) -> None:
         """Start empty; ``bin_ns`` is the width of the fixed wall windows."""
-        self.bin_ns = bin_ns
+        self._analyzer = RtfAnalyzer(bin_ns=bin_ns)
+        self._lock = threading.Lock()
         self.points = 0
         self.first: tuple[int, int] | None = None
         self.last: tuple[int, int] | None = None
         self.max_gap_ns = 0
-        self.bins = 0
         self.bin_min = math.nan
         self.bin_max = math.nan
         self.bin_min_at_ns: int | None = None
-        self._next_edge = 0
-        self._edge_sim: float | None = None
 
     def add(self, wall_ns: int, sim_ns: int) -> None:
         """Record one publication: sim time ``sim_ns`` went out at ``wall_ns``."""
+        with self._lock:
+            self._analyzer.record(wall_ns, sim_ns)
+        if self.first is None:
+            self.first = (wall_ns, sim_ns)
+        self.last = (wall_ns, sim_ns)
+        self.points += 1
+
+    def fold(self) -> None:
+        """Fold the points added since the previous call into the whole-run figures."""
         last = self.last
         if last is None:
-            self.first = (wall_ns, sim_ns)
-            self._next_edge = -(-wall_ns // self.bin_ns) * self.bin_ns
-            if self._next_edge == wall_ns:
-                self._edge_sim = float(sim_ns)
-                self._next_edge += self.bin_ns
-        else:
-            self.max_gap_ns = max(self.max_gap_ns, wall_ns - last[0])
-            while self._next_edge <= wall_ns:
-                edge = self._next_edge
-                span = wall_ns - last[0]
-                sim_at_edge = float(sim_ns) if span <= 0 else \
-                    last[1] + (sim_ns - last[1]) * (edge - last[0]) / span
-                if self._edge_sim is not None:
-                    self._add_bin((sim_at_edge - self._edge_sim) / self.bin_ns, edge)
-                self._edge_sim = sim_at_edge
-                self._next_edge += self.bin_ns
-        self.points += 1
-        self.last = (wall_ns, sim_ns)
-
-    def _add_bin(self, rtf: float, end_ns: int) -> None:
-        self.bins += 1
-        if self.bins == 1 or rtf < self.bin_min:
-            self.bin_min = rtf
-            self.bin_min_at_ns = end_ns
-        if self.bins == 1 or rtf > self.bin_max:
-            self.bin_max = rtf
+            return
+        with self._lock:
+            report = self._analyzer.report(last[0])
+        if not math.isnan(report.rtf_bin_min) and not report.rtf_bin_min >= self.bin_min:
+            self.bin_min = report.rtf_bin_min
+            self.bin_min_at_ns = report.rtf_bin_min_at_ns
+        if not math.isnan(report.rtf_bin_max) and not report.rtf_bin_max <= self.bin_max:
+            self.bin_max = report.rtf_bin_max
+        if not math.isnan(report.max_wall_gap_ns):
+            self.max_gap_ns = max(self.max_gap_ns, int(report.max_wall_gap_ns))
 
     @property
     def rtf(self) -> float:
@@ -281,7 +274,6 @@ def summary_of(settings: SimClockSettings, meter: RtfMeter, stalls: int,
         'rtf_100ms_max': _finite(meter.bin_max),
         'rtf_100ms_min_at_s': None if meter.bin_min_at_ns is None or first is None
         else (meter.bin_min_at_ns - first[0]) / NS_PER_S,
-        'rtf_windows': meter.bins,
         'stalls': stalls,
         'stall_ms': settings.stall_ns / NS_PER_MS,
         'reanchors': reanchors,
@@ -429,6 +421,7 @@ class SimClockNode(Node):
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout=5.0)
+        self.meter.fold()
         summary = summary_of(self.settings, self.meter, self.stalls, self.reanchors)
         self.get_logger().info(
             f'published {summary["messages"]} /clock messages: {summary["sim_s"]:g} s sim in '
@@ -510,6 +503,7 @@ class SimClockNode(Node):
 
     def _report(self) -> None:
         """Publish and log the RTF achieved since the previous report (wall, steady timer)."""
+        self.meter.fold()
         last, previous = self.meter.last, self._reported or self.meter.first
         if last is None or previous is None or last[0] <= previous[0]:
             return
