@@ -130,8 +130,11 @@ class TopicMonitor:
         if len(types) > 1:
             self._fail(f'publishers on {topic} disagree on the type: {", ".join(types)}')
             return
-        if self._subscription is not None and types[0] != self.type_name:
-            self._fail(f'type of {topic} changed from {self.type_name} to {types[0]}')
+        if self.type_name and types[0] != self.type_name:
+            # Sticky until the first type is back: two types' figures must not be mixed.
+            self._fail(f'type of {topic} changed from {self.type_name} to {types[0]}; '
+                       f'monitoring resumes when it is {self.type_name} again (set '
+                       f'topic.{self.config.name}.name again or restart to take the new type)')
             return
         if self._subscription is None:
             self._subscribe(types[0], publishers)

@@ -1,7 +1,7 @@
 """Fixtures of the fault suite: the node-test fixtures of test/shell, plus fault helpers.
 
 The fixtures of ``test/shell/conftest.py`` (``observer``, ``start_monitor``, ``spin``,
-``second_context``, ``wait_for``, ``key_values``, ``clock_process``) are loaded from that file
+``second_context``, ``wait_for``, ``key_values``) are loaded from that file
 so both suites drive the monitor the same way. Faults are made with real rclpy over real DDS:
 publishers that die (a node destroyed in its own Context, which is its own DDS participant,
 like a process), /clock publishers that stall, pause or jump, processes that get signals.
@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 import importlib.util
 from pathlib import Path
+import signal
 import subprocess
+import sys
 import threading
 from typing import Any
 
@@ -30,7 +32,6 @@ spin = shell.spin
 second_context = shell.second_context
 observer = shell.observer
 start_monitor = shell.start_monitor
-clock_process = shell.clock_process
 Observer = shell.Observer
 Spinner = shell.Spinner
 
@@ -107,13 +108,22 @@ class Beat:
         self.publisher = node.create_publisher(self.msg_type, topic, QoSProfile(depth=100))
         self.count = 0
         self.lock = threading.Lock()
-        node.create_timer(period_s, self._tick)
+        self.stopped = False
+        self.node = node
+        self.timer = node.create_timer(period_s, self._tick)
+
+    def stop(self) -> None:
+        """Destroy the timer and the publisher: the writer leaves the graph, the node stays."""
+        with self.lock:
+            self.stopped = True
+            self.node.destroy_timer(self.timer)
+            self.node.destroy_publisher(self.publisher)
 
     def _tick(self) -> None:
-        if not self.publisher.get_subscription_count():
-            return
-        self.publisher.publish(self.msg_type())
         with self.lock:
+            if self.stopped or not self.publisher.get_subscription_count():
+                return
+            self.publisher.publish(self.msg_type())
             self.count += 1
 
 
@@ -148,3 +158,78 @@ def processes() -> Iterator[list[subprocess.Popen]]:
         log = getattr(process, 'log', None)
         if log is not None:
             log.close()
+
+
+@pytest.fixture
+def clock_process(installed_executable) -> Iterator[Callable[..., subprocess.Popen]]:
+    """Return a function starting the installed ``sim_clock`` (a simulator stand-in)."""
+    started: list[subprocess.Popen] = []
+
+    def start(rtf: float = 1.0, step_ms: float = 1.0) -> subprocess.Popen:
+        process = subprocess.Popen(
+            [str(installed_executable('sim_clock')), '--ros-args', '--log-level', 'warn',
+             '-p', f'target_rtf:={float(rtf)}', '-p', f'step_ms:={float(step_ms)}'],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+PUBLISHER_SCRIPT = """
+import signal, sys, rclpy
+from rclpy.signals import SignalHandlerOptions
+import importlib
+module, name = sys.argv[2].rsplit('.', 1)
+msg_type = getattr(importlib.import_module(module), name)
+rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+node = rclpy.create_node(sys.argv[3])
+publisher = node.create_publisher(msg_type, sys.argv[1], 100)
+node.create_timer(float(sys.argv[4]), lambda: publisher.publish(msg_type()))
+running = [True]
+signal.signal(signal.SIGINT, lambda *_: running.__setitem__(0, False))
+signal.signal(signal.SIGTERM, lambda *_: running.__setitem__(0, False))
+while running[0]:
+    rclpy.spin_once(node, timeout_sec=0.05)
+node.destroy_node()
+rclpy.try_shutdown()
+"""
+
+
+@pytest.fixture
+def publisher_process() -> Iterator[Callable[..., subprocess.Popen]]:
+    """Return ``start(topic, 'std_msgs.msg.Header', node_name, period_s)``: a publisher process.
+
+    ``stop(process)`` (attribute of the returned function) ends it with SIGINT, cleanly.
+    """
+    started: list[subprocess.Popen] = []
+
+    def stop(process: subprocess.Popen) -> None:
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+    def start(topic: str, msg_type: str, node_name: str = 'publisher',
+              period_s: float = 0.02) -> subprocess.Popen:
+        process = subprocess.Popen(
+            [sys.executable, '-c', PUBLISHER_SCRIPT, topic, msg_type, node_name, str(period_s)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        started.append(process)
+        return process
+
+    start.stop = stop  # type: ignore[attr-defined]
+    yield start
+    for process in started:
+        stop(process)

@@ -1,0 +1,50 @@
+"""A topic whose type changes between runs of its publisher.
+
+Two publishers with different types at once are covered by
+``test/shell/test_monitor_discovery.py::test_a_topic_with_two_types_is_an_error_and_the_others_keep_running``.
+Here the publisher process of ``/changing`` stops and a new one starts with another type, as
+after a rebuild or with a second launch file that reuses the name: the figures of two types
+must not be mixed, so the topic stays ERROR, naming both types, until the original type is
+back; the other topic keeps being monitored throughout.
+"""
+
+from __future__ import annotations
+
+OK, WARN, ERROR = 0, 1, 2
+
+
+def test_type_change_between_runs_is_a_lasting_error_and_others_keep_running(
+        publisher_process, observer, start_monitor, wait_for, capfd):
+    stop = publisher_process.stop
+    start_monitor(topics=['changing', 'good'], topic__changing__name='/changing',
+                  topic__good__name='/good', stats_period_s=0.2)
+    publisher_process('/good', 'std_msgs.msg.Header', 'good_producer')
+    first = publisher_process('/changing', 'std_msgs.msg.Header', 'changing_producer')
+    before = wait_for(lambda: (t := observer.topic_stats('changing')) and t.messages_total > 10
+                      and t, what='the first run monitored')
+    assert before.type == 'std_msgs/msg/Header'
+    stop(first)
+
+    second = publisher_process('/changing', 'std_msgs.msg.Float64', 'changing_producer')
+    changed = wait_for(lambda: (t := observer.topic_stats('changing')) and t.level == ERROR
+                       and 'changed' in t.status and t, what='the type change reported ERROR')
+    assert 'std_msgs/msg/Header' in changed.status and 'std_msgs/msg/Float64' in changed.status
+    total = changed.messages_total
+    # Still ERROR many reports later: the new type is not silently adopted, nothing counted.
+    count = len(observer.stats)
+    wait_for(lambda: len(observer.stats) >= count + 8, what='eight more reports')
+    later = observer.topic_stats('changing')
+    assert later.level == ERROR, later.status
+    assert later.messages_total == total and later.type == 'std_msgs/msg/Header'
+    good = observer.topic_stats('good')
+    assert good.messages_total > 50 and 'type' not in good.status, good.status
+    log = capfd.readouterr().err
+    assert log.count('changed from std_msgs/msg/Header to std_msgs/msg/Float64') == 1, log
+
+    # The original type comes back: monitoring resumes, counting from where it was.
+    stop(second)
+    publisher_process('/changing', 'std_msgs.msg.Header', 'changing_producer')
+    back = wait_for(lambda: (t := observer.topic_stats('changing')) and t.level != ERROR
+                    and t.messages_total > total + 10 and t, timeout=20.0,
+                    what='monitoring back with the original type')
+    assert back.type == 'std_msgs/msg/Header'
