@@ -5,6 +5,11 @@ it gets retransmissions, so sequence-number gaps then mean real losses; the moni
 reliable when every publisher is, best effort otherwise. Messages are only stored by the
 callback, so the queue has to cover the executor's latency, not the analysis: a depth worth
 two stats periods of messages is plenty.
+
+When messages are taken in batches (``take_period_s`` > 0) the reader queue holds every
+message between two takes, so its depth follows from the rate and the take period, with a
+safety factor for a late take (``take_depth``). A take that empties a full queue may have
+lost the oldest messages; their publication sequence numbers tell how many.
 """
 
 from __future__ import annotations
@@ -24,6 +29,12 @@ UNKNOWN_RATE_DEPTH = 100
 CLOCK_DEPTH = 1000
 """/clock at 1 kHz for one second: every sample counts for the RTF and the clock mapping."""
 STATS_DEPTH = 10
+TAKE_MIN_DEPTH = 50
+TAKE_MAX_DEPTH = 10_000
+TAKE_UNKNOWN_RATE_DEPTH = 1000
+"""Batched depth while the period is still to be learned: 20 kHz for a 50 ms take period."""
+TAKE_SAFETY_FACTOR = 4
+"""Queue room for this many take periods: a take may come late when the process is busy."""
 
 STATS_QOS = QoSProfile(depth=STATS_DEPTH, reliability=ReliabilityPolicy.RELIABLE,
                        durability=DurabilityPolicy.VOLATILE)
@@ -49,6 +60,19 @@ def queue_depth(period_ns: int | None, stats_period_ns: int) -> int:
     if period_ns is None:
         return UNKNOWN_RATE_DEPTH
     return max(MIN_DEPTH, min(MAX_DEPTH, math.ceil(2 * stats_period_ns / period_ns)))
+
+
+def take_depth(period_ns: int | None, take_period_ns: int, override: int = 0) -> int:
+    """Return the reader depth for batched takes: 4 take periods' worth of messages, bounded.
+
+    ``override`` > 0 (the ``take_queue_depth`` parameter) is used as it is.
+    """
+    if override > 0:
+        return override
+    if period_ns is None:
+        return TAKE_UNKNOWN_RATE_DEPTH
+    wanted = math.ceil(TAKE_SAFETY_FACTOR * take_period_ns / period_ns)
+    return max(TAKE_MIN_DEPTH, min(TAKE_MAX_DEPTH, wanted))
 
 
 def all_reliable(publishers: Sequence[TopicEndpointInfo]) -> bool:

@@ -1,9 +1,26 @@
 """One monitored topic: finding it in the graph, its raw subscription, its analyzer.
 
-The per-message callback is the hot path (DESIGN.md §6): it reads the middleware timestamp,
+The per-message path is the hot path (DESIGN.md §6): it reads the middleware timestamp,
 the publication sequence number, the size and (for types that start with a Header or Time)
 the stamp from the raw CDR bytes, hands them to ``CycleAnalyzer.record`` and returns.
 Nothing is deserialized. Everything else (graph checks, analysis) runs on timers.
+
+Two ways to get the messages (parameter ``take_period_s``):
+
+- batched (the default): the subscription lives on a reader node that no executor spins,
+  and a steady timer empties its queue with ``take_message`` (``make_drain``). rclpy's
+  executor costs a few hundred µs of CPU per ready entity; a take loop costs a tenth of that.
+  Handling later changes no figure, because every event carries the middleware's own
+  timestamps. The queue depth covers several take periods (``qos.take_depth``); a take that
+  finds the queue full counts a queue overflow, and the messages the full queue dropped are
+  counted as lost from the publication sequence-number gaps like any other loss.
+- per message (``take_period_s`` 0): a raw callback on the executor (``make_callback``).
+  Topics with a middleware deadline QoS (``qos_deadline_ms``) always use this path: QoS
+  events are waitables that need the executor, and rmw_fastrtps wakes a wait set holding a
+  subscription's event whenever that subscription has unread data, so an event of a batched
+  subscription on the spun node would keep the executor busy between two takes.
+  Batched subscriptions get no event handlers at all (the default ones only log an
+  incompatible QoS, which the QoS choice here avoids).
 """
 
 from __future__ import annotations
@@ -14,6 +31,7 @@ from typing import Any
 
 from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.node import Node
+from rclpy.qos import QoSProfile
 from rclpy.subscription import Subscription
 
 from ros2_deadline_monitor.core.cdr import read_stamp_ns
@@ -26,7 +44,7 @@ from ros2_deadline_monitor.shell.message_types import (
     import_message,
     MessageTypeError,
 )
-from ros2_deadline_monitor.shell.qos import all_reliable, choose_qos, queue_depth
+from ros2_deadline_monitor.shell.qos import all_reliable, choose_qos, queue_depth, take_depth
 
 SEQUENCE_KEY = 'publication_sequence_number'
 _INT64_MAX = 2**63 - 1
@@ -66,6 +84,53 @@ def make_callback(analyzer: CycleAnalyzer, arrival_key: str,
     return on_message
 
 
+def make_drain(subscription: Subscription, analyzer: CycleAnalyzer, arrival_key: str,
+               stamped: bool) -> Callable[[], int]:
+    """Build the batch take of one topic: record every queued message, return how many.
+
+    The subscription must not be spun by an executor (it would take the messages first).
+    """
+    handle = subscription.handle
+    take = handle.take_message
+    msg_type = subscription.msg_type
+    record = analyzer.record
+    malformed = analyzer.record_malformed
+
+    if stamped:
+        def drain_stamped() -> int:
+            count = 0
+            with handle:
+                while (taken := take(msg_type, True)) is not None:
+                    raw, info = taken
+                    seq = info[SEQUENCE_KEY]
+                    try:
+                        stamp = read_stamp_ns(raw)
+                    except CdrError:
+                        malformed()
+                        stamp = NO_VALUE
+                    record(info[arrival_key], stamp, seq if seq <= _INT64_MAX else NO_VALUE,
+                           len(raw))
+                    count += 1
+            return count
+        return drain_stamped
+
+    def drain() -> int:
+        count = 0
+        with handle:
+            while (taken := take(msg_type, True)) is not None:
+                raw, info = taken
+                seq = info[SEQUENCE_KEY]
+                record(info[arrival_key], NO_VALUE, seq if seq <= _INT64_MAX else NO_VALUE,
+                       len(raw))
+                count += 1
+        return count
+    return drain
+
+
+def _ignore(raw: bytes, info: dict[str, Any]) -> None:
+    """Do nothing: the callback of a subscription that no executor spins is never called."""
+
+
 class TopicMonitor:
     """A configured topic: its analyzer always, its subscription once the topic exists.
 
@@ -73,12 +138,24 @@ class TopicMonitor:
     first publisher appears, moves to ERROR when publishers disagree on the type, recovers
     when they agree again, and drops to best effort when an unreliable publisher joins.
     Each distinct condition is logged once.
+
+    With a ``reader`` node (never spun) and a ``take_period_ns``, messages are taken in
+    batches by ``take``; without, a callback per message runs on ``node``'s executor.
     """
 
     def __init__(self, node: Node, config: TopicConfig, analysis: AnalysisConfig,
-                 stats_period_ns: int, arrival_key: str) -> None:
+                 stats_period_ns: int, arrival_key: str, reader: Node | None = None,
+                 take_period_ns: int = 0, take_queue_depth: int = 0) -> None:
         """Create the analyzer; subscribing waits for ``poll``."""
         self._node = node
+        self._reader = reader if take_period_ns > 0 else None
+        self._take_period_ns = take_period_ns
+        self._take_queue_depth = take_queue_depth
+        self._drain: Callable[[], int] | None = None
+        self.depth = 0
+        """History depth of the current subscription (0 before subscribing)."""
+        self.queue_overflows = 0
+        """Takes that found the reader queue full (its oldest messages may have been lost)."""
         self._logger = node.get_logger()
         self._analysis = analysis
         self._stats_period_ns = stats_period_ns
@@ -161,18 +238,29 @@ class TopicMonitor:
         if config.stamp == 'start' and not self.stamped:
             self._log_once('warning', f'{config.name}: stamp is "start" but {type_name} has no '
                                       'header; cycle starts are arrival times')
-        choice = choose_qos(publishers, queue_depth(config.period_ns, self._stats_period_ns),
-                            config.qos_deadline_ns, reliable)
+        choice = choose_qos(publishers, 1, config.qos_deadline_ns, reliable)  # depth below
         if choice.deadline_note:
             self._log_once('warning', f'{config.name}: {choice.deadline_note}')
-        events = SubscriptionEventCallbacks()
-        if choice.profile.deadline.nanoseconds > 0:
-            record_missed = self.analyzer.record_qos_deadline_missed
-            events.deadline = lambda event: record_missed(event.total_count_change)
-        self._subscription = self._node.create_subscription(
-            msg_class, config.topic,
-            make_callback(self.analyzer, self._arrival_key, self.stamped),
-            choice.profile, event_callbacks=events, raw=True)
+        profile = choice.profile
+        batched = self._reader is not None and profile.deadline.nanoseconds == 0
+        if batched:
+            profile.depth = take_depth(config.period_ns, self._take_period_ns,
+                                       self._take_queue_depth)
+            self._subscription = self._create_batched(msg_class, profile)
+        else:
+            if self._reader is not None:
+                self._log_once('info', f'{config.name}: QoS deadline events need the executor: '
+                                       'one callback per message on this topic')
+            profile.depth = queue_depth(config.period_ns, self._stats_period_ns)
+            events = SubscriptionEventCallbacks()
+            if profile.deadline.nanoseconds > 0:
+                record_missed = self.analyzer.record_qos_deadline_missed
+                events.deadline = lambda event: record_missed(event.total_count_change)
+            self._subscription = self._node.create_subscription(
+                msg_class, config.topic,
+                make_callback(self.analyzer, self._arrival_key, self.stamped),
+                profile, event_callbacks=events, raw=True)
+        self.depth = profile.depth
         self._reliable = choice.reliable
         self.state = TopicState.SUBSCRIBED
         self.reason = ''
@@ -181,10 +269,54 @@ class TopicMonitor:
             f'{"reliable" if choice.reliable else "best effort"}, stamp '
             f'{"read from the raw header" if self.stamped else "not available"})')
 
+    def _create_batched(self, msg_class: type, profile: QoSProfile) -> Subscription:
+        """Subscribe on the reader node, without event handlers (see the module docstring)."""
+        assert self._reader is not None
+        subscription = self._reader.create_subscription(
+            msg_class, self.config.topic, _ignore, profile,
+            event_callbacks=SubscriptionEventCallbacks(use_default_callbacks=False), raw=True)
+        self._drain = make_drain(subscription, self.analyzer, self._arrival_key, self.stamped)
+        return subscription
+
+    def take(self) -> int:
+        """Record every message queued since the last take; return how many (batched mode).
+
+        A take that returns a whole queue's worth counts as a (possible) queue overflow: the
+        queue may have dropped its oldest messages, which the sequence numbers count as lost.
+        """
+        if self._drain is None:
+            return 0
+        count = self._drain()
+        if count >= self.depth:
+            self.queue_overflows += 1
+            self._log_once('warning', f'{self.config.name}: the reader queue ({self.depth} '
+                                      'messages) filled up between two takes; dropped messages '
+                                      'are counted as lost (raise take_queue_depth or lower '
+                                      'take_period_s)')
+        return count
+
+    def take_values(self) -> list[tuple[str, str]]:
+        """Diagnostic key/values of the way messages are received."""
+        if self._drain is None:
+            return [('receive', 'callback per message')]
+        return [
+            ('receive', f'batched every {self._take_period_ns / 1e6:g} ms'),
+            ('reader queue depth', str(self.depth)),
+            ('queue overflows total', str(self.queue_overflows)),
+            ('messages lost includes', 'messages dropped by a full reader queue'),
+        ]
+
     def _unsubscribe(self) -> None:
-        if self._subscription is not None:
-            self._node.destroy_subscription(self._subscription)
-            self._subscription = None
+        subscription = self._subscription
+        if subscription is None:
+            return
+        if self._drain is not None and self._reader is not None:
+            self.take()  # what is queued still counts
+            self._drain = None
+            self._reader.destroy_subscription(subscription)
+        else:
+            self._node.destroy_subscription(subscription)
+        self._subscription = None
 
     def _resubscribe(self, publishers: list | None = None, reliable: bool | None = None) -> None:
         if self._subscription is None:

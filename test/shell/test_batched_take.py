@@ -1,0 +1,227 @@
+"""Batched takes (``take_period_s`` > 0): exact counts, queue overflows, same figures as callbacks.
+
+The publishers run in a second Context (another DDS participant, like another process) from a
+plain thread, so the counts are compared with what was really sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+import threading
+import time
+from typing import Any
+
+import pytest
+
+NS_PER_MS = 1_000_000
+
+
+def test_take_depth_covers_four_take_periods():
+    from ros2_deadline_monitor.shell.qos import (
+        take_depth,
+        TAKE_MAX_DEPTH,
+        TAKE_MIN_DEPTH,
+        TAKE_UNKNOWN_RATE_DEPTH,
+    )
+
+    assert take_depth(NS_PER_MS, 50 * NS_PER_MS) == 200  # 1 kHz, 50 ms: 4 x 50 messages
+    assert take_depth(10 * NS_PER_MS, 50 * NS_PER_MS) == TAKE_MIN_DEPTH
+    assert take_depth(1000, 1000 * NS_PER_MS) == TAKE_MAX_DEPTH
+    assert take_depth(None, 50 * NS_PER_MS) == TAKE_UNKNOWN_RATE_DEPTH
+    assert take_depth(NS_PER_MS, 50 * NS_PER_MS, override=7) == 7
+
+
+def test_take_period_is_validated():
+    from ros2_deadline_monitor.core.errors import ConfigError
+    from ros2_deadline_monitor.shell.parameters import settings_from
+
+    assert settings_from({}).take_period_ns == 50 * NS_PER_MS
+    assert settings_from({'take_period_s': 0.0}).take_period_ns == 0
+    assert settings_from({'take_queue_depth': 9}).take_queue_depth == 9
+    with pytest.raises(ConfigError, match='take_period_s'):
+        settings_from({'take_period_s': -0.1})
+
+
+class Publisher:
+    """Publishes ``std_msgs/Header`` on a topic from its own participant, paced by a thread."""
+
+    def __init__(self, context: Any, topic: str, reliable: bool = True) -> None:
+        from rclpy.node import Node
+        from rclpy.qos import QoSProfile, ReliabilityPolicy
+        from std_msgs.msg import Header
+
+        self.node = Node('batched_publisher', context=context)
+        qos = QoSProfile(depth=5000, reliability=ReliabilityPolicy.RELIABLE if reliable
+                         else ReliabilityPolicy.BEST_EFFORT)
+        self.publisher = self.node.create_publisher(Header, topic, qos)
+        self.header = Header()
+        self.sent = 0
+
+    def publish(self, count: int = 1, period_ns: int = 0,
+                pause: Callable[[int], int] = lambda i: 0) -> None:
+        """Publish ``count`` messages every ``period_ns`` (0: at once) plus ``pause(i)`` ns."""
+        next_ns = time.monotonic_ns()
+        for i in range(count):
+            next_ns += pause(i)
+            delay = next_ns - time.monotonic_ns()
+            if delay > 0:
+                time.sleep(delay / 1e9)
+            self.publisher.publish(self.header)
+            self.sent += 1
+            next_ns += period_ns
+
+    def publish_in_thread(self, *args: Any, **kwargs: Any) -> threading.Thread:
+        """Run ``publish`` in a thread and return it (already started)."""
+        thread = threading.Thread(target=self.publish, args=args, kwargs=kwargs, daemon=True)
+        thread.start()
+        return thread
+
+
+@pytest.fixture
+def publisher(second_context: Any) -> Iterator[Callable[..., Publisher]]:
+    """Return a function creating a ``Publisher`` in the second context."""
+    made: list[Publisher] = []
+
+    def make(topic: str, reliable: bool = True) -> Publisher:
+        pub = Publisher(second_context, topic, reliable)
+        made.append(pub)
+        return pub
+
+    yield make
+    for pub in made:
+        pub.node.destroy_node()
+
+
+class StatsListener:
+    """Keeps the newest ``TopicStats`` of one monitor node, by topic identifier."""
+
+    def __init__(self, context: Any, monitor_name: str) -> None:
+        from rclpy.node import Node
+        from rclpy.qos import QoSProfile
+
+        from ros2_deadline_monitor.msg import MonitorStats
+
+        self.node = Node(f'{monitor_name}_listener', context=context)
+        self.lock = threading.Lock()
+        self.latest: dict[str, Any] = {}
+        self.node.create_subscription(MonitorStats, f'/{monitor_name}/stats', self._on_stats,
+                                      QoSProfile(depth=100))
+
+    def _on_stats(self, msg: Any) -> None:
+        with self.lock:
+            for topic in msg.topics:
+                self.latest[topic.name] = topic
+
+    def topic(self, name: str) -> Any:
+        """Return the newest stats of identifier ``name``, or None."""
+        with self.lock:
+            return self.latest.get(name)
+
+
+def _subscribed(node: Any, topic_id: str) -> bool:
+    monitor = node.topic_monitors.get(topic_id)
+    return monitor is not None and monitor.depth > 0
+
+
+def test_exact_counts_at_1khz_for_2s(ros_context, spin, observer, start_monitor, publisher,
+                                     wait_for, key_values):
+    monitor = start_monitor(topics=['hz'], topic__hz__name='/hz', topic__hz__rate_hz=1000.0,
+                            stats_period_s=0.2, take_queue_depth=2000)
+    pub = publisher('/hz')
+    wait_for(lambda: pub.publisher.get_subscription_count() >= 1, what='the monitor to match')
+    wait_for(lambda: _subscribed(monitor, 'hz'), what='the monitor to subscribe')
+    pub.publish(2000, period_ns=NS_PER_MS)
+
+    stats = wait_for(lambda: (t := observer.topic_stats('hz')) is not None
+                     and t.messages_total == pub.sent and t,
+                     what=f'stats covering all {pub.sent} messages')
+    assert stats.messages_lost_total == 0
+    assert stats.malformed_total == 0
+    topic = monitor.topic_monitors['hz']
+    assert topic.depth == 2000
+    assert topic.queue_overflows == 0
+    status = wait_for(lambda: (s := observer.status(': topic hz')) is not None
+                      and key_values(s).get('messages total') == str(pub.sent) and s,
+                      what='the topic diagnostic covering all messages')
+    values = key_values(status)
+    assert values['receive'] == 'batched every 50 ms'
+    assert values['reader queue depth'] == '2000'
+    assert values['queue overflows total'] == '0'
+
+
+def test_tiny_queue_overflows_and_lost_is_sent_minus_received(
+        ros_context, spin, observer, start_monitor, publisher, wait_for, key_values):
+    monitor = start_monitor(topics=['burst'], topic__burst__name='/burst',
+                            topic__burst__rate_hz=1000.0, stats_period_s=0.2,
+                            take_period_s=0.2, take_queue_depth=5)
+    pub = publisher('/burst')
+    wait_for(lambda: pub.publisher.get_subscription_count() >= 1, what='the monitor to match')
+    wait_for(lambda: _subscribed(monitor, 'burst'), what='the monitor to subscribe')
+    # A first message on its own: losses are counted from the first sequence number seen.
+    pub.publish(1)
+    wait_for(lambda: (t := observer.topic_stats('burst')) is not None and t.messages_total == 1,
+             what='the first message')
+    pub.publish(1000)  # at once: far more than 5 messages between two takes 200 ms apart
+
+    # The newest messages always stay queued, so the last one sent is received.
+    def settled():
+        t = observer.topic_stats('burst')
+        return t is not None and t.messages_total + t.messages_lost_total == pub.sent and t
+
+    stats = wait_for(settled, what='received + lost to cover every message sent')
+    assert stats.messages_lost_total == pub.sent - stats.messages_total
+    assert stats.messages_lost_total > 0
+    topic = monitor.topic_monitors['burst']
+    assert topic.depth == 5
+    assert topic.queue_overflows > 0
+    status = wait_for(lambda: (s := observer.status(': topic burst')) is not None
+                      and int(key_values(s).get('queue overflows total', '0')) > 0 and s,
+                      what='the overflow in the diagnostics')
+    assert key_values(status)['messages lost includes'] == (
+        'messages dropped by a full reader queue')
+
+
+def test_batched_and_callback_modes_report_the_same_figures(
+        ros_context, spin, observer, start_monitor, publisher, wait_for):
+    from rclpy.parameter import Parameter
+
+    from ros2_deadline_monitor.shell.monitor_node import MonitorNode
+
+    # Source timestamps are the writer's: both monitors see the very same stream of times.
+    settings = dict(topics=['stream'], topic__stream__name='/stream',
+                    topic__stream__period_ms=10.0, arrival_timestamp='source',
+                    stats_period_s=0.2)
+    batched = start_monitor(**settings)
+    listener = StatsListener(ros_context, 'classic_monitor')
+    spin(listener.node)
+    overrides = [Parameter(k.replace('__', '.'), value=v) for k, v in settings.items()]
+    classic = MonitorNode('classic_monitor', context=ros_context, parameter_overrides=[
+        *overrides, Parameter('take_period_s', value=0.0)])
+    try:
+        spin(classic)
+        pub = publisher('/stream')
+        wait_for(lambda: pub.publisher.get_subscription_count() >= 2,
+                 what='both monitors to match')
+        wait_for(lambda: _subscribed(batched, 'stream') and _subscribed(classic, 'stream'),
+                 what='both monitors to subscribe')
+        # 100 Hz with a 25 ms pause every 20th message: misses and skipped periods.
+        pub.publish(300, period_ns=10 * NS_PER_MS,
+                    pause=lambda i: 25 * NS_PER_MS if i % 20 == 19 else 0)
+
+        def both_done():
+            a, b = observer.topic_stats('stream'), listener.topic('stream')
+            return (a is not None and b is not None and a.messages_total == pub.sent
+                    and b.messages_total == pub.sent and (a, b))
+
+        a, b = wait_for(both_done, what=f'both monitors to count all {pub.sent} messages')
+        assert a.deadline_misses_total == b.deadline_misses_total
+        assert a.skipped_periods_total == b.skipped_periods_total
+        assert a.messages_lost_total == b.messages_lost_total == 0
+        assert a.interval_wall.max_ms == b.interval_wall.max_ms
+        assert a.deadline_misses_total >= 300 // 20 - 1
+        assert batched.topic_monitors['stream'].depth > 0
+        assert classic.topic_monitors['stream'].take_values() == [
+            ('receive', 'callback per message')]
+    finally:
+        classic.destroy_node()
+        listener.node.destroy_node()
