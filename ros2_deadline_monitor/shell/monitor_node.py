@@ -12,7 +12,9 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from dataclasses import replace
+import difflib
 import math
+import re
 import signal
 import sys
 import threading
@@ -92,6 +94,7 @@ class MonitorNode(Node):
         self._declaring = False
         self._topics: dict[str, TopicMonitor] = {}
         self._invalid: dict[str, str] = {}
+        self._skipped_ids: dict[str, str] = {}
         self._declare_errors: dict[str, dict[str, str]] = {}
         self._simulator_rtf = math.nan
         self._simulator_rtf_sub = None
@@ -110,18 +113,19 @@ class MonitorNode(Node):
             raise StartupError('invalid parameter value: ' + '; '.join(errors))
         try:
             self._settings = settings_from(current_values(self, _GLOBAL_NAMES))
-            topic_ids = parse_topic_ids(self.get_parameter(TOPICS).value)
         except ConfigError as err:
             raise StartupError(str(err)) from None
+        topic_ids = self._startup_topic_ids()
         for topic_id in topic_ids:
             self._declare_topic(topic_id)
         self._rtf = RtfAnalyzer(bin_ns=self._settings.analysis.rtf_bin_ns)
         self._host = HostSampler()
-        self._reader = self._create_reader()
         self._reconcile()
-        if topic_ids and not self._topics:
+        self._warn_unknown_parameters(topic_ids)
+        if (topic_ids or self._skipped_ids) and not self._topics:
             raise StartupError('none of the configured topics has valid settings: '
-                               + '; '.join(self._invalid.values()))
+                               + '; '.join([*self._skipped_ids.values(),
+                                            *self._invalid.values()]))
         if not topic_ids:
             self.get_logger().warning(
                 f'no topics configured (parameter {TOPICS}): monitoring the clock only')
@@ -139,9 +143,6 @@ class MonitorNode(Node):
         self._stats_expected_ns = 0
         self._start_stats_timer()
         self._poll_timer = self.create_timer(POLL_PERIOD_S, self._poll, clock=self._steady)
-        if self._reader is not None:
-            self._take_timer = self.create_timer(
-                self._settings.take_period_ns / NS_PER_S, self.take_all, clock=self._steady)
         self._poll()
         path = ('through diagnostic_updater' if self._diagnostics.uses_updater
                 else 'published directly')
@@ -167,6 +168,48 @@ class MonitorNode(Node):
 
     def _topic_ids(self) -> list[str]:
         return list(self.get_parameter(TOPICS).value or [])
+
+    def _startup_topic_ids(self) -> list[str]:
+        """Return the valid identifiers of ``topics``; skip (and report) the others.
+
+        At start-up a bad entry (not an identifier, listed twice) must not stop the
+        monitoring of the good ones; ``topics`` is set to the valid list. At run time a bad
+        list is rejected instead (``_validate_parameters``).
+        """
+        listed = list(self.get_parameter(TOPICS).value or [])
+        valid: list[str] = []
+        for topic_id in listed:
+            try:
+                parse_topic_ids([*valid, topic_id])
+            except ConfigError as err:
+                self._skipped_ids[str(topic_id)] = str(err)
+                self.get_logger().error(f'topic {topic_id!r} is not monitored: {err}')
+                continue
+            valid.append(topic_id)
+        if self._skipped_ids:
+            self.set_parameters([Parameter(TOPICS, Parameter.Type.STRING_ARRAY, valid)])
+        return valid
+
+    def _warn_unknown_parameters(self, topic_ids: Sequence[str]) -> None:
+        """Name every parameter given (params file, -p) that this node does not use.
+
+        rclpy ignores overrides of undeclared parameters silently, so a typo such as
+        ``topic.cmd.perod_ms`` would leave the default in force without a word.
+        """
+        known = set(self._parameters)
+        for name in sorted(set(self._parameter_overrides) - known):
+            if name.startswith('qos_overrides.'):
+                continue
+            parts = name.split('.')
+            if (len(parts) == 3 and parts[0] == 'topic' and parts[1] not in topic_ids
+                    and split_topic_param(name)):
+                self.get_logger().warning(
+                    f'parameter {name} is ignored: {parts[1]!r} is not in {TOPICS} (it is '
+                    f'used if {parts[1]!r} is added to {TOPICS} at run time)')
+                continue
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f' (did you mean {close[0]}?)' if close else ''
+            self.get_logger().warning(f'parameter {name} is unknown and ignored{hint}')
 
     def _declare_topic(self, topic_id: str) -> None:
         self._declaring = True
@@ -222,8 +265,7 @@ class MonitorNode(Node):
             if monitor is None:
                 self._topics[topic_id] = TopicMonitor(
                     self, config, settings.analysis, settings.stats_period_ns,
-                    settings.arrival_timestamp, self._reader, settings.take_period_ns,
-                    settings.take_queue_depth)
+                    settings.arrival_timestamp)
             elif config != monitor.config:
                 monitor.reconfigure(config, settings.analysis, settings.stats_period_ns)
                 self.get_logger().info(f'{topic_id}: settings changed')
@@ -275,6 +317,7 @@ class MonitorNode(Node):
                 if not self._declare_errors[split[0]]:
                     del self._declare_errors[split[0]]
         if TOPICS in names:
+            self._skipped_ids.clear()
             for topic_id in self._topic_ids():
                 self._declare_topic(topic_id)
         if _GLOBAL_NAMES & names:
@@ -288,33 +331,6 @@ class MonitorNode(Node):
         for monitor in self._topics.values():
             if monitor.state is TopicState.WAITING:
                 monitor.poll()
-
-    # -- batched takes (subscriptions.py) -------------------------------------------------
-
-    def _create_reader(self) -> Node | None:
-        """Return the node that holds the batched subscriptions; no executor spins it.
-
-        It ignores global arguments so a ``__node`` remap does not give it the main name;
-        topic names reach it already resolved (and remapped) by this node.
-        """
-        if self._settings.take_period_ns <= 0:
-            return None
-        return Node(f'{self.get_name()}_reader', namespace=self.get_namespace(),
-                    context=self.context, use_global_arguments=False,
-                    start_parameter_services=False, enable_rosout=False)
-
-    def take_all(self) -> int:
-        """Take every queued message of every topic (batched mode); return how many."""
-        return sum(monitor.take() for monitor in self._topics.values())
-
-    def destroy_node(self) -> None:
-        """Destroy the subscriptions and the reader node with this node."""
-        for monitor in self._topics.values():
-            monitor.close()
-        if self._reader is not None:
-            self._reader.destroy_node()
-            self._reader = None
-        super().destroy_node()
 
     # -- callbacks -----------------------------------------------------------------------
 
@@ -391,7 +407,6 @@ class MonitorNode(Node):
 
     def publish_stats(self) -> MonitorStats:
         """Report every topic, the clock and the host; publish stats and diagnostics."""
-        self.take_all()
         now = time.time_ns()
         settings = self._settings
         analysis = settings.analysis
@@ -420,12 +435,17 @@ class MonitorNode(Node):
             statuses.append(diagnostics.make_status(
                 diagnostics.topic_status_name(topic_id), level, text, settings.hardware_id,
                 diagnostics.topic_values(report, monitor.type_name, arrival,
-                                         clock_report.rtf, now) + monitor.take_values()))
+                                         clock_report.rtf, now)))
             lines.append(TopicLine(report, monitor.max_interval_wall_ns,
                                    monitor.max_interval_sim_ns))
         for topic_id, reason in self._invalid.items():
             statuses.append(diagnostics.make_status(
                 diagnostics.topic_status_name(topic_id), Level.ERROR,
+                f'invalid configuration: {reason}', settings.hardware_id, []))
+        for topic_id, reason in self._skipped_ids.items():
+            # No '/' in a status name (rqt_robot_monitor splits on it).
+            statuses.append(diagnostics.make_status(
+                diagnostics.topic_status_name(re.sub(r'\W', '_', topic_id)), Level.ERROR,
                 f'invalid configuration: {reason}', settings.hardware_id, []))
 
         clock_lvl, clock_text = clock_level(clock_report, thresholds, now, analysis.target_rtf,

@@ -1,0 +1,118 @@
+"""Bad configuration given to the installed ``monitor`` through ``--params-file``.
+
+Each bad setting is rejected with a message naming the parameter and the reason; the monitor
+refuses to start (exit code 2) only when nothing valid is left to monitor, otherwise it
+monitors what is valid, reports each skipped topic as an ERROR status and exits 0 on SIGINT.
+Covered elsewhere: an invalid monitor-wide setting exits 2 and an empty topic list monitors
+the clock only (``test/shell/test_monitor_main.py``); every per-topic rule on its own
+(``test/shell/test_parameters.py``); rejected changes at run time
+(``test/shell/test_monitor_parameters.py``).
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+
+ERROR = 2
+# identifier -> (its settings, a text the rejection must contain)
+BAD_TOPICS = {
+    'negative': ({'period_ms': -10.0}, 'topic.negative.period_ms'),
+    'not_a_number': ({'period_ms': '.nan'}, 'topic.not_a_number.period_ms'),
+    'huge': ({'period_ms': 1.0e12}, 'topic.huge.period_ms'),
+    'infinite': ({'deadline_ms': '.inf'}, 'topic.infinite.deadline_ms'),
+    'integer': ({'period_ms': 10}, 'topic.integer.period_ms'),
+    'bad_rule': ({'rule': 'sometimes'}, 'topic.bad_rule.rule must be one of'),
+    'bad_name': ({'name': '/has space'}, 'topic.bad_name.name: invalid topic name'),
+    'same_topic': ({'name': '/good'}, "/good is already monitored as 'good'"),
+}
+
+
+def _yaml(topics: list[str], settings: dict[str, dict[str, object]],
+          extra: dict[str, object] | None = None) -> str:
+    lines = ['/**:', '  ros__parameters:', '    stats_period_s: 0.2',
+             '    topics: [' + ', '.join(repr(t) for t in topics) + ']']
+    for topic_id, values in settings.items():
+        for field, value in values.items():
+            lines.append(f'    topic.{topic_id}.{field}: {value}')
+    for name, value in (extra or {}).items():
+        lines.append(f'    {name}: {value}')
+    return '\n'.join(lines) + '\n'
+
+
+def _start(installed_executable, tmp_path, processes, text: str):
+    path = tmp_path / f'params{len(processes)}.yaml'
+    path.write_text(text)
+    log = tmp_path / f'monitor{len(processes)}.log'
+    process = run(installed_executable, path, log)
+    processes.append(process)
+    return process, log
+
+
+def run(installed_executable, params, log_path):
+    log = open(log_path, 'w')  # noqa: SIM115 - closed by the processes fixture
+    process = subprocess.Popen(
+        [str(installed_executable('monitor')), '--ros-args', '--params-file', str(params)],
+        stdout=log, stderr=subprocess.STDOUT, text=True)
+    process.log = log
+    return process
+
+
+def test_bad_topics_are_skipped_each_named_and_the_valid_one_monitored(
+        installed_executable, tmp_path, processes, observer, wait_for, key_values):
+    settings = {topic_id: values for topic_id, (values, _) in BAD_TOPICS.items()}
+    settings['good'] = {'name': '/good', 'period_ms': 10.0}
+    # A typo in a key, a setting for an identifier not in the list, and a list with an
+    # invalid and a repeated identifier.
+    settings['good']['perod_ms'] = 20.0
+    settings['unlisted'] = {'period_ms': 10.0}
+    topics = ['good', *BAD_TOPICS, 'good', '/slash']
+    process, log = _start(installed_executable, tmp_path, processes,
+                          _yaml(topics, settings))
+    stats = wait_for(observer.latest_stats, timeout=20.0, what='the monitor to report')
+    assert [t.name for t in stats.topics] == ['good']
+    for topic_id, (_, reason) in BAD_TOPICS.items():
+        status = wait_for(lambda i=topic_id: observer.status(f': topic {i}'),
+                          what=f'the status of {topic_id}')
+        assert status.level == bytes([ERROR]), topic_id
+        assert 'invalid configuration' in status.message and reason in status.message, (
+            topic_id, status.message)
+    slash = wait_for(lambda: observer.status(': topic _slash'), what='the /slash status')
+    assert slash.level == bytes([ERROR]) and 'must start with a letter' in slash.message
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=20) == 0
+    text = log.read_text()
+    for topic_id, (_, reason) in BAD_TOPICS.items():
+        assert f"topic '{topic_id}' is not monitored" in text, topic_id
+        assert reason in text, reason
+    assert 'topic.good.perod_ms' in text and 'topic.good.period_ms' in text  # did you mean
+    assert 'topic.unlisted.period_ms' in text and "'unlisted' is not in topics" in text
+    assert "identifier 'good' is listed twice" in text
+    assert 'Traceback' not in text
+
+
+def test_nothing_valid_left_refuses_to_start_naming_every_reason(
+        installed_executable, tmp_path, processes):
+    settings = {topic_id: values for topic_id, (values, _) in BAD_TOPICS.items()
+                if topic_id != 'same_topic'}
+    process, log = _start(installed_executable, tmp_path, processes,
+                          _yaml([*settings, '/slash'], settings))
+    assert process.wait(timeout=20) == 2
+    text = log.read_text()
+    assert 'ERROR: ' in text
+    for topic_id, (_, reason) in BAD_TOPICS.items():
+        if topic_id != 'same_topic':
+            assert reason in text, reason
+    assert "'/slash'" in text
+    assert 'Traceback' not in text
+
+
+def test_a_typo_in_a_global_key_is_named(installed_executable, tmp_path, processes,
+                                         observer, wait_for):
+    process, log = _start(installed_executable, tmp_path, processes, _yaml(
+        ['good'], {'good': {'name': '/good'}}, {'stats_perod_s': 0.5}))
+    wait_for(observer.latest_stats, timeout=20.0, what='the monitor to report')
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=20) == 0
+    text = log.read_text()
+    assert 'stats_perod_s' in text and 'did you mean stats_period_s' in text
