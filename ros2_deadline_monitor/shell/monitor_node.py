@@ -120,6 +120,7 @@ class MonitorNode(Node):
             self._declare_topic(topic_id)
         self._rtf = RtfAnalyzer(bin_ns=self._settings.analysis.rtf_bin_ns)
         self._host = HostSampler()
+        self._reader = self._create_reader()
         self._reconcile()
         self._warn_unknown_parameters(topic_ids)
         if (topic_ids or self._skipped_ids) and not self._topics:
@@ -143,6 +144,9 @@ class MonitorNode(Node):
         self._stats_expected_ns = 0
         self._start_stats_timer()
         self._poll_timer = self.create_timer(POLL_PERIOD_S, self._poll, clock=self._steady)
+        if self._reader is not None:
+            self._take_timer = self.create_timer(
+                self._settings.take_period_ns / NS_PER_S, self.take_all, clock=self._steady)
         self._poll()
         path = ('through diagnostic_updater' if self._diagnostics.uses_updater
                 else 'published directly')
@@ -265,7 +269,8 @@ class MonitorNode(Node):
             if monitor is None:
                 self._topics[topic_id] = TopicMonitor(
                     self, config, settings.analysis, settings.stats_period_ns,
-                    settings.arrival_timestamp)
+                    settings.arrival_timestamp, self._reader, settings.take_period_ns,
+                    settings.take_queue_depth)
             elif config != monitor.config:
                 monitor.reconfigure(config, settings.analysis, settings.stats_period_ns)
                 self.get_logger().info(f'{topic_id}: settings changed')
@@ -331,6 +336,33 @@ class MonitorNode(Node):
         for monitor in self._topics.values():
             if monitor.state is TopicState.WAITING:
                 monitor.poll()
+
+    # -- batched takes (subscriptions.py) -------------------------------------------------
+
+    def _create_reader(self) -> Node | None:
+        """Return the node that holds the batched subscriptions; no executor spins it.
+
+        It ignores global arguments so a ``__node`` remap does not give it the main name;
+        topic names reach it already resolved (and remapped) by this node.
+        """
+        if self._settings.take_period_ns <= 0:
+            return None
+        return Node(f'{self.get_name()}_reader', namespace=self.get_namespace(),
+                    context=self.context, use_global_arguments=False,
+                    start_parameter_services=False, enable_rosout=False)
+
+    def take_all(self) -> int:
+        """Take every queued message of every topic (batched mode); return how many."""
+        return sum(monitor.take() for monitor in self._topics.values())
+
+    def destroy_node(self) -> None:
+        """Destroy the subscriptions and the reader node with this node."""
+        for monitor in self._topics.values():
+            monitor.close()
+        if self._reader is not None:
+            self._reader.destroy_node()
+            self._reader = None
+        super().destroy_node()
 
     # -- callbacks -----------------------------------------------------------------------
 
@@ -407,6 +439,7 @@ class MonitorNode(Node):
 
     def publish_stats(self) -> MonitorStats:
         """Report every topic, the clock and the host; publish stats and diagnostics."""
+        self.take_all()
         now = time.time_ns()
         settings = self._settings
         analysis = settings.analysis
@@ -435,7 +468,7 @@ class MonitorNode(Node):
             statuses.append(diagnostics.make_status(
                 diagnostics.topic_status_name(topic_id), level, text, settings.hardware_id,
                 diagnostics.topic_values(report, monitor.type_name, arrival,
-                                         clock_report.rtf, now)))
+                                         clock_report.rtf, now) + monitor.take_values()))
             lines.append(TopicLine(report, monitor.max_interval_wall_ns,
                                    monitor.max_interval_sim_ns))
         for topic_id, reason in self._invalid.items():
