@@ -6,11 +6,23 @@ takes and callbacks run up to 200 ms late. The producer is ``demo_controller`` i
 process (100 Hz, a 30 ms stall every 25th cycle) writing its own cycle record.
 
 The figures come from the middleware's timestamps, so the executor's lateness must not show
-in them: the message count and the miss/skip counts equal the record's exactly, and the
-longest interval matches the record's within 1 ms (a tolerance for the clocks: the record's
-publish times versus the middleware's timestamps, not for load). The report must also say
-the monitor itself was late: ``HostStats.stats_timer_late_max_ms`` over 100 ms and a WARN
-host status naming the starvation.
+in them. The ground truth: the controller's record for the message count, and a recorder, a
+raw subscription in a participant of its own, for the middleware timestamps of every message
+(the source timestamp is the writer's, the same for every reader; the received timestamp is
+this participant's reception, not the reader's executor). The counts from those timestamps
+must equal the monitor's exactly and its longest interval must agree within 1 ms (a
+tolerance for two readers' clocks, not for load). The controller's own publish times are not
+the truth for these counts: on a loaded machine the controller itself can be preempted
+between reading its clock and publishing.
+
+Only ``arrival_timestamp: source`` is compared exactly. With ``received`` (the default) the
+reception time is taken by the DDS receive thread, outside the executor, but a busy callback
+burning a core of a 2-core machine delays that thread too: two participants in this process
+disagreed by up to 5 ms per message, which moved a few borderline intervals across T + J.
+That is the host's CPU contention showing, not the executor's queueing.
+
+The report must also say the monitor itself was late: ``HostStats.stats_timer_late_max_ms``
+over 100 ms and a WARN host status naming it.
 """
 
 from __future__ import annotations
@@ -30,6 +42,26 @@ WARN = 1
 TOPIC = '/starved/cmd'
 
 
+class Recorder:
+    """Keeps both middleware timestamps of every message on a topic."""
+
+    def __init__(self, context, topic: str) -> None:
+        from rclpy.node import Node
+        from rclpy.qos import QoSProfile
+
+        from ros2_deadline_monitor.shell.message_types import import_message
+
+        self.node = Node('recorder', context=context)
+        self.stamps: dict[str, list[int]] = {'source': [], 'received': []}
+        self.node.create_subscription(
+            import_message('geometry_msgs/msg/TwistStamped'), topic, self._on_message,
+            QoSProfile(depth=1000), raw=True)
+
+    def _on_message(self, raw: bytes, info: dict) -> None:
+        self.stamps['source'].append(info['source_timestamp'])
+        self.stamps['received'].append(info['received_timestamp'])
+
+
 class Busy:
     """Hogs the executor: a callback that spins for 200 ms, every 250 ms."""
 
@@ -47,10 +79,10 @@ class Busy:
         self.runs += 1
 
 
-@pytest.mark.parametrize('arrival', ['received', 'source'])
+@pytest.mark.parametrize('arrival', ['source'])
 def test_starved_monitor_keeps_exact_figures_and_says_it_was_late(
-        ros_context, spin, observer, installed_executable, processes, tmp_path, wait_for,
-        key_values, arrival):
+        ros_context, second_context, spin, observer, installed_executable, processes, tmp_path,
+        wait_for, key_values, arrival):
     from rclpy.parameter import Parameter
 
     from ros2_deadline_monitor.shell.monitor_node import MonitorNode
@@ -64,24 +96,29 @@ def test_starved_monitor_keeps_exact_figures_and_says_it_was_late(
         Parameter('stats_period_s', value=0.2), Parameter('window_s', value=60.0)])
     busy = Busy(ros_context)
     spin(monitor, busy.node)  # one executor: the busy callback delays the monitor's work
+    recorder = Recorder(second_context, TOPIC)
+    spin(recorder.node, context=second_context)
 
     record_path = tmp_path / 'cycles.json'
     controller = _run(installed_executable, tmp_path, [
         '-p', f'topic:={TOPIC}', '-p', 'rate_hz:=100.0', '-p', 'stall_ms:=30.0',
-        '-p', 'stall_every:=25', '-p', 'duration_s:=3.0', '-p', 'wait_for_subscribers:=1',
+        '-p', 'stall_every:=25', '-p', 'duration_s:=3.0', '-p', 'wait_for_subscribers:=2',
         '-p', f'record_path:={record_path}'])
     processes.append(controller)
     assert controller.wait(timeout=25) == 0
     record = CycleRecord.load(record_path)
-    # The writer-side time of each cycle's message: its end, just before publishing.
-    ends = record.end_system_ns
-    truth = count_cycles(ends, ends, round(PERIOD_MS * MS), jitter_ns=round(JITTER_MS * MS),
+    wait_for(lambda: len(recorder.stamps[arrival]) >= len(record), what='the recorder')
+    times = np.array(recorder.stamps[arrival], np.int64)
+    truth = count_cycles(times, times, round(PERIOD_MS * MS), jitter_ns=round(JITTER_MS * MS),
                          rule='interval')
-    truth_max_ms = float(np.diff(ends).max()) / MS
+    truth_max_ms = float(np.diff(times).max()) / MS
+    print(f'{arrival}: truth {truth}, max {truth_max_ms:.3f} ms; controller max publish '
+          f'interval {float(np.diff(record.end_system_ns).max()) / MS:.3f} ms')
 
     topic = wait_for(lambda: (t := observer.topic_stats('cmd'))
                      and t.messages_total >= len(record) and t, timeout=15.0,
-                     what='every cycle counted')
+                     what=f'every cycle counted ({len(record)}): '
+                     f'{getattr(observer.topic_stats("cmd"), "messages_total", None)}')
     assert busy.runs >= 10
     assert topic.messages_total == len(record)
     assert topic.messages_lost_total == 0
