@@ -38,17 +38,22 @@ class CycleCounts(NamedTuple):
 
 
 def learn_period(intervals_ns: np.ndarray) -> int:
-    """Period from the median interval, snapped to a whole rate in Hz when within 1 %.
+    """Period of a timer grid from observed intervals, snapped to a whole rate in Hz near 1 %.
 
-    Snapping keeps the replayed grid from drifting against a timer configured in Hz
-    (a median of 10.003 ms would drift 1.5 ms over 500 cycles of a 100 Hz timer).
+    The median alone is fooled by a jittery start-up (a late callback is followed by a short
+    interval, so 9.8 ms and 10.2 ms alternate); counting the grid slots the intervals span
+    (their sum over the median, rounded) and dividing the span by that count is not, and a
+    skipped period only adds a slot. Snapping keeps the replayed grid from drifting against a
+    timer configured in Hz (10.003 ms would drift 1.5 ms over 500 cycles of a 100 Hz timer).
     """
     median = float(np.median(intervals_ns))
-    rate_hz = 1e9 / median
+    total = float(np.sum(intervals_ns))
+    estimate = total / max(1, round(total / median))
+    rate_hz = 1e9 / estimate
     whole = round(rate_hz)
     if whole >= 1 and abs(rate_hz - whole) <= 0.01 * whole:
         return round(1e9 / whole)
-    return max(1, round(median))
+    return max(1, round(estimate))
 
 
 def classify_misses(rule: str, interval_timer_ns: np.ndarray, response_ns: np.ndarray,

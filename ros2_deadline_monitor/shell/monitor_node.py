@@ -37,17 +37,8 @@ from ros2_deadline_monitor.core.config import NS_PER_S
 from ros2_deadline_monitor.core.errors import ConfigError, MonitorError
 from ros2_deadline_monitor.core.host import HostSampler
 from ros2_deadline_monitor.core.levels import clock_level, host_level
-from ros2_deadline_monitor.core.reports import ClockReport, Level
-from ros2_deadline_monitor.core.rtf import RtfAnalyzer
-from ros2_deadline_monitor.msg import MonitorStats
-from ros2_deadline_monitor.shell import conversions, diagnostics
-from ros2_deadline_monitor.shell.message_types import import_message, MessageTypeError
-from ros2_deadline_monitor.shell.parameters import (
+from ros2_deadline_monitor.core.parameters import (
     all_names,
-    coerce_integers,
-    current_values,
-    declare_globals,
-    declare_topic,
     GLOBAL_SPECS,
     MonitorSettings,
     parse_topic_ids,
@@ -56,6 +47,17 @@ from ros2_deadline_monitor.shell.parameters import (
     topic_config_from,
     TOPICS,
     USE_SIM_TIME,
+)
+from ros2_deadline_monitor.core.reports import ClockReport, Level
+from ros2_deadline_monitor.core.rtf import RtfAnalyzer
+from ros2_deadline_monitor.msg import MonitorStats
+from ros2_deadline_monitor.shell import conversions, diagnostics
+from ros2_deadline_monitor.shell.message_types import import_message, MessageTypeError
+from ros2_deadline_monitor.shell.parameters import (
+    coerce_integers,
+    current_values,
+    declare_globals,
+    declare_topic,
 )
 from ros2_deadline_monitor.shell.qos import CLOCK_QOS, STATS_QOS
 from ros2_deadline_monitor.shell.subscriptions import TopicMonitor, TopicState

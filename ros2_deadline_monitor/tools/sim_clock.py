@@ -37,8 +37,9 @@ from std_msgs.msg import Float64
 
 from ros2_deadline_monitor.core.config import NS_PER_MS, NS_PER_S
 from ros2_deadline_monitor.core.errors import ConfigError
+from ros2_deadline_monitor.core.parameters import ParamSpec
 from ros2_deadline_monitor.core.rtf import RtfAnalyzer
-from ros2_deadline_monitor.shell.parameters import ParamSpec
+from ros2_deadline_monitor.shell.parameters import descriptor as parameter_descriptor
 from ros2_deadline_monitor.tools.cycle_record import write_json
 
 RTF_BIN_NS = 100_000_000
@@ -310,7 +311,7 @@ def declare_parameters(node: Node, specs: Sequence[ParamSpec]) -> dict[str, Any]
     """Declare ``specs`` on ``node`` and return their values (ParameterException if invalid)."""
     values = {}
     for spec in specs:
-        descriptor = spec.descriptor(spec.name)
+        descriptor = parameter_descriptor(spec, spec.name)
         if isinstance(spec.default, list):
             descriptor.dynamic_typing = True  # an empty default has no element type
         values[spec.name] = node.declare_parameter(spec.name, spec.default, descriptor).value

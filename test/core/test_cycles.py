@@ -59,6 +59,12 @@ def test_learned_period_snaps_to_whole_hz_only_when_close():
     assert learn_period(np.full(20, 10_003_000)) == 10 * MS
     assert learn_period(np.full(20, 33_340_000)) == 33_333_333
     assert learn_period(np.full(20, 133_000_000)) == 133_000_000
+    # A jittery start-up: late callbacks followed by short intervals, median 9.8 ms.
+    jittery = np.array([9_800_000] * 11 + [10_200_000] * 9, np.int64)
+    assert np.median(jittery) == 9_800_000
+    assert learn_period(jittery) == 10 * MS
+    # A skipped period adds one slot to the span, not a wrong period.
+    assert learn_period(np.array([10 * MS] * 19 + [20 * MS], np.int64)) == 10 * MS
 
 
 def test_batches_give_the_same_answer_as_one_pass(timer_cycles):

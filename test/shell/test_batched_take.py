@@ -33,7 +33,7 @@ def test_take_depth_covers_four_take_periods():
 
 def test_take_period_is_validated():
     from ros2_deadline_monitor.core.errors import ConfigError
-    from ros2_deadline_monitor.shell.parameters import settings_from
+    from ros2_deadline_monitor.core.parameters import settings_from
 
     assert settings_from({}).take_period_ns == 50 * NS_PER_MS
     assert settings_from({'take_period_s': 0.0}).take_period_ns == 0

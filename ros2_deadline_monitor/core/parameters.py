@@ -1,0 +1,393 @@
+"""The monitor's parameters as data, and their conversion to validated configs.
+
+Names, defaults, ranges and descriptions of every parameter (``ParamSpec``), and the functions
+that turn ``{name: value}`` mappings into ``MonitorSettings`` and ``TopicConfig``. Per-topic
+settings live under identifier keys (``topics: [cmd]``, ``topic.cmd.name: /cmd_vel``) so no
+``/`` ever appears in a parameter name. Floats with units exist only here, at the edge; every
+``ConfigError`` text becomes the reason a parameter change is rejected.
+
+No ROS import: the live node (``shell/parameters.py`` adds the descriptors and declarations)
+and the offline analyzer (which reads the node's YAML file) share this one conversion.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+import math
+import re
+import socket
+from typing import Any
+
+from .config import (
+    AnalysisConfig,
+    check_topic_name,
+    CLOCKS,
+    DEFAULT_JITTER_FRACTION,
+    duration_ns,
+    MAX_PERIOD_NS,
+    NS_PER_MS,
+    NS_PER_S,
+    RULES,
+    STAMPS,
+    Thresholds,
+    TopicConfig,
+)
+from .errors import ConfigError
+
+TOPICS = 'topics'
+USE_SIM_TIME = 'use_sim_time'
+AUTO = 'auto'
+ARRIVAL_TIMESTAMPS = {'received': 'received_timestamp', 'source': 'source_timestamp'}
+"""Parameter value -> key of the rclpy message info dict (and ``TopicStats.arrival_source``)."""
+
+_ID_RE = re.compile(r'^[A-Za-z][A-Za-z0-9_]*$')
+_DEFAULT_ANALYSIS = AnalysisConfig()
+_DEFAULT_THRESHOLDS = Thresholds()
+_MAX_MS = MAX_PERIOD_NS / NS_PER_MS
+_MAX_S = MAX_PERIOD_NS / NS_PER_S
+_MIN_RATE_HZ = NS_PER_S / MAX_PERIOD_NS
+_MAX_RATE_HZ = 1e6
+DEFAULT_TAKE_PERIOD_S = 0.05
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """One parameter: default (its type too), description and the allowed values."""
+
+    name: str
+    default: Any
+    description: str
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[str, ...] = ()
+    read_only: bool = False
+
+
+GLOBAL_SPECS: tuple[ParamSpec, ...] = (
+    ParamSpec('stats_period_s', 1.0,
+              'Period of the stats timer (steady clock, s): one MonitorStats message and one '
+              '/diagnostics array per period.', 0.05, 60.0),
+    ParamSpec('window_s', _DEFAULT_ANALYSIS.window_ns / NS_PER_S,
+              'Rolling window (wall s) of the window figures (percentiles, rates, window '
+              'counts).', 0.1, _MAX_S),
+    ParamSpec('window_cycles', _DEFAULT_ANALYSIS.window_cycles,
+              'Most cycles kept per topic for the window figures (bounds memory).', 2, 1_000_000),
+    ParamSpec('learn_intervals', _DEFAULT_ANALYSIS.learn_intervals,
+              'Intervals whose median becomes the period of a topic without a configured '
+              'period.', 2, 10_000),
+    ParamSpec('target_rtf', _DEFAULT_ANALYSIS.target_rtf,
+              'Real time factor the simulator aims at; scales the RTF levels and the default '
+              'wall budget of sim-clock topics.', 0.001, 1000.0),
+    ParamSpec('rtf_bin_s', _DEFAULT_ANALYSIS.rtf_bin_ns / NS_PER_S,
+              'Length (wall s) of the fixed windows whose worst and best RTF is reported.',
+              0.001, 60.0, read_only=True),
+    ParamSpec('miss_ratio_error', _DEFAULT_THRESHOLDS.miss_ratio_error,
+              'A topic is ERROR when deadline misses / messages in the window exceed this.',
+              0.0, 1.0),
+    ParamSpec('rtf_warn_fraction', _DEFAULT_THRESHOLDS.rtf_warn_fraction,
+              'The clock is WARN when the window RTF is below this fraction of target_rtf.',
+              0.0, 1.0),
+    ParamSpec('rtf_error_fraction', _DEFAULT_THRESHOLDS.rtf_error_fraction,
+              'The clock is ERROR when the window RTF is below this fraction of target_rtf.',
+              0.0, 1.0),
+    ParamSpec('clock_timeout_s', _DEFAULT_THRESHOLDS.clock_timeout_ns / NS_PER_S,
+              'The clock is ERROR (WARN without use_sim_time) after this long (wall s) '
+              'without a /clock message.', 0.01, _MAX_S),
+    ParamSpec('clock_topic', '/clock',
+              'Topic of the simulation clock (rosgraph_msgs/msg/Clock).', read_only=True),
+    ParamSpec('simulator_rtf_topic', '',
+              "Topic on which the simulator publishes its own RTF (std_msgs/msg/Float32 or "
+              "Float64), shown next to the measured RTF; '' for none.", read_only=True),
+    ParamSpec('hardware_id', socket.gethostname(),
+              'hardware_id of every diagnostic status (rqt_robot_monitor groups by it); '
+              'default: the host name.'),
+    ParamSpec('arrival_timestamp', 'source',
+              "Middleware timestamp taken as the end of a cycle: 'source' (writer side, when "
+              "the message left the producer) or 'received' (reader side, adds transport "
+              "and the reader host's scheduling).", choices=tuple(ARRIVAL_TIMESTAMPS),
+              read_only=True),
+    ParamSpec('take_period_s', DEFAULT_TAKE_PERIOD_S,
+              'Messages are taken in batches every this long (steady s) from reader queues '
+              'outside the executor, which costs far less CPU per message; the middleware '
+              'timestamps keep the figures exact. 0 = one executor callback per message.',
+              0.0, 1.0, read_only=True),
+    ParamSpec('take_queue_depth', 0,
+              'Reader queue depth per topic when taking in batches; 0 = sized from the rate: '
+              'max(50, 4 x rate x take_period_s), at most 10000 (1000 while the rate is '
+              'unknown). A full queue between two takes is counted as a queue overflow.',
+              0, 100_000, read_only=True),
+)
+
+TOPIC_SPECS: tuple[ParamSpec, ...] = (
+    ParamSpec('name', '',
+              'Topic to monitor; default: the identifier, as a name relative to the node '
+              'namespace.'),
+    ParamSpec('period_ms', 0.0,
+              'Expected cycle period T (ms); 0 = learn it from the median of the first '
+              'intervals (or use rate_hz).', 0.0, _MAX_MS),
+    ParamSpec('rate_hz', 0.0,
+              'Expected rate (Hz), an alternative to period_ms; 0 = unset. Set only one of the '
+              'two.', 0.0, _MAX_RATE_HZ),
+    ParamSpec('deadline_ms', 0.0,
+              'Deadline D for the response rule (ms); 0 = the period.', 0.0, _MAX_MS),
+    ParamSpec('jitter_tolerance_ms', 0.0,
+              'Jitter tolerance J (ms): an interval longer than T + J is a miss under the '
+              'interval rule; 0 = use jitter_tolerance_percent.', 0.0, _MAX_MS),
+    ParamSpec('jitter_tolerance_percent', 100 * DEFAULT_JITTER_FRACTION,
+              'Jitter tolerance as a percentage of the period, used when jitter_tolerance_ms '
+              'is 0.', 0.0, 100.0),
+    ParamSpec('rule', AUTO,
+              "Deadline miss rule: 'interval' (interval > T + J), 'response' (end - scheduled "
+              "slot > D) or 'auto' (response when stamp is 'start', else interval).",
+              choices=(AUTO, *RULES)),
+    ParamSpec('stamp', STAMPS[0],
+              "What header.stamp means: 'none' (not the cycle start: the arrival is used) or "
+              "'start' (the producer stamps the start of its cycle).", choices=STAMPS),
+    ParamSpec('clock', AUTO,
+              "Clock of the producing timer: 'sim', 'wall' or 'auto' (sim when use_sim_time "
+              "is true).", choices=(AUTO, *CLOCKS)),
+    ParamSpec('wall_budget_ms', 0.0,
+              'Wall-clock budget per cycle (ms), counted on wall intervals; 0 = T / target_rtf '
+              '+ J.', 0.0, _MAX_MS),
+    ParamSpec('timeout_s', 0.0,
+              'ERROR after this long without a message (wall s, stretched by 1/RTF for sim '
+              'clocks); 0 = max(10 T, 1 s).', 0.0, _MAX_S),
+    ParamSpec('qos_deadline_ms', 0.0,
+              'Request a middleware deadline QoS (ms) and count its missed events; 0 = off. '
+              'Only used when every publisher offers a deadline no longer than this.',
+              0.0, _MAX_MS),
+)
+
+_GLOBALS = {spec.name: spec for spec in GLOBAL_SPECS}
+_TOPIC_FIELDS = {spec.name: spec for spec in TOPIC_SPECS}
+DOUBLE_PARAMETERS = frozenset(
+    [s.name for s in GLOBAL_SPECS if isinstance(s.default, float)])
+TOPIC_DOUBLE_FIELDS = frozenset(s.name for s in TOPIC_SPECS if isinstance(s.default, float))
+
+
+@dataclass(frozen=True)
+class MonitorSettings:
+    """Monitor-wide settings converted from the global parameters."""
+
+    analysis: AnalysisConfig
+    stats_period_ns: int
+    clock_topic: str
+    simulator_rtf_topic: str
+    hardware_id: str
+    arrival_timestamp: str
+    take_period_ns: int = 0
+    """0: a callback per message on the executor; else the batch take period."""
+    take_queue_depth: int = 0
+    """0: sized from the rate (``qos.take_depth``)."""
+
+
+def topic_param(topic_id: str, field: str) -> str:
+    """Full parameter name of one per-topic setting, e.g. ``topic.cmd.period_ms``."""
+    return f'topic.{topic_id}.{field}'
+
+
+def split_topic_param(name: str) -> tuple[str, str] | None:
+    """Split a per-topic parameter name into ``(identifier, field)``; None for others."""
+    parts = name.split('.')
+    if len(parts) == 3 and parts[0] == 'topic' and parts[2] in _TOPIC_FIELDS:
+        return parts[1], parts[2]
+    return None
+
+
+def topic_default(topic_id: str, spec: ParamSpec) -> Any:
+    """Return the declared default of a per-topic setting (the name defaults to the id)."""
+    return topic_id if spec.name == 'name' else spec.default
+
+
+def is_double(name: str) -> bool:
+    """Tell whether a parameter is a double (an integer set on it is converted)."""
+    split = split_topic_param(name)
+    return name in DOUBLE_PARAMETERS or (split is not None and split[1] in TOPIC_DOUBLE_FIELDS)
+
+
+def parse_topic_ids(value: Iterable[str] | None) -> list[str]:
+    """Validate the ``topics`` list: identifiers, no duplicates."""
+    ids = list(value or [])
+    seen: set[str] = set()
+    for topic_id in ids:
+        if not isinstance(topic_id, str) or not _ID_RE.match(topic_id):
+            raise ConfigError(
+                f'{TOPICS}: identifier {topic_id!r} must start with a letter and hold only '
+                'letters, digits and underscores (set the topic itself in '
+                'topic.<identifier>.name)')
+        if topic_id in seen:
+            raise ConfigError(f'{TOPICS}: identifier {topic_id!r} is listed twice')
+        seen.add(topic_id)
+    return ids
+
+
+def _number(name: str, value: Any) -> float:
+    """Return a parameter value (from YAML or rclpy) as a float, or raise ConfigError."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f'{name} must be a number, got {value!r}')
+    return float(value)
+
+
+def _integer(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f'{name} must be an integer, got {value!r}')
+    return value
+
+
+def _seconds(values: Mapping[str, Any], name: str, zero_ok: bool = False) -> int:
+    return duration_ns(name, _number(name, _value(values, name)), NS_PER_S, zero_ok=zero_ok)
+
+
+def _value(values: Mapping[str, Any], name: str) -> Any:
+    value = values.get(name)
+    return _GLOBALS[name].default if value is None else value
+
+
+def _choice(name: str, value: Any, choices: Iterable[str]) -> str:
+    choices = tuple(choices)
+    if value not in choices:
+        raise ConfigError(f'{name} must be one of {", ".join(choices)}, got {value!r}')
+    return value
+
+
+def settings_from(values: Mapping[str, Any]) -> MonitorSettings:
+    """Monitor-wide settings from parameter values (missing ones take their defaults)."""
+    thresholds = Thresholds(
+        miss_ratio_error=_number('miss_ratio_error', _value(values, 'miss_ratio_error')),
+        rtf_warn_fraction=_number('rtf_warn_fraction', _value(values, 'rtf_warn_fraction')),
+        rtf_error_fraction=_number('rtf_error_fraction', _value(values, 'rtf_error_fraction')),
+        clock_timeout_ns=_seconds(values, 'clock_timeout_s'),
+    )
+    analysis = AnalysisConfig(
+        window_ns=_seconds(values, 'window_s'),
+        window_cycles=_integer('window_cycles', _value(values, 'window_cycles')),
+        learn_intervals=_integer('learn_intervals', _value(values, 'learn_intervals')),
+        target_rtf=_number('target_rtf', _value(values, 'target_rtf')),
+        rtf_bin_ns=_seconds(values, 'rtf_bin_s'),
+        thresholds=thresholds,
+    )
+    stats_period_ns = _seconds(values, 'stats_period_s')
+    clock_topic = _value(values, 'clock_topic')
+    _check_topic('clock_topic', clock_topic)
+    rtf_topic = _value(values, 'simulator_rtf_topic')
+    if rtf_topic:
+        _check_topic('simulator_rtf_topic', rtf_topic)
+    arrival = _choice('arrival_timestamp', _value(values, 'arrival_timestamp'),
+                      ARRIVAL_TIMESTAMPS)
+    take_period_ns = _seconds(values, 'take_period_s', zero_ok=True)
+    take_queue_depth = _integer('take_queue_depth', _value(values, 'take_queue_depth'))
+    if take_queue_depth < 0:
+        raise ConfigError(f'take_queue_depth must be ≥ 0, got {take_queue_depth}')
+    return MonitorSettings(
+        analysis=analysis,
+        stats_period_ns=stats_period_ns,
+        clock_topic=clock_topic,
+        simulator_rtf_topic=rtf_topic,
+        hardware_id=str(_value(values, 'hardware_id')),
+        arrival_timestamp=ARRIVAL_TIMESTAMPS[arrival],
+        take_period_ns=take_period_ns,
+        take_queue_depth=take_queue_depth,
+    )
+
+
+def _check_topic(param: str, topic: Any) -> None:
+    if not isinstance(topic, str):
+        raise ConfigError(f'{param} must be a string, got {topic!r}')
+    try:
+        check_topic_name(topic)
+    except ConfigError as err:
+        raise ConfigError(f'{param}: {err}') from None
+
+
+def topic_config_from(topic_id: str, values: Mapping[str, Any], use_sim_time: bool,
+                      resolve: Callable[[str], str] = str) -> TopicConfig:
+    """Build the ``TopicConfig`` of one identifier from its ``topic.<id>.*`` values.
+
+    ``resolve`` expands a relative or private topic name to a fully qualified one
+    (``Node.resolve_topic_name``); duplicates are found on the resolved names.
+    """
+    def get(field: str) -> Any:
+        value = values.get(topic_param(topic_id, field))
+        return topic_default(topic_id, _TOPIC_FIELDS[field]) if value is None else value
+
+    def name(field: str) -> str:
+        return topic_param(topic_id, field)
+
+    topic = get('name')
+    _check_topic(name('name'), topic)
+    try:
+        resolved = resolve(topic)
+    except Exception as err:  # rclpy raises several types for names it cannot expand
+        raise ConfigError(f'{name("name")}: cannot resolve {topic!r}: {err}') from None
+
+    period_ns = _optional_ms(name('period_ms'), get('period_ms'))
+    rate_hz = _number(name('rate_hz'), get('rate_hz'))
+    if _is_set(name('rate_hz'), rate_hz):
+        if period_ns is not None:
+            raise ConfigError(f'{name("period_ms")} and {name("rate_hz")} are both set; set '
+                              'one of them to 0')
+        if rate_hz < _MIN_RATE_HZ:
+            raise ConfigError(f'{name("rate_hz")} must be at least 1/3600 Hz (a period of at '
+                              f'most one hour), got {rate_hz}')
+        period_ns = round(NS_PER_S / rate_hz)
+
+    jitter_ns = _optional_ms(name('jitter_tolerance_ms'), get('jitter_tolerance_ms'))
+    percent = _number(name('jitter_tolerance_percent'), get('jitter_tolerance_percent'))
+    if math.isnan(percent) or not 0 <= percent <= 100:
+        raise ConfigError(f'{name("jitter_tolerance_percent")} must be within [0, 100], got '
+                          f'{percent}')
+    rule = _choice(name('rule'), get('rule'), (AUTO, *RULES))
+    clock = _choice(name('clock'), get('clock'), (AUTO, *CLOCKS))
+    if clock == AUTO:
+        clock = 'sim' if use_sim_time else 'wall'
+    timeout_s = _number(name('timeout_s'), get('timeout_s'))
+    timeout_ns = (duration_ns(name('timeout_s'), timeout_s, NS_PER_S)
+                  if _is_set(name('timeout_s'), timeout_s) else None)
+    return TopicConfig(
+        name=topic_id,
+        topic=resolved,
+        period_ns=period_ns,
+        deadline_ns=_optional_ms(name('deadline_ms'), get('deadline_ms')),
+        jitter_tolerance_ns=jitter_ns,
+        jitter_fraction=percent / 100,
+        rule=None if rule == AUTO else rule,
+        stamp=_choice(name('stamp'), get('stamp'), STAMPS),
+        clock=clock,
+        wall_budget_ns=_optional_ms(name('wall_budget_ms'), get('wall_budget_ms')),
+        timeout_ns=timeout_ns,
+        qos_deadline_ns=_optional_ms(name('qos_deadline_ms'), get('qos_deadline_ms')),
+    )
+
+
+def _is_set(param: str, value: float) -> bool:
+    """Return False for 0 (= use the default); reject NaN, infinities and negatives."""
+    if math.isnan(value) or math.isinf(value) or value < 0:
+        raise ConfigError(f'{param} must be a finite number ≥ 0, got {value}')
+    return value != 0
+
+
+def _optional_ms(param: str, value: Any) -> int | None:
+    """Nanoseconds of a ms setting where 0 means 'default' (None)."""
+    value_ms = _number(param, value)
+    if not _is_set(param, value_ms):
+        return None
+    return duration_ns(param, value_ms, NS_PER_MS)
+
+
+def check_unique_topics(configs: Iterable[TopicConfig]) -> None:
+    """Reject two identifiers that monitor the same topic."""
+    owner: dict[str, str] = {}
+    for config in configs:
+        if config.topic in owner:
+            raise ConfigError(
+                f'{topic_param(config.name, "name")}: {config.topic} is already monitored as '
+                f'{owner[config.topic]!r}')
+        owner[config.topic] = config.name
+
+def all_names(topic_ids: Iterable[str]) -> list[str]:
+    """Names of every parameter this module declares for ``topic_ids``."""
+    names = [TOPICS, USE_SIM_TIME, *_GLOBALS]
+    for topic_id in topic_ids:
+        names += [topic_param(topic_id, spec.name) for spec in TOPIC_SPECS]
+    return names
