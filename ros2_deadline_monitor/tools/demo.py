@@ -150,11 +150,13 @@ class StatsListener:
         import rclpy
         from rclpy.executors import SingleThreadedExecutor
         from rclpy.qos import QoSProfile, ReliabilityPolicy
+        from rclpy.signals import SignalHandlerOptions
 
         from ..msg import MonitorStats
 
         self._context = rclpy.context.Context()
-        rclpy.init(context=self._context)
+        # The demo handles SIGINT and SIGTERM itself (stopping its child processes first).
+        rclpy.init(context=self._context, signal_handler_options=SignalHandlerOptions.NO)
         self._node = rclpy.create_node('deadline_demo', context=self._context)
         self._lock = threading.Lock()
         self._messages: list[Any] = []
@@ -330,8 +332,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the phases and print one table per phase."""
+    """Run the phases and print one table per phase; Ctrl-C or SIGTERM stops every child."""
     args = build_parser().parse_args(argv)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     if args.duration_s <= 0 or args.rate_hz <= 0 or args.stall_every < 1:
         print('ERROR: --duration-s, --rate-hz and --stall-every must be positive',
               file=sys.stderr)

@@ -47,10 +47,7 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.parametrize('sig', [
     signal.SIGINT,
-    # demo.main handles only KeyboardInterrupt: SIGTERM kills it before it stops its children.
-    # Fix (tools/demo.py, main): signal.signal(signal.SIGTERM, signal.default_int_handler).
-    pytest.param(signal.SIGTERM, marks=pytest.mark.xfail(
-        strict=True, reason='demo leaves its children running on SIGTERM')),
+    signal.SIGTERM,
 ], ids=['SIGINT', 'SIGTERM'])
 def test_interrupted_demo_leaves_no_child_processes(installed_executable, tmp_path, processes,
                                                    wait_for, sig):
