@@ -27,7 +27,7 @@ def test_the_shipped_config_file() -> None:
     config = load_config(path)
     assert [t.name for t in config.topics] == ['controller', 'imu']
     controller = config.topics[0]
-    assert controller.topic == '/controller/cycle'
+    assert controller.topic == '/demo/cmd'
     assert controller.period_ns == 10 * MS
     assert controller.stamp == 'start'
     assert config.auto_clock == frozenset({'controller', 'imu'})

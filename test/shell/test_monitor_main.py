@@ -76,10 +76,10 @@ def test_shutdown_publishes_final_stats_and_a_summary(run_monitor, observer, wai
     final = wait_for(lambda: (s := observer.latest_stats()) and stamp_ns(s) >= signalled_ns
                      and s, what='the final stats, reported after the signal')
     assert sorted(t.name for t in final.topics) == ['controller', 'imu']
-    assert {t.topic for t in final.topics} == {'/controller/cycle', '/imu/data'}
+    assert {t.topic for t in final.topics} == {'/demo/cmd', '/imu/data'}
     text = output(process)
     assert 'deadline_monitor summary (totals since start)' in text
-    assert '/controller/cycle' in text and '/imu/data' in text
+    assert '/demo/cmd' in text and '/imu/data' in text
     # The integer on a double parameter is named with the fix, and only that topic is skipped.
     assert 'topic.broken.period_ms' in text and '10.0' in text
     assert "topic 'broken' is not monitored" in text
