@@ -307,7 +307,8 @@ class CycleAnalyzer:
         self._prev_start_sim = int(start_sim[-1])
         response = end_timer - slots
         missed = classify_misses(timing.rule, interval_timer, response, timing)
-        age = np.where(stamp != NO_VALUE, end_timer - stamp, NO_VALUE)
+        # A zero stamp is an unset header, not a message from 1970.
+        age = np.where((stamp != NO_VALUE) & (stamp != 0), end_timer - stamp, NO_VALUE)
         self._totals.misses += int(missed.sum())
         self._totals.skipped += int(skipped.sum())
         self._rows.extend(

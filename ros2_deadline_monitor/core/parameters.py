@@ -114,8 +114,9 @@ GLOBAL_SPECS: tuple[ParamSpec, ...] = (
               0.0, 1.0, read_only=True),
     ParamSpec('take_queue_depth', 0,
               'Reader queue depth per topic when taking in batches; 0 = sized from the rate: '
-              'max(50, 4 x rate x take_period_s), at most 10000 (1000 while the rate is '
-              'unknown). A full queue between two takes is counted as a queue overflow.',
+              'rate x max(1 s, 4 x take_period_s), at least 50, at most 10000 (1000 while the '
+              'rate is unknown). A full queue between two takes is counted as a queue '
+              'overflow.',
               0, 100_000, read_only=True),
 )
 

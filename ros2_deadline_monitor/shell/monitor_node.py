@@ -30,6 +30,7 @@ from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.signals import SignalHandlerOptions
+from rclpy.time import Time
 from rclpy.utilities import remove_ros_args
 from rosgraph_msgs.msg import Clock as ClockMsg
 
@@ -139,8 +140,16 @@ class MonitorNode(Node):
 
         self._stats_publisher = self.create_publisher(MonitorStats, STATS_TOPIC, STATS_QOS)
         self._diagnostics = diagnostics.DiagnosticsOutput(self, self._settings.hardware_id)
-        self.create_subscription(ClockMsg, self._settings.clock_topic, self._on_clock,
-                                 CLOCK_QOS)
+        # In batched mode /clock is taken with the topics, first, so their events find the
+        # sim time they happened at (its queue holds a second of a 1 kHz clock).
+        clock_node = self._reader if self._reader is not None else self
+        self._clock_sub = clock_node.create_subscription(
+            ClockMsg, self._settings.clock_topic, self._on_clock, CLOCK_QOS)
+        if self._reader is not None:
+            # Under use_sim_time rclpy's TimeSource takes /clock with one executor callback
+            # per message (a quarter of a core at 1 kHz here) only to set this node's ROS time.
+            # The batched takes already read every sample: they set it (take_all) instead.
+            self._time_source.detach_node()
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
         self._stats_timer = None
         self._stats_expected_ns = 0
@@ -354,8 +363,18 @@ class MonitorNode(Node):
                     start_parameter_services=False, enable_rosout=False)
 
     def take_all(self) -> int:
-        """Take every queued message of every topic (batched mode); return how many."""
-        return sum(monitor.take() for monitor in self._topics.values())
+        """Take every queued /clock sample, then every topic's messages; return how many."""
+        taken = 0
+        if self._reader is not None:
+            handle = self._clock_sub.handle
+            last = None
+            while (sample := handle.take_message(ClockMsg, False)) is not None:
+                self._on_clock(*sample)
+                last = sample[0]
+                taken += 1
+            if last is not None:
+                self.get_clock().set_ros_time_override(Time.from_msg(last.clock))
+        return taken + sum(monitor.take() for monitor in self._topics.values())
 
     def destroy_node(self) -> None:
         """Destroy the subscriptions and the reader node with this node."""

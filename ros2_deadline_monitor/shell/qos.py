@@ -34,6 +34,8 @@ TAKE_MAX_DEPTH = 10_000
 TAKE_UNKNOWN_RATE_DEPTH = 1000
 """Batched depth while the period is still to be learned: 20 kHz for a 50 ms take period."""
 TAKE_SAFETY_FACTOR = 4
+TAKE_QUEUE_NS = 1_000_000_000
+"""Queue room for at least a second of messages: the monitor's process may be starved."""
 """Queue room for this many take periods: a take may come late when the process is busy."""
 
 STATS_QOS = QoSProfile(depth=STATS_DEPTH, reliability=ReliabilityPolicy.RELIABLE,
@@ -63,7 +65,7 @@ def queue_depth(period_ns: int | None, stats_period_ns: int) -> int:
 
 
 def take_depth(period_ns: int | None, take_period_ns: int, override: int = 0) -> int:
-    """Return the reader depth for batched takes: 4 take periods' worth of messages, bounded.
+    """Return the reader depth for batched takes: a second or 4 take periods of messages.
 
     ``override`` > 0 (the ``take_queue_depth`` parameter) is used as it is.
     """
@@ -71,7 +73,7 @@ def take_depth(period_ns: int | None, take_period_ns: int, override: int = 0) ->
         return override
     if period_ns is None:
         return TAKE_UNKNOWN_RATE_DEPTH
-    wanted = math.ceil(TAKE_SAFETY_FACTOR * take_period_ns / period_ns)
+    wanted = math.ceil(max(TAKE_QUEUE_NS, TAKE_SAFETY_FACTOR * take_period_ns) / period_ns)
     return max(TAKE_MIN_DEPTH, min(TAKE_MAX_DEPTH, wanted))
 
 

@@ -16,7 +16,7 @@ import pytest
 NS_PER_MS = 1_000_000
 
 
-def test_take_depth_covers_four_take_periods():
+def test_take_depth_covers_a_second_or_four_take_periods():
     from ros2_deadline_monitor.shell.qos import (
         take_depth,
         TAKE_MAX_DEPTH,
@@ -24,8 +24,9 @@ def test_take_depth_covers_four_take_periods():
         TAKE_UNKNOWN_RATE_DEPTH,
     )
 
-    assert take_depth(NS_PER_MS, 50 * NS_PER_MS) == 200  # 1 kHz, 50 ms: 4 x 50 messages
-    assert take_depth(10 * NS_PER_MS, 50 * NS_PER_MS) == TAKE_MIN_DEPTH
+    assert take_depth(NS_PER_MS, 50 * NS_PER_MS) == 1000  # 1 kHz: a second of messages
+    assert take_depth(NS_PER_MS, 500 * NS_PER_MS) == 2000  # 4 take periods of 500 ms
+    assert take_depth(100 * NS_PER_MS, 50 * NS_PER_MS) == TAKE_MIN_DEPTH
     assert take_depth(1000, 1000 * NS_PER_MS) == TAKE_MAX_DEPTH
     assert take_depth(None, 50 * NS_PER_MS) == TAKE_UNKNOWN_RATE_DEPTH
     assert take_depth(NS_PER_MS, 50 * NS_PER_MS, override=7) == 7

@@ -116,3 +116,20 @@ def test_middleware_deadline_events_are_counted_when_publishers_offer_one(
                            and t, what='messages on the topic without an offered deadline')
     assert plain_stats.qos_deadline_events_total == 0
     assert 'qos_deadline_ms 50 not requested' in capfd.readouterr().err
+
+
+def test_batched_clock_sets_ros_time_without_a_second_clock_subscription(
+        ros_context, spin, observer, start_monitor, wait_for):
+    clock = SimClock(ros_context)
+    spin(clock.node)
+    monitor = start_monitor(use_sim_time=True, stats_period_s=0.2)
+    # Only the reader node takes /clock: rclpy's per-message TimeSource subscription is gone.
+    wait_for(lambda: monitor.count_subscribers('/clock') >= 1, what='the monitor on /clock')
+    readers = {i.node_name for i in monitor.get_subscriptions_info_by_topic('/clock')}
+    assert readers == {'deadline_monitor_reader'}
+    # The node's ROS time still follows /clock: diagnostics are stamped with sim time.
+    array = wait_for(lambda: (a := observer.arrays[-1:]) and a[0].header.stamp.sec > 0 and a[0],
+                     what='diagnostics stamped after the first /clock')
+    stamp_ns = array.header.stamp.sec * 1_000_000_000 + array.header.stamp.nanosec
+    assert 500_000_000_000 <= stamp_ns <= clock.sim_ns
+    assert 500_000_000_000 <= monitor.get_clock().now().nanoseconds <= clock.sim_ns
