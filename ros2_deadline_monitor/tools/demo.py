@@ -150,13 +150,11 @@ class StatsListener:
         import rclpy
         from rclpy.executors import SingleThreadedExecutor
         from rclpy.qos import QoSProfile, ReliabilityPolicy
-        from rclpy.signals import SignalHandlerOptions
 
         from ..msg import MonitorStats
 
         self._context = rclpy.context.Context()
-        # The demo handles SIGINT and SIGTERM itself (stopping its child processes first).
-        rclpy.init(context=self._context, signal_handler_options=SignalHandlerOptions.NO)
+        rclpy.init(context=self._context)
         self._node = rclpy.create_node('deadline_demo', context=self._context)
         self._lock = threading.Lock()
         self._messages: list[Any] = []
@@ -189,6 +187,7 @@ class StatsListener:
         """Stop spinning and shut the context down."""
         import rclpy
         self._executor.shutdown()
+        self._thread.join(timeout=5.0)
         self._node.destroy_node()
         rclpy.try_shutdown(context=self._context)
 

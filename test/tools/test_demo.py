@@ -44,3 +44,14 @@ def test_parser_defaults_run_every_phase():
     args = build_parser().parse_args([])
     assert args.phases == [p.name for p in PHASES]
     assert args.duration_s == 5.0
+
+
+def test_demo_command_prints_a_table_and_exits_cleanly(installed_executable):
+    import subprocess
+
+    done = subprocess.run(
+        [str(installed_executable('demo')), '--phases', 'wall_injected', '--duration-s', '1.5'],
+        capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert '== wall_injected' in done.stdout
+    assert 'deadline misses (response rule, D = 10.0 ms)' in done.stdout
