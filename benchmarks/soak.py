@@ -34,8 +34,9 @@ import threading
 import time
 from typing import Any
 
+from ros2_deadline_monitor.tools.demo import executable_command, ros_args
+
 NS_PER_S = 1_000_000_000
-PACKAGE = 'ros2_deadline_monitor'
 STATS_TOPIC = '/deadline_monitor/stats'
 
 
@@ -123,12 +124,6 @@ def run_publisher(args: argparse.Namespace) -> int:
 # -- the soak ------------------------------------------------------------------------------
 
 
-def _executable(name: str) -> list[str]:
-    from ament_index_python.packages import get_package_prefix
-
-    return [str(Path(get_package_prefix(PACKAGE)) / 'lib' / PACKAGE / name)]
-
-
 def _rss_mb(pid: int) -> float:
     try:
         for line in Path(f'/proc/{pid}/status').read_text().splitlines():
@@ -184,15 +179,6 @@ class Listener:
         rclpy.try_shutdown(context=self.context)
 
 
-def _ros_args(params: dict[str, Any]) -> list[str]:
-    args = ['--ros-args', '--log-level', 'warn']
-    for name, value in params.items():
-        if isinstance(value, bool):
-            value = 'true' if value else 'false'
-        elif isinstance(value, list):
-            value = '[' + ','.join(value) + ']'
-        args += ['-p', f'{name}:={value}']
-    return args
 
 
 def run_soak(args: argparse.Namespace) -> dict[str, Any]:
@@ -206,7 +192,7 @@ def run_soak(args: argparse.Namespace) -> dict[str, Any]:
         params[f'topic.{topic_id}.clock'] = 'wall'
     with tempfile.TemporaryDirectory() as tmp:
         counts_path = Path(tmp) / 'counts.json'
-        monitor = subprocess.Popen(_executable('monitor') + _ros_args(params))
+        monitor = subprocess.Popen(executable_command('monitor') + ros_args(params))
         listener = Listener(monitor.pid)
         publisher = subprocess.Popen([sys.executable, __file__, '--publisher', str(counts_path),
                                       '--minutes', str(args.minutes), '--topics',

@@ -88,40 +88,19 @@ def make_drain(subscription: Subscription, analyzer: CycleAnalyzer, arrival_key:
                stamped: bool) -> Callable[[], int]:
     """Build the batch take of one topic: record every queued message, return how many.
 
+    Each taken message goes through the same per-message callback as in the executor path.
     The subscription must not be spun by an executor (it would take the messages first).
     """
     handle = subscription.handle
     take = handle.take_message
     msg_type = subscription.msg_type
-    record = analyzer.record
-    malformed = analyzer.record_malformed
-
-    if stamped:
-        def drain_stamped() -> int:
-            count = 0
-            with handle:
-                while (taken := take(msg_type, True)) is not None:
-                    raw, info = taken
-                    seq = info[SEQUENCE_KEY]
-                    try:
-                        stamp = read_stamp_ns(raw)
-                    except CdrError:
-                        malformed()
-                        stamp = NO_VALUE
-                    record(info[arrival_key], stamp, seq if seq <= _INT64_MAX else NO_VALUE,
-                           len(raw))
-                    count += 1
-            return count
-        return drain_stamped
+    on_message = make_callback(analyzer, arrival_key, stamped)
 
     def drain() -> int:
         count = 0
         with handle:
             while (taken := take(msg_type, True)) is not None:
-                raw, info = taken
-                seq = info[SEQUENCE_KEY]
-                record(info[arrival_key], NO_VALUE, seq if seq <= _INT64_MAX else NO_VALUE,
-                       len(raw))
+                on_message(*taken)
                 count += 1
         return count
     return drain

@@ -69,7 +69,7 @@ class PhaseResult:
     error: str | None = None
 
 
-def _executable(name: str) -> list[str]:
+def executable_command(name: str) -> list[str]:
     """Command that runs one of this package's executables, as ``ros2 run`` would find it."""
     try:
         from ament_index_python.packages import get_package_prefix
@@ -81,7 +81,8 @@ def _executable(name: str) -> list[str]:
     return [sys.executable, '-m', f'{PACKAGE}.tools.{name}']
 
 
-def _ros_args(params: dict[str, Any]) -> list[str]:
+def ros_args(params: dict[str, Any]) -> list[str]:
+    """Command-line arguments setting ROS parameters of a node (quiet logging)."""
     args = ['--ros-args', '--log-level', 'warn']
     for name, value in params.items():
         if isinstance(value, bool):
@@ -211,7 +212,7 @@ def run_phase(phase: Phase, listener: StatsListener, *, duration_s: float = 5.0,
         record_path = Path(tmp) / 'cycles.json'
         summary_path = Path(tmp) / 'sim_clock.json'
         listener.take()  # forget reports of earlier phases
-        monitor = subprocess.Popen(_executable('monitor') + _ros_args({
+        monitor = subprocess.Popen(executable_command('monitor') + ros_args({
             'use_sim_time': phase.use_sim_time, 'stats_period_s': 0.5,
             'target_rtf': phase.target_rtf, 'topics': ['cmd'],
             'topic.cmd.name': CONTROL_TOPIC, 'topic.cmd.period_ms': 1000.0 / rate_hz,
@@ -219,10 +220,10 @@ def run_phase(phase: Phase, listener: StatsListener, *, duration_s: float = 5.0,
         processes = [monitor]
         try:
             if phase.use_sim_time:
-                processes.append(subprocess.Popen(_executable('sim_clock') + _ros_args({
+                processes.append(subprocess.Popen(executable_command('sim_clock') + ros_args({
                     'target_rtf': phase.target_rtf, 'wait_for_subscribers': 2,
                     'summary_path': str(summary_path)})))
-            controller = subprocess.Popen(_executable('demo_controller') + _ros_args({
+            controller = subprocess.Popen(executable_command('demo_controller') + ros_args({
                 'use_sim_time': phase.use_sim_time, 'rate_hz': rate_hz,
                 'stall_ms': phase.stall_ms, 'stall_every': stall_every if phase.stall_ms else 0,
                 'duration_s': duration_s, 'wait_for_subscribers': 1, 'topic': CONTROL_TOPIC,
