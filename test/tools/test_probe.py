@@ -32,14 +32,14 @@ def spinning(ros_context):
         return node
 
     thread = threading.Thread(target=executor.spin, daemon=True)
-    yield add, thread
+    yield add, thread, executor
     executor.shutdown()
     for node in nodes:
         node.destroy_node()
 
 
 def test_probe_counts_what_the_callback_itself_records(ros_context, spinning):
-    add, thread = spinning
+    add, thread, _ = spinning
     node = add(Node('probed', context=ros_context))
     truth = []
     state = {'i': 0}
@@ -89,3 +89,60 @@ def test_probe_as_context_manager_without_publishing(ros_context):
         assert report.period_ns == 10 * MS
     finally:
         node.destroy_node()
+
+
+def test_probe_and_monitor_agree_on_the_same_controller(ros_context, spinning):
+    """A controller checked from inside (probe) and from its output topic (monitor)."""
+    from rclpy.parameter import Parameter
+    from std_msgs.msg import Header
+
+    from ros2_deadline_monitor.shell.monitor_node import MonitorNode
+
+    add, thread, executor = spinning
+    monitor = MonitorNode(context=ros_context, parameter_overrides=[
+        Parameter('topics', value=['control']),
+        Parameter('topic.control.name', value='/probed/out'),
+        Parameter('topic.control.period_ms', value=10.0),
+        Parameter('topic.control.stamp', value='start'),
+        Parameter('stats_period_s', value=0.2)])
+    controller = Node('probed', context=ros_context)
+    publisher = controller.create_publisher(Header, '/probed/out', 100)
+    state = {'i': 0}
+
+    def on_timer():
+        msg = Header()
+        msg.stamp = controller.get_clock().now().to_msg()  # the cycle start
+        state['i'] += 1
+        if state['i'] % 10 == 5:
+            time.sleep(0.022)
+        publisher.publish(msg)  # at the end of the cycle
+
+    timer = controller.create_timer(0.01, on_timer)
+    probe = DeadlineProbe(controller, 'control', timer=timer, stats_period_s=None)
+    timer.callback = probe.wrap(on_timer)
+    # The controller starts once the monitor listens, so both see every cycle.
+    timer.cancel()
+    add(monitor)
+    add(controller)
+    thread.start()
+    assert wait_for(lambda: publisher.get_subscription_count() >= 1)
+    timer.reset()
+    assert wait_for(lambda: state['i'] >= 150)
+    timer.cancel()
+    # Stop spinning before reading both analyzers from this thread (they are not
+    # thread-safe); a cycle in flight finishes first. Then take what is still on its way.
+    executor.shutdown()
+    thread.join(timeout=10)
+    cycles = state['i']
+    analyzer = monitor.topic_monitors['control'].analyzer
+
+    def monitor_has_all() -> bool:
+        monitor.take_all()
+        return analyzer.report(time.time_ns()).messages_total == cycles
+
+    assert wait_for(monitor_has_all)
+    inside = probe.report()
+    outside = analyzer.report(time.time_ns())
+    assert inside.messages_total == outside.messages_total == cycles
+    assert inside.skipped_periods_total == outside.skipped_periods_total >= 10
+    assert inside.deadline_misses_total == outside.deadline_misses_total >= 20
