@@ -27,8 +27,6 @@ two.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 from pathlib import Path
 import subprocess
@@ -38,15 +36,18 @@ import time
 from typing import Any
 
 from benchlib import (
+    benchmark_parser,
     Child,
     emit,
     environment_line,
     fmt_spread,
     monitor_parameters,
+    parse_benchmark_args,
     print_table,
     ros_init,
     stop_event,
     wait_until,
+    write_json,
 )
 import numpy as np
 
@@ -223,18 +224,15 @@ def summarize(scenario: str, runs: list[dict[str, Any]]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run every scenario ``--reps`` times and print the tables."""
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = benchmark_parser(__doc__)
     parser.add_argument('--reps', type=int, default=3, help='repetitions (default 3)')
     parser.add_argument('--duration', type=float, default=10.0,
                         help='controller run time [s] (default 10)')
     parser.add_argument('--scenarios', nargs='+', default=list(SCENARIOS),
                         choices=SCENARIOS, help='scenarios to run (default all)')
-    parser.add_argument('--json', help='also write every measurement to this file')
-    parser.add_argument('--child', help=argparse.SUPPRESS)
-    parser.add_argument('--options', help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
+    args = parse_benchmark_args(parser, argv)
     if args.child:
-        run_monitors(json.loads(args.options))
+        run_monitors(args.options)
         return 0
 
     print(f'# Accuracy against the producer record: {RATE_HZ:g} Hz, {STALL_MS:g} ms stall '
@@ -247,9 +245,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f'repetition {rep + 1}/{args.reps} done', file=sys.stderr, flush=True)
     for scenario, runs in results.items():
         summarize(scenario, runs)
-    if args.json:
-        with open(args.json, 'w') as out:
-            json.dump(results, out)
+    write_json(args.json, results)
     return 0
 
 

@@ -25,13 +25,13 @@ each repetition, so every ratio compares figures measured side by side.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 import time
 from typing import Any
 
 from benchlib import (
+    benchmark_parser,
     Child,
     cpu_s,
     emit,
@@ -40,11 +40,13 @@ from benchlib import (
     monitor_parameters,
     monitor_topic_values,
     monitor_totals,
+    parse_benchmark_args,
     pin,
     print_table,
     ros_init,
     stop_event,
     wait_until,
+    write_json,
 )
 
 PUBLISHER_CPU = 0
@@ -205,7 +207,7 @@ def summarize(title: str, reps: list[dict[str, dict[str, Any]]], roles: list[str
 
 def main(argv: list[str] | None = None) -> int:
     """Run every case ``--reps`` times and print the tables."""
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = benchmark_parser(__doc__)
     parser.add_argument('--reps', type=int, default=3, help='repetitions (default 3)')
     parser.add_argument('--warmup', type=float, default=1.0, help='warm-up [s] (default 1)')
     parser.add_argument('--measure', type=float, default=3.0,
@@ -213,13 +215,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--rate', type=float, default=1000.0, help='base rate [Hz]')
     parser.add_argument('--high-rate', type=float, default=0.0,
                         help='rate of the high-rate case [Hz]; 0 = from the floor (default)')
-    parser.add_argument('--json', help='also write every measurement to this file')
-    parser.add_argument('--child', help=argparse.SUPPRESS)
-    parser.add_argument('--options', help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
+    args = parse_benchmark_args(parser, argv)
     if args.child:
-        options = json.loads(args.options)
-        (run_publisher if args.child == 'publisher' else run_subscriber)(options)
+        (run_publisher if args.child == 'publisher' else run_subscriber)(args.options)
         return 0
 
     print(f'# CPU per received message ({environment_line()})')
@@ -244,10 +242,8 @@ def main(argv: list[str] | None = None) -> int:
              for r in one]
     print(f'\nstats timer every 1 s vs out of the window: CPU per message ratio '
           f'{fmt_spread(stats, 3)}')
-    if args.json:
-        with open(args.json, 'w') as out:
-            json.dump({'one_topic': one, 'twenty_topics': many, 'high_rate': high,
-                       'high_rate_hz': high_rate}, out, indent=1)
+    write_json(args.json, {'one_topic': one, 'twenty_topics': many, 'high_rate': high,
+                           'high_rate_hz': high_rate}, indent=1)
     return 0
 
 

@@ -21,13 +21,13 @@ and the rate the monitor reports against the publisher's own achieved rate.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 import time
 from typing import Any
 
 from benchlib import (
+    benchmark_parser,
     Child,
     emit,
     environment_line,
@@ -35,11 +35,13 @@ from benchlib import (
     monitor_parameters,
     monitor_topic_values,
     monitor_totals,
+    parse_benchmark_args,
     pin,
     print_table,
     ros_init,
     stop_event,
     wait_until,
+    write_json,
 )
 
 PUBLISHER_CPU = 0
@@ -158,7 +160,7 @@ def run_once(poses: int, args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run every size ``--reps`` times and print the tables."""
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = benchmark_parser(__doc__)
     parser.add_argument('--reps', type=int, default=3, help='repetitions (default 3)')
     parser.add_argument('--duration', type=float, default=10.0,
                         help='publishing time per run [s] (default 10)')
@@ -166,13 +168,9 @@ def main(argv: list[str] | None = None) -> int:
                         help='poses per message (default 2500 10000)')
     parser.add_argument('--best-effort', action='store_true',
                         help='best effort publisher (default: reliable, the ROS default)')
-    parser.add_argument('--json', help='also write every measurement to this file')
-    parser.add_argument('--child', help=argparse.SUPPRESS)
-    parser.add_argument('--options', help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
+    args = parse_benchmark_args(parser, argv)
     if args.child:
-        options = json.loads(args.options)
-        (run_publisher if args.child == 'publisher' else run_listener)(options)
+        (run_publisher if args.child == 'publisher' else run_listener)(args.options)
         return 0
 
     print(f'# PoseArray at {RATE_HZ:g} Hz, publisher pinned to CPU {PUBLISHER_CPU} '
@@ -205,9 +203,7 @@ def main(argv: list[str] | None = None) -> int:
                  for kind in LISTENERS}
         print('\nreceived / sent, median (min–max): ' + ', '.join(
             f'{kind} {fmt_spread(values, 3)}' for kind, values in share.items()))
-    if args.json:
-        with open(args.json, 'w') as out:
-            json.dump({str(k): v for k, v in results.items()}, out, indent=1)
+    write_json(args.json, {str(k): v for k, v in results.items()}, indent=1)
     return 0
 
 

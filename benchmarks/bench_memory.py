@@ -14,8 +14,6 @@ least-squares line through the post-warm-up samples, and the monitor's CPU share
 
 from __future__ import annotations
 
-import argparse
-import json
 from pathlib import Path
 import signal
 import subprocess
@@ -25,14 +23,17 @@ import time
 from typing import Any
 
 from benchlib import (
+    benchmark_parser,
     Child,
     emit,
     environment_line,
+    parse_benchmark_args,
     pin,
     print_table,
     ros_init,
     rss_kib,
     stop_event,
+    write_json,
 )
 
 PUBLISHER_CPU = 0
@@ -108,19 +109,16 @@ def main(argv: list[str] | None = None) -> int:
     """Run the monitor for ``--minutes`` and print its RSS over time."""
     import os
 
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = benchmark_parser(__doc__)
     parser.add_argument('--minutes', type=float, default=2.0, help='run time (default 2)')
     parser.add_argument('--warmup', type=float, default=30.0,
                         help='warm-up excluded from the growth [s] (default 30)')
     parser.add_argument('--sample', type=float, default=5.0,
                         help='RSS sampling period [s] (default 5)')
     parser.add_argument('--rate', type=float, default=1000.0, help='rate per topic [Hz]')
-    parser.add_argument('--json', help='also write the samples to this file')
-    parser.add_argument('--child', help=argparse.SUPPRESS)
-    parser.add_argument('--options', help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
+    args = parse_benchmark_args(parser, argv)
     if args.child:
-        run_publisher(json.loads(args.options))
+        run_publisher(args.options)
         return 0
 
     print(f'# Monitor RSS, {TOPICS} topics at {args.rate:g} Hz each, {args.minutes:g} min '
@@ -170,9 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     ])
     if summary:
         print('\nmonitor final summary:\n' + '\n'.join(summary))
-    if args.json:
-        with open(args.json, 'w') as out:
-            json.dump({'samples': samples, 'publisher': sent, 'cpu_share': cpu_share}, out)
+    write_json(args.json, {'samples': samples, 'publisher': sent, 'cpu_share': cpu_share})
     return 0
 
 

@@ -8,6 +8,7 @@ with its figures on stdout. Run the benchmarks with the venv and the colcon buil
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable, Iterable, Sequence
 import json
 import os
@@ -68,6 +69,33 @@ def ros_init() -> None:
     from rclpy.signals import SignalHandlerOptions
 
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+
+
+def benchmark_parser(doc: str) -> argparse.ArgumentParser:
+    """Return an argument parser described by the first paragraph of a script's docstring."""
+    return argparse.ArgumentParser(description=doc.split('\n\n')[0])
+
+
+def parse_benchmark_args(parser: argparse.ArgumentParser,
+                         argv: list[str] | None = None) -> argparse.Namespace:
+    """Add ``--json`` and the hidden ``--child ROLE --options JSON`` of children; parse.
+
+    ``args.options`` comes back decoded (a dict; None in the parent).
+    """
+    parser.add_argument('--json', help='also write every measurement to this file')
+    parser.add_argument('--child', help=argparse.SUPPRESS)
+    parser.add_argument('--options', help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.options is not None:
+        args.options = json.loads(args.options)
+    return args
+
+
+def write_json(path: str | None, data: Any, indent: int | None = None) -> None:
+    """Write ``data`` as JSON to ``path`` (the ``--json`` option) when one was given."""
+    if path:
+        with open(path, 'w') as out:
+            json.dump(data, out, indent=indent)
 
 
 def emit(values: dict[str, Any]) -> None:

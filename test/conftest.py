@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterator
 import importlib.util
 import os
 from pathlib import Path
+import signal
+import subprocess
 import sys
 from typing import TYPE_CHECKING
 
@@ -54,9 +56,8 @@ def pytest_configure(config: pytest.Config) -> None:
         'markers', 'slow: takes a minute or more (e.g. a full colcon build); runs by default')
 
 
-@pytest.fixture
-def ros_context() -> Iterator['Context']:
-    """Yield a fresh, initialized rclpy Context and shut it down after the test."""
+def _initialized_context() -> Iterator['Context']:
+    """Yield a fresh, initialized rclpy Context and shut it down afterwards."""
     import rclpy
     from rclpy.context import Context
 
@@ -66,6 +67,58 @@ def ros_context() -> Iterator['Context']:
         yield context
     finally:
         rclpy.try_shutdown(context=context)
+
+
+@pytest.fixture
+def ros_context() -> Iterator['Context']:
+    """Yield a fresh, initialized rclpy Context and shut it down after the test."""
+    yield from _initialized_context()
+
+
+@pytest.fixture
+def second_context() -> Iterator['Context']:
+    """Yield another initialized Context: a second DDS participant, like another process."""
+    yield from _initialized_context()
+
+
+PROCESS_STOP_TIMEOUT_S = 10.0
+
+
+def _stop_process(process: subprocess.Popen,
+                  timeout: float = PROCESS_STOP_TIMEOUT_S) -> int | None:
+    """End ``process`` like Ctrl-C, so it can clean up; kill it if it has not within ``timeout``.
+
+    Returns its exit code (None only if it could not be reaped).
+    """
+    if process.poll() is None:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    return process.returncode
+
+
+@pytest.fixture
+def stop_process() -> Callable[..., int | None]:
+    """Return ``stop_process(process, timeout=10)``: SIGINT, wait, then SIGKILL."""
+    return _stop_process
+
+
+@pytest.fixture
+def processes() -> Iterator[list[subprocess.Popen]]:
+    """Collect started processes; each still running after the test gets SIGINT, then SIGKILL.
+
+    A log file attached as ``process.log`` is closed after its process ended.
+    """
+    started: list[subprocess.Popen] = []
+    yield started
+    for process in started:
+        _stop_process(process)
+        log = getattr(process, 'log', None)
+        if log is not None:
+            log.close()
 
 
 @pytest.fixture

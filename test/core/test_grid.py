@@ -40,6 +40,26 @@ def test_producer_restart_reanchors():
     assert skipped.sum() == 0
 
 
+def _timer_starts(period: int, runs: list[tuple[int, int]]) -> list[int]:
+    """Return the callback starts of a timer that never fires early.
+
+    Each ``(run_ns, delay_ns)`` is a callback that runs ``run_ns`` after the executor delayed
+    it ``delay_ns`` past the later of its slot and the previous callback's end; a slot the
+    callback overran is skipped, as a real single-threaded executor would.
+    """
+    starts = []
+    expected = now = 1_700_000_000_000_000_000
+    for run_ns, delay_ns in runs:
+        start = max(now, expected) + delay_ns
+        starts.append(start)
+        nxt = expected + period
+        if nxt <= start:
+            nxt += (1 + (start - nxt) // period) * period
+        expected = nxt
+        now = start + run_ns
+    return starts
+
+
 @settings(max_examples=300, deadline=None)
 @given(period=st.integers(1, 50 * MS),
        runs=st.lists(st.tuples(st.integers(0, 200 * MS), st.integers(0, 30 * MS)),
@@ -50,17 +70,8 @@ def test_cycles_plus_skipped_equal_grid_slots(period, runs):
     Starts come from a timer that never fires early: each callback runs for some time and may
     be delayed further by the executor, as a real single-threaded executor would.
     """
-    starts = []
-    expected = now = 1_700_000_000_000_000_000
-    runs[0] = (runs[0][0], 0)  # the first cycle fires on its slot: the phase is known
-    for run_ns, delay_ns in runs:
-        start = max(now, expected) + delay_ns
-        starts.append(start)
-        nxt = expected + period
-        if nxt <= start:
-            nxt += (1 + (start - nxt) // period) * period
-        expected = nxt
-        now = start + run_ns
+    # The first cycle fires on its slot: the phase is known.
+    starts = _timer_starts(period, [(runs[0][0], 0), *runs[1:]])
     slots, skipped = replay(np.array(starts, np.int64), period, GridState())
     assert ((slots - slots[0]) % period == 0).all()
     assert (slots <= np.array(starts)).all()
@@ -72,17 +83,7 @@ def test_cycles_plus_skipped_equal_grid_slots(period, runs):
        runs=st.lists(st.tuples(st.integers(0, 200 * MS), st.integers(0, 30 * MS)),
                      min_size=1, max_size=200))
 def test_late_first_cycle_never_yields_negative_lateness(period, first_delay, runs):
-    starts = []
-    expected = now = 1_700_000_000_000_000_000
-    runs[0] = (runs[0][0], first_delay)
-    for run_ns, delay_ns in runs:
-        start = max(now, expected) + delay_ns
-        starts.append(start)
-        nxt = expected + period
-        if nxt <= start:
-            nxt += (1 + (start - nxt) // period) * period
-        expected = nxt
-        now = start + run_ns
+    starts = _timer_starts(period, [(runs[0][0], first_delay), *runs[1:]])
     slots, _ = replay(np.array(starts, np.int64), period, GridState())
     assert (slots <= np.array(starts)).all()
 

@@ -1,8 +1,9 @@
 """Fixtures of the fault suite: the node-test fixtures of test/shell, plus fault helpers.
 
 The fixtures of ``test/shell/conftest.py`` (``observer``, ``start_monitor``, ``spin``,
-``second_context``, ``wait_for``, ``key_values``) are loaded from that file
-so both suites drive the monitor the same way. Faults are made with real rclpy over real DDS:
+``wait_for``, ``key_values``) are loaded from that file so both suites drive the monitor the
+same way; ``ros_context``, ``second_context``, ``processes`` and ``stop_process`` come from
+``test/conftest.py``. Faults are made with real rclpy over real DDS:
 publishers that die (a node destroyed in its own Context, which is its own DDS participant,
 like a process), /clock publishers that stall, pause or jump, processes that get signals.
 """
@@ -12,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 import importlib.util
 from pathlib import Path
-import signal
 import subprocess
 import sys
 import threading
@@ -29,7 +29,6 @@ _spec.loader.exec_module(shell)
 wait_for = shell.wait_for
 key_values = shell.key_values
 spin = shell.spin
-second_context = shell.second_context
 observer = shell.observer
 start_monitor = shell.start_monitor
 Observer = shell.Observer
@@ -147,41 +146,19 @@ def run_process(args: list[str], log_path: Path) -> subprocess.Popen:
 
 
 @pytest.fixture
-def processes() -> Iterator[list[subprocess.Popen]]:
-    """Collect started processes; any still running after the test is killed."""
-    started: list[subprocess.Popen] = []
-    yield started
-    for process in started:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        log = getattr(process, 'log', None)
-        if log is not None:
-            log.close()
-
-
-@pytest.fixture
-def clock_process(installed_executable) -> Iterator[Callable[..., subprocess.Popen]]:
+def clock_process(installed_executable: Callable[[str], Path],
+                  processes: list[subprocess.Popen]) -> Callable[..., subprocess.Popen]:
     """Return a function starting the installed ``sim_clock`` (a simulator stand-in)."""
-    started: list[subprocess.Popen] = []
 
     def start(rtf: float = 1.0, step_ms: float = 1.0) -> subprocess.Popen:
         process = subprocess.Popen(
             [str(installed_executable('sim_clock')), '--ros-args', '--log-level', 'warn',
              '-p', f'target_rtf:={float(rtf)}', '-p', f'step_ms:={float(step_ms)}'],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        started.append(process)
+        processes.append(process)
         return process
 
-    yield start
-    for process in started:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+    return start
 
 
 PUBLISHER_SCRIPT = """
@@ -205,31 +182,20 @@ rclpy.try_shutdown()
 
 
 @pytest.fixture
-def publisher_process() -> Iterator[Callable[..., subprocess.Popen]]:
+def publisher_process(processes: list[subprocess.Popen],
+                      stop_process: Callable[..., Any]) -> Callable[..., subprocess.Popen]:
     """Return ``start(topic, 'std_msgs.msg.Header', node_name, period_s)``: a publisher process.
 
     ``stop(process)`` (attribute of the returned function) ends it with SIGINT, cleanly.
     """
-    started: list[subprocess.Popen] = []
-
-    def stop(process: subprocess.Popen) -> None:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
 
     def start(topic: str, msg_type: str, node_name: str = 'publisher',
               period_s: float = 0.02) -> subprocess.Popen:
         process = subprocess.Popen(
             [sys.executable, '-c', PUBLISHER_SCRIPT, topic, msg_type, node_name, str(period_s)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        started.append(process)
+        processes.append(process)
         return process
 
-    start.stop = stop  # type: ignore[attr-defined]
-    yield start
-    for process in started:
-        stop(process)
+    start.stop = stop_process  # type: ignore[attr-defined]
+    return start

@@ -98,13 +98,21 @@ def _clock_running(observer, wait_for, what: str) -> Any:
                     and s.topics[0].messages > 5 and s, what=what)
 
 
-def test_frozen_simulator_is_an_error_of_the_clock_then_recovers(
-        participant, observer, start_monitor, wait_for, key_values):
+def _running_faulty_clock(participant, observer, start_monitor, wait_for) -> tuple[Any, Any]:
+    """Start a FaultyClock in a participant of its own and the monitor of its beat.
+
+    Returns the clock and the first stats with the clock and the beat monitored.
+    """
     sim = participant()
     clock = FaultyClock(sim.node('faulty_clock'))
     sim.start()
     _monitor(start_monitor)
-    _clock_running(observer, wait_for, 'the clock and beat monitored')
+    return clock, _clock_running(observer, wait_for, 'the clock and beat monitored')
+
+
+def test_frozen_simulator_is_an_error_of_the_clock_then_recovers(
+        participant, observer, start_monitor, wait_for, key_values):
+    clock, _ = _running_faulty_clock(participant, observer, start_monitor, wait_for)
 
     clock.set(stalled=True)
     frozen = wait_for(lambda: (s := observer.latest_stats()) and s.clock.level == ERROR
@@ -131,11 +139,7 @@ def test_frozen_simulator_is_an_error_of_the_clock_then_recovers(
 
 def test_paused_simulation_is_reported_and_is_no_error(
         participant, observer, start_monitor, wait_for):
-    sim = participant()
-    clock = FaultyClock(sim.node('faulty_clock'))
-    sim.start()
-    _monitor(start_monitor)
-    _clock_running(observer, wait_for, 'the clock and beat monitored')
+    clock, _ = _running_faulty_clock(participant, observer, start_monitor, wait_for)
 
     clock.set(paused=True)
     paused = wait_for(lambda: (s := observer.latest_stats()) and s.clock.paused
@@ -158,11 +162,7 @@ def test_paused_simulation_is_reported_and_is_no_error(
 
 def test_world_reset_resets_sim_state_without_negative_intervals(
         participant, observer, start_monitor, wait_for, capfd):
-    sim = participant()
-    clock = FaultyClock(sim.node('faulty_clock'))
-    sim.start()
-    _monitor(start_monitor)
-    before = _clock_running(observer, wait_for, 'the clock and beat monitored')
+    clock, before = _running_faulty_clock(participant, observer, start_monitor, wait_for)
     assert before.topics[0].timer_clock == 'sim' and before.topics[0].start_source == 'header'
 
     for jumps in (1, 2, 3):

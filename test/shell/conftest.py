@@ -171,20 +171,6 @@ def spin(ros_context: Any) -> Iterator[Callable[..., Spinner]]:
 
 
 @pytest.fixture
-def second_context() -> Iterator[Any]:
-    """Yield another initialized Context: a second DDS participant, like another process."""
-    import rclpy
-    from rclpy.context import Context
-
-    context = Context()
-    rclpy.init(context=context)
-    try:
-        yield context
-    finally:
-        rclpy.try_shutdown(context=context)
-
-
-@pytest.fixture
 def observer(ros_context: Any, spin: Callable[..., Spinner]) -> Iterator[Observer]:
     """Yield a spinning ``Observer`` of the default-named monitor."""
     obs = Observer(ros_context)

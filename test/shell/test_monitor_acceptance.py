@@ -18,7 +18,6 @@ when the machine holds up the simulator too.
 
 from __future__ import annotations
 
-import signal
 import subprocess
 from typing import Any
 
@@ -61,29 +60,20 @@ class ClockTracker:
 
 
 @pytest.fixture
-def run_tool(installed_executable, tmp_path):
-    """Return a function starting an installed tool with ROS parameters; kill leftovers."""
-    processes = []
+def run_tool(installed_executable, tmp_path, processes):
+    """Return a function starting an installed tool with ROS parameters, logging to tmp_path."""
 
     def start(name: str, **params: Any) -> subprocess.Popen:
         args = [str(installed_executable(name)), '--ros-args']
         for key, value in params.items():
             args += ['-p', f'{key}:={value}']
-        log = open(tmp_path / f'{name}.log', 'w')  # noqa: SIM115
+        log = open(tmp_path / f'{name}.log', 'w')  # noqa: SIM115 - closed by `processes`
         process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
-        processes.append((process, log))
+        process.log = log
+        processes.append(process)
         return process
 
-    yield start
-    for process, log in processes:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        log.close()
+    return start
 
 
 @pytest.mark.parametrize(('use_sim_time', 'stall'), [

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 import json
-import os
 from pathlib import Path
 import signal
 import subprocess
-import sys
 import time
 from typing import Any
 
@@ -21,7 +19,6 @@ import numpy as np
 import pytest
 
 from ros2_deadline_monitor.core.errors import ConfigError
-import ros2_deadline_monitor.tools
 from ros2_deadline_monitor.tools.cycle_record import CycleRecord
 from ros2_deadline_monitor.tools.demo_controller import (
     is_stall_cycle,
@@ -32,7 +29,6 @@ from ros2_deadline_monitor.tools.demo_controller import (
 MS = 1_000_000
 S = 1_000_000_000
 TOPIC = '/demo_test/cmd'
-PACKAGE_PARENT = Path(ros2_deadline_monitor.tools.__file__).absolute().parents[2]
 
 
 def test_stall_rule_is_the_reference_measurements():
@@ -64,44 +60,6 @@ def test_settings_convert_units():
 def test_settings_reject_invalid_values_naming_the_parameter(changes, name):
     with pytest.raises(ConfigError, match=name):
         settings_from_values(_values(**changes))
-
-
-def _command(module: str, **params: Any) -> list[str]:
-    args = [sys.executable, '-m', f'ros2_deadline_monitor.tools.{module}', '--ros-args']
-    for name, value in params.items():
-        if isinstance(value, bool):
-            value = 'true' if value else 'false'
-        args += ['-p', f'{name}:={json.dumps(value) if isinstance(value, list) else value}']
-    return args
-
-
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    env['PYTHONPATH'] = os.pathsep.join(
-        p for p in (str(PACKAGE_PARENT), env.get('PYTHONPATH', '')) if p)
-    return env
-
-
-@pytest.fixture
-def spawn() -> Iterator[Callable[..., subprocess.Popen]]:
-    """Start tool processes; any still running at the end get SIGINT, then SIGKILL."""
-    processes: list[subprocess.Popen] = []
-
-    def start(module: str, **params: Any) -> subprocess.Popen:
-        process = subprocess.Popen(_command(module, **params), env=_env(),
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        processes.append(process)
-        return process
-
-    yield start
-    for process in processes:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
 
 
 class Receiver:
@@ -144,11 +102,11 @@ def receiver(ros_context: Any) -> Iterator[Receiver]:
     node.close()
 
 
-def _run_controller(spawn: Callable[..., subprocess.Popen], receiver: Receiver,
+def _run_controller(tools: Any, receiver: Receiver,
                     record_path: Path, **params: Any) -> CycleRecord:
     """Run the controller to its end; return its record once every message is in."""
-    process = spawn('demo_controller', topic=TOPIC, wait_for_subscribers=1,
-                    record_path=str(record_path), **params)
+    process = tools.start('demo_controller', topic=TOPIC, wait_for_subscribers=1,
+                          record_path=str(record_path), **params)
     receiver.spin_until(lambda: process.poll() is not None, 15.0, 'demo_controller to exit')
     _, stderr = process.communicate(timeout=5)
     assert process.returncode == 0, stderr
@@ -169,8 +127,8 @@ def _check_messages_match_record(receiver: Receiver, record: CycleRecord,
     assert indices.tolist() == [i for i in range(len(record)) if is_stall_cycle(i, 10)]
 
 
-def test_messages_match_the_record_on_wall_time(spawn, receiver, tmp_path):
-    record = _run_controller(spawn, receiver, tmp_path / 'cycles.json', rate_hz=100.0,
+def test_messages_match_the_record_on_wall_time(tools, receiver, tmp_path):
+    record = _run_controller(tools, receiver, tmp_path / 'cycles.json', rate_hz=100.0,
                              stall_ms=15.0, stall_every=10, duration_s=1.5)
     assert record.timer_clock == 'wall'
     assert record.period_ns == 10 * MS
@@ -181,11 +139,11 @@ def test_messages_match_the_record_on_wall_time(spawn, receiver, tmp_path):
     assert np.all(record.end_timer_ns[stalled] - record.start_timer_ns[stalled] >= 15 * MS)
 
 
-def test_messages_match_the_record_on_sim_time(spawn, receiver, tmp_path):
+def test_messages_match_the_record_on_sim_time(tools, receiver, tmp_path):
     summary_path = tmp_path / 'sim_clock.json'
-    clock = spawn('sim_clock', step_ms=1.0, start_sim_s=5.0, wait_for_subscribers=1,
-                  summary_path=str(summary_path))
-    record = _run_controller(spawn, receiver, tmp_path / 'cycles.json', use_sim_time=True,
+    clock = tools.start('sim_clock', step_ms=1.0, start_sim_s=5.0, wait_for_subscribers=1,
+                        summary_path=str(summary_path))
+    record = _run_controller(tools, receiver, tmp_path / 'cycles.json', use_sim_time=True,
                              rate_hz=100.0, stall_ms=15.0, stall_every=10, duration_s=1.5)
     clock.send_signal(signal.SIGTERM)
     _, stderr = clock.communicate(timeout=10)
@@ -201,9 +159,9 @@ def test_messages_match_the_record_on_sim_time(spawn, receiver, tmp_path):
     assert np.all(np.diff(starts) > 0)
 
 
-def test_invalid_parameter_exits_2_naming_it():
-    result = subprocess.run(_command('demo_controller', reliability='sometimes'), env=_env(),
-                            capture_output=True, text=True, timeout=15)
+def test_invalid_parameter_exits_2_naming_it(tools):
+    result = subprocess.run(tools.command('demo_controller', reliability='sometimes'),
+                            env=tools.env(), capture_output=True, text=True, timeout=15)
     assert result.returncode == 2, result.stderr
     assert 'ERROR' in result.stderr
     assert 'reliability' in result.stderr

@@ -8,13 +8,11 @@ stall is checked as a gap at least as long as the sleep that made it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+import functools
 import json
 import math
-import os
-from pathlib import Path
 import signal
 import subprocess
-import sys
 import time
 from typing import Any
 
@@ -23,7 +21,6 @@ import pytest
 
 from ros2_deadline_monitor.core.errors import ConfigError
 from ros2_deadline_monitor.core.rtf import RtfAnalyzer
-import ros2_deadline_monitor.tools
 from ros2_deadline_monitor.tools.sim_clock import (
     Pacer,
     PARAMETERS,
@@ -38,7 +35,6 @@ MS = 1_000_000
 S = 1_000_000_000
 SUMMARY_KEYS = {'target_rtf', 'step_ms', 'steps', 'wall_s', 'sim_s', 'rtf', 'rtf_100ms_min',
                 'rtf_100ms_max', 'rtf_100ms_min_at_s', 'stalls', 'max_wall_gap_ms'}
-PACKAGE_PARENT = Path(ros2_deadline_monitor.tools.__file__).absolute().parents[2]
 
 
 # --- pure logic ------------------------------------------------------------------------------
@@ -155,40 +151,10 @@ def test_settings_reject_invalid_values_naming_the_parameter(changes, name):
 
 # --- the node over real DDS ------------------------------------------------------------------
 
-def _command(**params: Any) -> list[str]:
-    args = [sys.executable, '-m', 'ros2_deadline_monitor.tools.sim_clock', '--ros-args']
-    for name, value in params.items():
-        args += ['-p', f'{name}:={json.dumps(value) if isinstance(value, list) else value}']
-    return args
-
-
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    env['PYTHONPATH'] = os.pathsep.join(
-        p for p in (str(PACKAGE_PARENT), env.get('PYTHONPATH', '')) if p)
-    return env
-
-
 @pytest.fixture
-def sim_clock() -> Iterator[Callable[..., subprocess.Popen]]:
-    """Start sim_clock processes; any still running at the end get SIGINT, then SIGKILL."""
-    processes: list[subprocess.Popen] = []
-
-    def start(**params: Any) -> subprocess.Popen:
-        process = subprocess.Popen(_command(**params), env=_env(), stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True)
-        processes.append(process)
-        return process
-
-    yield start
-    for process in processes:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+def sim_clock(tools: Any) -> Callable[..., subprocess.Popen]:
+    """Return ``start(**params)``: a sim_clock process, stopped after the test if still running."""
+    return functools.partial(tools.start, 'sim_clock')
 
 
 class Listener:
@@ -295,17 +261,17 @@ def test_sigterm_stops_cleanly_and_writes_the_summary(sim_clock, listener, tmp_p
     ({'step_ms': 0.0}, 'step_ms'),
     ({'stall_at_s': [-1.0]}, 'stall_at_s'),
 ])
-def test_invalid_parameter_exits_2_naming_it(params, name):
-    result = subprocess.run(_command(**params), env=_env(), capture_output=True, text=True,
-                            timeout=15)
+def test_invalid_parameter_exits_2_naming_it(tools, params, name):
+    result = subprocess.run(tools.command('sim_clock', **params), env=tools.env(),
+                            capture_output=True, text=True, timeout=15)
     assert result.returncode == 2, result.stderr
     assert 'ERROR' in result.stderr
     assert name in result.stderr
 
 
-def test_help_lists_every_parameter():
-    result = subprocess.run([*_command()[:3], '--help'], env=_env(), capture_output=True,
-                            text=True, timeout=15)
+def test_help_lists_every_parameter(tools):
+    result = subprocess.run([*tools.command('sim_clock')[:3], '--help'], env=tools.env(),
+                            capture_output=True, text=True, timeout=15)
     assert result.returncode == 0
     for spec in PARAMETERS:
         assert spec.name in result.stdout

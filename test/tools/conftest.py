@@ -1,0 +1,58 @@
+"""Fixtures of the tool tests: the tools run as ``python -m`` subprocesses.
+
+The subprocess imports the same ``ros2_deadline_monitor`` this test process imported (its
+parent directory goes first on PYTHONPATH), so a test checks the code it also imported.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+import ros2_deadline_monitor.tools
+
+PACKAGE_PARENT = Path(ros2_deadline_monitor.tools.__file__).absolute().parents[2]
+
+
+class Tools:
+    """Builds the command lines of the package's tools and starts them."""
+
+    def __init__(self, processes: list[subprocess.Popen]) -> None:
+        self._processes = processes
+
+    @staticmethod
+    def command(module: str, **params: Any) -> list[str]:
+        """Return the ``python -m`` command line running ``module`` with ROS parameters."""
+        args = [sys.executable, '-m', f'ros2_deadline_monitor.tools.{module}', '--ros-args']
+        for name, value in params.items():
+            if isinstance(value, bool):
+                value = 'true' if value else 'false'
+            args += ['-p', f'{name}:={json.dumps(value) if isinstance(value, list) else value}']
+        return args
+
+    @staticmethod
+    def env() -> dict[str, str]:
+        """Return this environment with the imported package's parent first on PYTHONPATH."""
+        env = dict(os.environ)
+        env['PYTHONPATH'] = os.pathsep.join(
+            p for p in (str(PACKAGE_PARENT), env.get('PYTHONPATH', '')) if p)
+        return env
+
+    def start(self, module: str, **params: Any) -> subprocess.Popen:
+        """Start a tool with piped text output; stopped by ``processes`` after the test."""
+        process = subprocess.Popen(self.command(module, **params), env=self.env(),
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self._processes.append(process)
+        return process
+
+
+@pytest.fixture
+def tools(processes: list[subprocess.Popen]) -> Tools:
+    """Return ``Tools``: ``tools.start(module, **params)``, ``tools.command``, ``tools.env``."""
+    return Tools(processes)
