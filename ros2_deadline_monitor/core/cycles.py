@@ -219,6 +219,11 @@ class CycleAnalyzer:
                 self._drop_sim_state()
             return
         events = self._pending.drain()
+        arrival = events[0]
+        if (arrival[1:] < arrival[:-1]).any():
+            # Batched takes hand over each writer's messages in turn: restore arrival order.
+            order = np.argsort(arrival, kind='stable')
+            events = tuple(column[order] for column in events)
         if reset_at is None:
             self._process(*events, clock)
             return

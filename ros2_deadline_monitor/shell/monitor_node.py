@@ -367,13 +367,17 @@ class MonitorNode(Node):
         taken = 0
         if self._reader is not None:
             handle = self._clock_sub.handle
-            last = None
+            samples = []
             while (sample := handle.take_message(ClockMsg, False)) is not None:
-                self._on_clock(*sample)
-                last = sample[0]
-                taken += 1
-            if last is not None:
-                self.get_clock().set_ros_time_override(Time.from_msg(last.clock))
+                samples.append(sample)
+            # A reader's queue is ordered per writer: with several /clock publishers, replay
+            # the samples in the order they arrived, as the per-message callback saw them.
+            samples.sort(key=lambda sample: sample[1]['received_timestamp'])
+            for msg, info in samples:
+                self._on_clock(msg, info)
+            if samples:
+                self.get_clock().set_ros_time_override(Time.from_msg(samples[-1][0].clock))
+            taken = len(samples)
         return taken + sum(monitor.take() for monitor in self._topics.values())
 
     def destroy_node(self) -> None:

@@ -93,8 +93,8 @@ def test_sequence_gaps_count_as_lost_and_restarts_do_not():
 
 def test_headerless_topic_falls_back_to_arrival_times():
     a = CycleAnalyzer(TopicConfig(name='a', topic='/a', period_ns=10 * MS, stamp='start'))
-    for i in range(50):
-        a.record(S + i * 10 * MS + (13 * MS if i == 20 else 0))
+    for i in range(50):  # from cycle 20 on, the producer runs one period and 3 ms later
+        a.record(S + i * 10 * MS + (13 * MS if i >= 20 else 0))
     r = a.report(S + 600 * MS)
     assert r.start_source == 'arrival'
     assert r.interval_wall.max_ns == 23 * MS
@@ -185,3 +185,19 @@ def test_a_start_before_the_previous_one_has_no_interval():
     r = a.report(5 * S + 100 * 10 * MS)
     assert r.interval_wall.count == 98 and r.interval_wall.min_ns == 10 * MS
     assert r.deadline_misses_total == 0
+
+
+def test_events_recorded_out_of_arrival_order_are_processed_in_arrival_order():
+    # Two writers on one topic, taken writer by writer: their events interleave in time.
+    ordered = CycleAnalyzer(TopicConfig(name='a', topic='/a', period_ns=5 * MS))
+    grouped = CycleAnalyzer(TopicConfig(name='a', topic='/a', period_ns=5 * MS))
+    writer_a = [S + i * 10 * MS for i in range(20)]
+    writer_b = [S + 5 * MS + i * 10 * MS for i in range(20)]
+    for t in sorted(writer_a + writer_b):
+        ordered.record(t)
+    for t in writer_a + writer_b:
+        grouped.record(t)
+    r1, r2 = ordered.report(S + S), grouped.report(S + S)
+    assert r2.interval_wall == r1.interval_wall
+    assert r2.interval_wall.max_ns == 5 * MS
+    assert (r2.deadline_misses_total, r2.skipped_periods_total) == (0, 0)
