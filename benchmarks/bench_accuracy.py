@@ -106,15 +106,14 @@ def run_monitors(options: dict[str, Any]) -> None:
         executor.spin_once(timeout_sec=0.1)
     result = {}
     for name, node in nodes.items():
-        node.take_all()
-        monitor = node.topic_monitors['ctrl']
-        report = monitor.analyzer.report(time.time_ns())
-        rows = monitor.analyzer.drain_rows()
+        (topic,) = node.snapshot(final=True).topics
+        report = topic.report
+        rows = node.session.drain_rows('ctrl')
         result[name] = {
             'messages': report.messages_total, 'misses': report.deadline_misses_total,
             'skipped': report.skipped_periods_total, 'lost': report.messages_lost_total,
             'max_interval_ns': report.interval_wall.max_ns,
-            'overflows': monitor.queue_overflows,
+            'overflows': topic.receive.queue_overflows_total,
             'arrival': rows['arrival'].tolist(), 'start': rows['start_wall'].tolist()}
         if MONITORS[name].get('arrival_timestamp') == 'source':
             result[name]['start'] = result[name]['arrival']

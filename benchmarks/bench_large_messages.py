@@ -131,7 +131,7 @@ def run_listener(options: dict[str, Any]) -> None:
         executor.spin_once(timeout_sec=0.1)
     if kind == 'monitor':
         totals = monitor_totals(node)
-        report = node.topic_monitors['t0'].analyzer.report(time.time_ns())
+        report = node.snapshot().topics[0].report
         emit({'received': totals['messages'], 'lost': totals['lost'],
               'overflows': totals['overflows'], 'rate_hz': report.rate_wall_hz,
               'depth': node.topic_monitors['t0'].depth})

@@ -218,14 +218,14 @@ def monitor_topic_values(topics: Sequence[str], rate_hz: float | None = None,
 
 def monitor_totals(node: Any) -> dict[str, int]:
     """Take what is queued and return the summed totals of every topic of a MonitorNode."""
-    node.take_all()
-    now = time.time_ns()
     totals = {'messages': 0, 'lost': 0, 'misses': 0, 'skipped': 0, 'overflows': 0}
-    for monitor in node.topic_monitors.values():
-        report = monitor.analyzer.report(now)
+    for topic in node.snapshot(final=True).topics:
+        report = topic.report
+        if report is None:
+            continue
         totals['messages'] += report.messages_total
         totals['lost'] += report.messages_lost_total
         totals['misses'] += report.deadline_misses_total
         totals['skipped'] += report.skipped_periods_total
-        totals['overflows'] += monitor.queue_overflows
+        totals['overflows'] += topic.receive.queue_overflows_total
     return totals

@@ -4,25 +4,29 @@ Each message is one cycle of the producer: its start is the header stamp when th
 the cycle start, else the arrival; its end is the arrival. ``CycleAnalyzer.record`` only
 stores the raw event (O(1)); ``process`` turns the stored events into per-cycle figures on the
 stats timer, in batches, which is exact because the arrival times come from the middleware.
+The analysis session (``session.py``) decides when events are processed and hands over the
+clock, the sim-time resets and the horizon; this module holds the per-topic arithmetic.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 
-from .config import AnalysisConfig, resolve_timing, Thresholds, Timing, TopicConfig
+from .config import AnalysisConfig, resolve_timing, Timing, TopicConfig
 from .grid import GridState, replay
 from .intervals import summarize_intervals
-from .levels import topic_level
-from .reports import Level, TopicReport
+from .reports import TopicReport
 from .ring import ColumnRing, EventBuffer, NO_VALUE
 from .rtf import RtfAnalyzer
 
 NAN = float('nan')
 PENDING_CAPACITY = 1 << 16
+MALFORMED = NO_VALUE + 1
+"""Stamp of an event whose bytes could not be read: a message, counted, but not a cycle."""
 ROW_COLUMNS = ('arrival', 'start_wall', 'start_sim', 'interval_timer', 'interval_wall',
                'interval_sim', 'lateness', 'response', 'skipped', 'missed', 'lost', 'size',
                'age')
@@ -111,18 +115,20 @@ class _Totals:
     malformed: int = 0
     qos_deadline_events: int = 0
     resets: int = 0
-    pending_dropped: int = 0
 
 
 class CycleAnalyzer:
-    """Cycle statistics of one topic with bounded memory and an O(1) per-message call."""
+    """Cycle statistics of one topic with bounded memory and an O(1) per-message call.
 
-    def __init__(self, config: TopicConfig, analysis: AnalysisConfig | None = None,
-                 clock: RtfAnalyzer | None = None) -> None:
-        """Analyze ``config``'s topic; ``clock`` maps events to sim time when given."""
+    Events wait in a pending buffer until ``process``; every call that processes takes the
+    /clock analyzer (``clock``) that maps events between wall and sim time, so an event's
+    figures never depend on when it was processed.
+    """
+
+    def __init__(self, config: TopicConfig, analysis: AnalysisConfig | None = None) -> None:
+        """Analyze ``config``'s topic with the monitor-wide ``analysis`` settings."""
         self._config = config
         self._analysis = analysis or AnalysisConfig()
-        self.clock = clock
         self._pending = EventBuffer(PENDING_CAPACITY)
         self._rows = ColumnRing(self._analysis.window_cycles, ROW_COLUMNS)
         self._timing: Timing | None = None
@@ -136,7 +142,6 @@ class CycleAnalyzer:
         self._last_arrival: int | None = None
         self._start_source = 'arrival'
         self._totals = _Totals()
-        self._reset_at: int | None = None
         self._resolve()
 
     @property
@@ -149,19 +154,26 @@ class CycleAnalyzer:
         """Resolved timing; None while the period is still being learned."""
         return self._timing
 
-    def reconfigure(self, config: TopicConfig, analysis: AnalysisConfig | None = None) -> None:
-        """Apply new settings from the next processed event on; counters are kept."""
-        self.process()
+    @property
+    def pending_full(self) -> bool:
+        """True when the pending buffer must be processed before the next ``record``."""
+        return self._pending.count >= self._pending.capacity
+
+    def reconfigure(self, config: TopicConfig, analysis: AnalysisConfig) -> None:
+        """Apply new settings to events processed from now on; counters are kept.
+
+        The caller processes what was received before (``process`` with the clock) first,
+        so a change never alters figures of cycles already received.
+        """
         old_period = self._timing.period_ns if self._timing else None
         self._config = config
-        if analysis is not None and analysis.window_cycles != self._analysis.window_cycles:
+        if analysis.window_cycles != self._analysis.window_cycles:
             self._rows = ColumnRing(analysis.window_cycles, ROW_COLUMNS)
-        if analysis is not None:
-            self._analysis = analysis
+        self._analysis = analysis
         learned = self._timing.learned if self._timing else False
         if config.period_ns is None and learned and self._timing is not None:
             self._timing = resolve_timing(config, self._timing.period_ns, True,
-                                          self._analysis.target_rtf)
+                                          analysis.target_rtf)
         else:
             self._timing = None
             self._resolve()
@@ -175,33 +187,53 @@ class CycleAnalyzer:
                                           self._analysis.target_rtf)
 
     def record(self, arrival_wall_ns: int, stamp_ns: int = NO_VALUE, seq: int = NO_VALUE,
-               size_bytes: int = 0) -> None:
-        """Store one message event (the per-message call: O(1), no allocation)."""
-        if self._pending.append(arrival_wall_ns, stamp_ns, seq, size_bytes):
-            self.process()
+               size_bytes: int = 0) -> bool:
+        """Store one message event (the per-message call: O(1), no allocation).
 
-    def record_malformed(self) -> None:
-        """Count a message whose bytes could not be read."""
-        self._totals.malformed += 1
+        ``stamp_ns`` MALFORMED marks a message whose bytes could not be read. Returns True
+        when the pending buffer is full: the caller must ``process`` before the next call.
+        """
+        return self._pending.append(arrival_wall_ns, stamp_ns, seq, size_bytes)
 
     def record_qos_deadline_missed(self, count: int = 1) -> None:
         """Count middleware 'requested deadline missed' events."""
         self._totals.qos_deadline_events += count
 
-    def reset_sim(self, clock: RtfAnalyzer | None = None, at_wall_ns: int | None = None) -> None:
-        """Sim time jumped backwards: drop sim-time state after the events before the jump.
+    def process(self, clock: RtfAnalyzer | None, resets_wall_ns: Sequence[int] = (),
+                resets: int = 0, horizon_ns: int | None = None) -> None:
+        """Turn pending events into per-cycle rows, in arrival order.
 
-        Without ``at_wall_ns`` pending events are processed now. With it (the wall time the
-        jump was received) the reset is only noted, O(1), and ``process`` applies it between
-        the events that arrived before and after that time: a burst of jumps (two /clock
-        publishers that disagree) then costs nothing per jump.
+        ``resets_wall_ns``: wall times of the sim-time resets (sim time jumped back) received
+        since the last call, oldest first; ``resets`` how many there were (a storm may hold
+        more than the times kept). Events before a reset are processed with the state before
+        it, then the sim-time state is dropped. ``horizon_ns``: for a sim-clock topic, events
+        that arrived after it stay pending until the /clock sample after them is known, so
+        the sim time of their end can be placed inside its /clock step (None: process all).
         """
-        self._totals.resets += 1
-        if at_wall_ns is None:
-            self.process(clock)
+        self._totals.resets += resets
+        events = self._pending.drain() if self._pending.count else None
+        if events is not None:
+            arrival = events[0]
+            if (arrival[1:] < arrival[:-1]).any():
+                # Batched takes hand over each writer's messages in turn: restore arrival order.
+                order = np.argsort(arrival, kind='stable')
+                events = tuple(column[order] for column in events)
+            if horizon_ns is not None and self._config.clock == 'sim':
+                keep = int(np.searchsorted(events[0], horizon_ns, side='right'))
+                if keep < len(events[0]):
+                    self._pending.put_back(*(column[keep:] for column in events))
+                    events = tuple(column[:keep] for column in events)
+        for reset_at in resets_wall_ns:
+            if events is not None and len(events[0]):
+                cut = int(np.searchsorted(events[0], reset_at, side='left'))
+                if cut:
+                    self._process(*(column[:cut] for column in events), clock)
+                events = tuple(column[cut:] for column in events)
             self._drop_sim_state()
-        else:
-            self._reset_at = at_wall_ns
+        if resets and not resets_wall_ns:
+            self._drop_sim_state()
+        if events is not None and len(events[0]):
+            self._process(*events, clock)
 
     def _drop_sim_state(self) -> None:
         self._prev_start_sim = NO_VALUE
@@ -210,37 +242,17 @@ class CycleAnalyzer:
             self._prev_start_timer = NO_VALUE
             self._rows.clear()
 
-    def process(self, clock: RtfAnalyzer | None = None) -> None:
-        """Turn pending events into per-cycle rows (runs on the stats timer)."""
-        clock = clock if clock is not None else self.clock
-        reset_at, self._reset_at = self._reset_at, None
-        if self._pending.count == 0:
-            if reset_at is not None:
-                self._drop_sim_state()
-            return
-        events = self._pending.drain()
-        arrival = events[0]
-        if (arrival[1:] < arrival[:-1]).any():
-            # Batched takes hand over each writer's messages in turn: restore arrival order.
-            order = np.argsort(arrival, kind='stable')
-            events = tuple(column[order] for column in events)
-        if reset_at is None:
-            self._process(*events, clock)
-            return
-        before = events[0] < reset_at
-        if before.any():
-            self._process(*(column[before] for column in events), clock)
-        self._drop_sim_state()
-        if not before.all():
-            self._process(*(column[~before] for column in events), clock)
-
     def _process(self, arrival: np.ndarray, stamp: np.ndarray, seq: np.ndarray,
                  size: np.ndarray, clock: RtfAnalyzer | None) -> None:
         self._totals.messages += len(arrival)
         self._last_arrival = int(arrival[-1])
         lost = self._count_lost(seq)
+        malformed = stamp == MALFORMED
+        if malformed.any():
+            self._totals.malformed += int(malformed.sum())
+            stamp = np.where(malformed, NO_VALUE, stamp)
         start_timer, end_timer, start_wall, start_sim = self._place(arrival, stamp, clock)
-        placed = start_timer != NO_VALUE
+        placed = (start_timer != NO_VALUE) & ~malformed
         if not placed.all():
             keep = np.flatnonzero(placed)
             arrival, stamp, size, lost = arrival[keep], stamp[keep], size[keep], lost[keep]
@@ -283,13 +295,14 @@ class CycleAnalyzer:
             end = arrival
             start_sim = clock.sim_at(start) if have_clock else unknown
             return start, end, start, start_sim
-        end = clock.sim_at(arrival) if have_clock else unknown
+        # The end keeps the execution time inside its /clock step (DESIGN.md §3).
+        end = clock.sim_in_step(arrival) if have_clock else unknown
         if use_stamp:
             start = np.where(stamp != NO_VALUE, stamp, end)
             start_wall = clock.wall_at(start) if have_clock else unknown
             start_wall = np.where(start_wall != NO_VALUE, start_wall, arrival)
         else:
-            start = end
+            start = clock.sim_at(arrival) if have_clock else unknown
             start_wall = arrival
         end = np.where(end != NO_VALUE, np.maximum(end, start), start)
         return start, end, start_wall, start
@@ -322,21 +335,18 @@ class CycleAnalyzer:
             interval_sim=interval_sim, lateness=start_timer - slots, response=response,
             skipped=skipped, missed=missed.astype(np.int64), lost=lost, size=size, age=age)
 
-    def drain_rows(self, clock: RtfAnalyzer | None = None) -> dict[str, np.ndarray]:
-        """Process pending events and hand over every per-cycle row of the window, oldest first.
+    def drain_rows(self) -> dict[str, np.ndarray]:
+        """Hand over every per-cycle row of the window, oldest first, and empty the window.
 
-        For consumers that keep their own whole-run statistics (the offline analyzer): the
-        window is emptied so no row is handed over twice; the totals are kept.
+        For consumers that keep their own whole-run statistics (the offline analyzer): no row
+        is handed over twice; the totals are kept.
         """
-        self.process(clock)
         rows = self._rows.rows()
         self._rows.clear()
         return rows
 
-    def report(self, now_wall_ns: int, clock: RtfAnalyzer | None = None,
-               writers: int = 1) -> TopicReport:
-        """Process pending events, then summarize the rolling window and the totals."""
-        self.process(clock)
+    def report(self, now_wall_ns: int, writers: int = 1) -> TopicReport:
+        """Summarize the rolling window and the totals of the events processed so far."""
         rows = self._rows.rows()
         keep = rows['arrival'] >= now_wall_ns - self._analysis.window_ns
         rows = {k: v[keep] for k, v in rows.items()}
@@ -378,7 +388,6 @@ class CycleAnalyzer:
             malformed_total=totals.malformed,
             qos_deadline_events_total=totals.qos_deadline_events,
             resets_total=totals.resets,
-            pending_dropped_total=totals.pending_dropped,
             messages=n,
             deadline_misses=misses,
             skipped_periods=int(rows['skipped'].sum()),
@@ -402,21 +411,6 @@ class CycleAnalyzer:
             age_max_ns=_max(age),
             last_arrival_wall_ns=self._last_arrival,
         )
-
-    def level(self, report: TopicReport, thresholds: Thresholds, now_wall_ns: int,
-              rtf: float | None = None) -> tuple[Level, str]:
-        """Level of ``report``; under sim time the timeout stretches by 1 / RTF.
-
-        ``rtf`` None means unknown (the wall timeout applies); 0 or NaN means sim time did
-        not advance (paused or frozen simulator): a sim-clock topic cannot time out then,
-        since no sim time passed; the clock status reports the freeze.
-        """
-        timeout = report.timeout_ns
-        if timeout is not None and self._config.clock == 'sim' and rtf is not None:
-            if not rtf > 0:
-                return topic_level(replace(report, timeout_ns=None), thresholds, now_wall_ns)
-            timeout = round(timeout / min(rtf, 1.0))
-        return topic_level(report, thresholds, now_wall_ns, timeout)
 
 
 def _rate(mean_interval_ns: float) -> float:

@@ -7,18 +7,21 @@ import math
 from .config import Thresholds
 from .reports import ClockReport, HostReport, Level, TopicReport
 
+STARVED_FRACTION = 0.5
+"""The host status warns when the stats timer fired later than this fraction of its period."""
+
 
 def topic_level(report: TopicReport, thresholds: Thresholds, now_wall_ns: int,
-                timeout_ns: int | None = None) -> tuple[Level, str]:
+                timeout_ns: int | None) -> tuple[Level, str]:
     """Level and one-line reason for one topic.
 
-    STALE before the first message; ERROR when it timed out (no message for ``timeout_ns``,
-    default the report's own timeout) or the window's miss ratio crosses the threshold;
-    WARN when misses, skipped periods or losses happened in the window; OK otherwise.
+    STALE before the first message; ERROR when it timed out (no message for ``timeout_ns``;
+    None: it cannot time out) or the window's miss ratio crosses the threshold; WARN when
+    misses, skipped periods or losses happened in the window; OK otherwise.
     """
     if report.last_arrival_wall_ns is None:
         return Level.STALE, 'no message received yet'
-    timeout = timeout_ns if timeout_ns is not None else report.timeout_ns
+    timeout = timeout_ns
     silent_ns = now_wall_ns - report.last_arrival_wall_ns
     if timeout is not None and silent_ns > timeout:
         return Level.ERROR, f'no message for {silent_ns / 1e9:.1f} s (timeout {timeout / 1e9:g} s)'
@@ -63,11 +66,37 @@ def _rtf_level(report: ClockReport, thresholds: Thresholds,
     return Level.OK, rtf_text
 
 
-def host_level(report: HostReport) -> tuple[Level, str]:
-    """WARN when the cgroup throttled the CPU in the window; unreadable data is no error."""
+def several_clocks_level(level: Level, text: str, publishers: int, resets: int,
+                         clock_topic: str) -> tuple[Level, str]:
+    """Name several /clock publishers: WARN, ERROR when sim time also jumped back.
+
+    Two simulators (or a simulator and a bag player) on one /clock make sim time alternate
+    between them: every sample a 'reset'. The count of publishers says why.
+    """
+    if publishers <= 1:
+        return level, text
+    if resets:
+        return Level.ERROR, (f'{publishers} publishers on {clock_topic} disagree: sim time '
+                             f'jumped back {resets} time(s) in this window; {text}')
+    return max(level, Level.WARN), f'{publishers} publishers on {clock_topic}; {text}'
+
+
+def host_level(report: HostReport, stats_timer_late_ns: int = 0,
+               stats_period_ns: int = 0) -> tuple[Level, str]:
+    """WARN when the cgroup throttled the CPU or the monitor's own timer fired late.
+
+    Unreadable cgroup data is no error. A stats timer more than ``STARVED_FRACTION`` of its
+    period late means the monitor's process was starved of CPU.
+    """
     if not report.cgroup_available:
-        return Level.OK, 'cgroup cpu.stat unavailable'
-    if report.cgroup_nr_throttled:
-        return Level.WARN, (f'CPU throttled {report.cgroup_nr_throttled} times, '
-                            f'{report.cgroup_throttled_ns / 1e6:.1f} ms')
-    return Level.OK, 'no CPU throttling'
+        level, text = Level.OK, 'cgroup cpu.stat unavailable'
+    elif report.cgroup_nr_throttled:
+        level, text = Level.WARN, (f'CPU throttled {report.cgroup_nr_throttled} times, '
+                                   f'{report.cgroup_throttled_ns / 1e6:.1f} ms')
+    else:
+        level, text = Level.OK, 'no CPU throttling'
+    if stats_period_ns and stats_timer_late_ns > STARVED_FRACTION * stats_period_ns:
+        level = max(level, Level.WARN)
+        text += (f'; stats timer fired {stats_timer_late_ns / 1e6:.0f} ms late '
+                 '(monitor starved of CPU)')
+    return level, text

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+import difflib
 import math
 import re
 import socket
@@ -385,6 +386,93 @@ def check_unique_topics(configs: Iterable[TopicConfig]) -> None:
                 f'{topic_param(config.name, "name")}: {config.topic} is already monitored as '
                 f'{owner[config.topic]!r}')
         owner[config.topic] = config.name
+
+def desired_topics(topic_ids: Iterable[str], values: Mapping[str, Any], use_sim_time: bool,
+                   resolve: Callable[[str], str] = str,
+                   errors: Mapping[str, Mapping[str, str]] | None = None
+                   ) -> tuple[dict[str, TopicConfig], dict[str, str]]:
+    """Configs of the listed topics, and the reason each invalid one is not monitored.
+
+    ``errors`` holds per identifier the parameters whose given value could not even be
+    declared (wrong type); such a topic is invalid until they are set again.
+    """
+    desired: dict[str, TopicConfig] = {}
+    invalid: dict[str, str] = {}
+    owners: dict[str, str] = {}
+    for topic_id in topic_ids:
+        declared = (errors or {}).get(topic_id)
+        try:
+            if declared:
+                raise ConfigError('; '.join(declared.values()))
+            config = topic_config_from(topic_id, values, use_sim_time, resolve)
+            if config.topic in owners:
+                raise ConfigError(f'{config.topic} is already monitored as '
+                                  f'{owners[config.topic]!r}')
+        except ConfigError as err:
+            invalid[topic_id] = str(err)
+            continue
+        owners[config.topic] = topic_id
+        desired[topic_id] = config
+    return desired, invalid
+
+
+def check_change(values: Mapping[str, Any], changed: Mapping[str, Any],
+                 invalid_ids: Iterable[str], resolve: Callable[[str], str] = str) -> None:
+    """Raise ``ConfigError`` when ``changed`` would make the configuration invalid.
+
+    ``values`` are the current parameter values. A topic that is already invalid and is not
+    touched by the change does not block it; a touched topic must become valid.
+    """
+    values = {**values, **changed}
+    if _GLOBALS.keys() & changed.keys():
+        settings_from(values)
+    new_ids = parse_topic_ids(values.get(TOPICS))
+    touched = {split[0] for split in map(split_topic_param, changed) if split}
+    if USE_SIM_TIME in changed:
+        touched.update(new_ids)
+    check_all = TOPICS in changed or bool(touched)
+    invalid = set(invalid_ids)
+    owners: dict[str, str] = {}
+    for topic_id in new_ids:
+        if topic_id in invalid and topic_id not in touched:
+            continue
+        try:
+            config = topic_config_from(topic_id, values, bool(values.get(USE_SIM_TIME)),
+                                       resolve)
+        except ConfigError:
+            if topic_id in touched:
+                raise
+            continue
+        if check_all and config.topic in owners:
+            raise ConfigError(f'topic.{topic_id}.name: {config.topic} is already '
+                              f'monitored as {owners[config.topic]!r}')
+        owners[config.topic] = topic_id
+
+
+def unknown_parameter_warnings(given: Iterable[str], known: Iterable[str],
+                               topic_ids: Iterable[str]) -> list[str]:
+    """One warning per given parameter that nothing uses (a typo), with a close match.
+
+    rclpy ignores overrides of undeclared parameters silently, so ``topic.cmd.perod_ms``
+    would leave the default in force without a word.
+    """
+    known = set(known)
+    listed = set(topic_ids)
+    warnings = []
+    for name in sorted(set(given) - known):
+        if name.startswith('qos_overrides.'):
+            continue
+        parts = name.split('.')
+        if len(parts) == 3 and parts[0] == 'topic' and parts[1] not in listed \
+                and split_topic_param(name):
+            warnings.append(f'parameter {name} is ignored: {parts[1]!r} is not in {TOPICS} '
+                            f'(it is used if {parts[1]!r} is added to {TOPICS} at run time)')
+            continue
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = f' (did you mean {close[0]}?)' if close else ''
+        warnings.append(f'parameter {name} is unknown and ignored{hint}')
+    return warnings
+
 
 def all_names(topic_ids: Iterable[str]) -> list[str]:
     """Names of every parameter this module declares for ``topic_ids``."""

@@ -65,7 +65,6 @@ class TopicReport:
     malformed_total: int
     qos_deadline_events_total: int
     resets_total: int
-    pending_dropped_total: int
     messages: int
     deadline_misses: int
     skipped_periods: int

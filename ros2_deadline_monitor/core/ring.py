@@ -34,6 +34,21 @@ class EventBuffer:
         self.count = i + 1
         return self.count == self.capacity
 
+    def put_back(self, arrival: np.ndarray, stamp: np.ndarray, seq: np.ndarray,
+                 size: np.ndarray) -> None:
+        """Return drained events that must wait (they go before anything appended since)."""
+        n = len(arrival)
+        if n == 0:
+            return
+        later = self.count
+        if n + later > self.capacity:
+            raise ValueError('put_back: more events than the buffer holds')
+        for column, values in ((self.arrival, arrival), (self.stamp, stamp), (self.seq, seq),
+                               (self.size, size)):
+            column[n:n + later] = column[:later].copy()
+            column[:n] = values
+        self.count = n + later
+
     def drain(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Return copies of the stored events in arrival order and empty the buffer."""
         n = self.count

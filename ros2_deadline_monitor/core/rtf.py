@@ -95,6 +95,44 @@ class RtfAnalyzer:
         out[known] = sim[idx[known]]
         return out
 
+    def sim_in_step(self, wall_ns: np.ndarray) -> np.ndarray:
+        """Sim time at each wall time, placed inside its /clock step.
+
+        Between the latest sample at or before a wall time and the next one, sim time is
+        interpolated linearly and never reaches the next sample's value: the execution time
+        of a cycle that ends inside a step is kept (DESIGN.md §3). After the last sample
+        (or across a reset or a pause) it is the latest sample's sim time, as ``sim_at``.
+        """
+        wall, sim = self._all()
+        out = np.full(len(wall_ns), NO_VALUE, np.int64)
+        if len(wall) == 0:
+            return out
+        idx = np.searchsorted(wall, wall_ns, side='right') - 1
+        known = idx >= 0
+        out[known] = sim[idx[known]]
+        inside = known & (idx + 1 < len(wall))
+        if inside.any():
+            i = idx[inside]
+            dwall = wall[i + 1] - wall[i]
+            dsim = sim[i + 1] - sim[i]
+            into = wall_ns[inside] - wall[i]
+            grows = (dwall > 0) & (dsim > 0)
+            # float64: the product of two long gaps would overflow int64.
+            add = np.floor(into * (dsim / np.where(grows, dwall, 1))).astype(np.int64)
+            add = np.where(grows, np.minimum(add, dsim - 1), 0)
+            out[inside] = sim[i] + add
+        return out
+
+    @property
+    def last_wall_ns(self) -> int | None:
+        """Wall time of the latest sample (None before the first)."""
+        return self._last[0] if self._last else None
+
+    @property
+    def last_sim_ns(self) -> int | None:
+        """Sim time of the latest sample (None before the first)."""
+        return self._last[1] if self._last else None
+
     def wall_at(self, sim_ns: np.ndarray) -> np.ndarray:
         """Wall time at which sim time first reached each value, within the current epoch."""
         wall, sim = self._chronological(self._epoch_start)

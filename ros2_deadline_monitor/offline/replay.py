@@ -1,18 +1,18 @@
-"""Replay a bag through the analysis core, streaming, in bounded memory.
+"""Replay a bag through the analysis session, streaming, in bounded memory.
 
-Each monitored message becomes one ``CycleAnalyzer.record`` call with the bag's log time as
-the arrival (the recorder's receive time, system clock), the header stamp read straight from
-the CDR bytes when the type starts with a Header or Time, and the serialized size; nothing is
-deserialized. ``/clock`` samples go to ``RtfAnalyzer.record``. Every second of bag time (or
-every ``TICK_MESSAGES`` messages, whichever comes first) the analyzers process their pending
-events, the per-cycle rows are folded into whole-run accumulators (``offline.accumulate``)
-and the clock is reported. Memory is bounded by those, not by the bag's size.
+The bag adapter of ``core/session.py``: each monitored message goes to the session's
+recorder with the bag's log time as the arrival (the recorder's receive time, system clock)
+and its raw bytes (the header stamp is read straight from them; nothing is deserialized);
+``/clock`` samples go to ``Session.clock_sample``. Every second of bag time (or every
+``TICK_MESSAGES`` messages, whichever comes first) the session reports, and the per-cycle rows
+are folded into whole-run accumulators (``offline.accumulate``). Memory is bounded by those,
+not by the bag's size. Totals come from the session's final snapshot, as live.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 import math
 from typing import Any
 
@@ -20,11 +20,10 @@ import numpy as np
 
 from ros2_deadline_monitor.core.cdr import read_stamp_ns
 from ros2_deadline_monitor.core.config import AnalysisConfig, NS_PER_S, TopicConfig
-from ros2_deadline_monitor.core.cycles import CycleAnalyzer
 from ros2_deadline_monitor.core.errors import BagError, CdrError
-from ros2_deadline_monitor.core.reports import IntervalSummary
+from ros2_deadline_monitor.core.reports import ClockReport, IntervalSummary, TopicReport
 from ros2_deadline_monitor.core.ring import NO_VALUE
-from ros2_deadline_monitor.core.rtf import RtfAnalyzer
+from ros2_deadline_monitor.core.session import Session, TopicState
 
 from .accumulate import (
     EXACT_CAP,
@@ -45,9 +44,9 @@ TICK_NS = NS_PER_S
 TICK_MESSAGES = 8_192
 """Messages between two rounds at most, so no ring overflows however dense the bag."""
 WINDOW_CYCLES = 2 * TICK_MESSAGES
-"""Rows each CycleAnalyzer keeps: more than one round can produce."""
+"""Rows each topic keeps: more than one round can produce."""
 CLOCK_CAPACITY = 2 * TICK_MESSAGES
-"""/clock samples the RtfAnalyzer keeps: more than one round can bring."""
+"""/clock samples the session keeps: more than one round can bring."""
 PERCENTILE_METHOD = (
     f'exact (linear interpolation, numpy type 7) up to {EXACT_CAP:,} values per series; '
     f'beyond that from a log histogram with {REL_BIN:.1%} bins (relative error < '
@@ -92,13 +91,14 @@ def _interval_summary(clock: str, stats: RunningStats, sketch: ValueSketch,
 
 
 class _TopicTrack:
-    """One analyzed topic: its CycleAnalyzer and whole-run accumulators."""
+    """One analyzed topic: whole-run accumulators of the rows the session hands over."""
 
     def __init__(self, plan: TopicPlan, analysis: AnalysisConfig, t0_ns: int, span_ns: int,
                  keep_series: bool) -> None:
         self.plan = plan
         self.analysis = analysis
-        self.analyzer: CycleAnalyzer | None = None
+        self.config: TopicConfig | None = None
+        """The configuration in force once the first message decided an ``auto`` clock."""
         self.clock_choice = plan.clock_choice
         self.wall = RunningStats()
         self.sim = RunningStats()
@@ -117,21 +117,15 @@ class _TopicTrack:
         self.last_arrival: int | None = None
         self.timeline = Timeline(t0_ns, span_ns) if keep_series else None
 
-    def start(self, config: TopicConfig) -> CycleAnalyzer:
-        analysis = AnalysisConfig(
-            window_ns=self.analysis.window_ns, window_cycles=WINDOW_CYCLES,
-            learn_intervals=self.analysis.learn_intervals,
-            target_rtf=self.analysis.target_rtf, rtf_bin_ns=self.analysis.rtf_bin_ns,
-            thresholds=self.analysis.thresholds)
-        self.analyzer = CycleAnalyzer(config, analysis)
-        return self.analyzer
+    @property
+    def topic_id(self) -> str:
+        return self.plan.config.name
 
-    def flush(self, clock: RtfAnalyzer) -> None:
-        """Process pending events and fold the new rows into the accumulators."""
-        analyzer = self.analyzer
-        if analyzer is None:
+    def flush(self, session: Session) -> None:
+        """Fold the rows the session processed since the last call into the accumulators."""
+        if self.config is None:
             return
-        rows = analyzer.drain_rows(clock)
+        rows = session.drain_rows(self.topic_id)
         n = len(rows['arrival'])
         if n == 0:
             return
@@ -139,7 +133,7 @@ class _TopicTrack:
         if self.first_arrival is None:
             self.first_arrival = int(rows['arrival'][0])
         self.last_arrival = int(rows['arrival'][-1])
-        timing = analyzer.timing
+        timing = session.timing(self.topic_id)
         known = {}
         for name, stats, sketch, over, at in (
                 ('interval_wall', self.wall, self.sketch_wall, self.over_wall, 'start_wall'),
@@ -167,11 +161,10 @@ class _TopicTrack:
             self.timeline.add(rows['start_wall'], rows, known, rows['missed'].astype(bool),
                               rows['skipped'])
 
-    def result(self, now_ns: int, clock: RtfAnalyzer) -> TopicResult:
+    def result(self, report: TopicReport | None, session: Session) -> TopicResult:
         plan = self.plan
-        config = self.analyzer.config if self.analyzer else plan.config
-        report = self.analyzer.report(now_ns, clock) if self.analyzer else None
-        timing = self.analyzer.timing if self.analyzer else None
+        config = self.config or plan.config
+        timing = session.timing(self.topic_id) if self.config is not None else None
         wall = _interval_summary('wall', self.wall, self.sketch_wall, tuple(self.over_wall))
         sim = _interval_summary('sim', self.sim, self.sketch_sim, tuple(self.over_sim))
         span = ((self.last_arrival - self.first_arrival)
@@ -232,13 +225,11 @@ class _TopicTrack:
 
 
 class _ClockTrack:
-    """The /clock stream: the RtfAnalyzer and the worst figures of its reports."""
+    """The /clock stream: the worst figures of the session's clock reports."""
 
-    def __init__(self, topic: str, analysis: AnalysisConfig, keep_series: bool) -> None:
+    def __init__(self, topic: str, keep_series: bool) -> None:
         self.topic = topic
-        self.rtf = RtfAnalyzer(bin_ns=analysis.rtf_bin_ns, capacity=CLOCK_CAPACITY)
         self.malformed = 0
-        self.last_sim: int | None = None
         self.wall_total = 0
         self.sim_total = 0
         self.bin_min = NAN
@@ -248,13 +239,13 @@ class _ClockTrack:
         self.gap_at: int | None = None
         self.steps = ValueSketch(exact_cap=1 << 14)
         self.paused = 0
-        self.last_report: Any = None
+        self.last_report: ClockReport | None = None
         self.windows = WindowSeries() if keep_series else None
 
-    def report(self, now_ns: int) -> None:
-        if not self.rtf.has_samples:
+    def add(self, report: ClockReport) -> None:
+        """Fold one clock report (one round of the replay) into the whole-run figures."""
+        if report.messages_total == 0:
             return
-        report = self.rtf.report(now_ns)
         self.last_report = report
         if report.messages == 0 or report.window_wall_ns <= 0:
             return
@@ -278,22 +269,23 @@ class _ClockTrack:
 
     def result(self) -> ClockResult:
         last = self.last_report
+        assert last is not None
         step, = self.steps.quantiles((0.5,))
         return ClockResult(
             topic=self.topic,
-            messages_total=self.rtf.messages_total,
+            messages_total=last.messages_total,
             malformed_total=self.malformed,
             wall_span_ns=self.wall_total,
             sim_span_ns=self.sim_total,
-            rtf_total=float(last.rtf_total) if last is not None else NAN,
-            rtf_bin_ns=self.rtf.bin_ns,
+            rtf_total=float(last.rtf_total),
+            rtf_bin_ns=last.rtf_bin_ns,
             rtf_bin_min=self.bin_min,
             rtf_bin_min_at_ns=self.bin_min_at,
             rtf_bin_max=self.bin_max,
             step_ns=step,
             max_wall_gap_ns=self.gap,
             max_wall_gap_at_ns=self.gap_at,
-            resets_total=self.rtf.resets_total,
+            resets_total=last.resets_total,
             paused_windows=self.paused,
         )
 
@@ -309,10 +301,16 @@ class BagAnalysis:
         self.keep_series = keep_series
         self.progress = progress
         span = bag.duration_ns
-        self.tracks = [_TopicTrack(p, plan.analysis, bag.start_ns, span, keep_series)
+        analysis = plan.analysis
+        self.session = Session(
+            replace(analysis, window_cycles=WINDOW_CYCLES),
+            use_sim_time=bool(plan.use_sim_time) or plan.clock is not None,
+            start_wall_ns=bag.start_ns,
+            clock_topic=plan.clock.name if plan.clock else '/clock',
+            arrival_timestamp='log_time', clock_capacity=CLOCK_CAPACITY)
+        self.tracks = [_TopicTrack(p, analysis, bag.start_ns, span, keep_series)
                        for p in plan.topics]
-        self.clock = _ClockTrack(plan.clock.name if plan.clock else '/clock', plan.analysis,
-                                 keep_series)
+        self.clock = _ClockTrack(plan.clock.name if plan.clock else '/clock', keep_series)
         self.recorded = RecordedSummary() if plan.stats else None
         self._handlers: dict[int, Callable[[int, bytes], None]] = {}
 
@@ -346,29 +344,21 @@ class BagAnalysis:
                 clock, why = self._auto_clock(config, stamp, t)
                 config = config.with_changes(clock=clock)
                 track.clock_choice = f'auto: {why}'
-            analyzer = track.start(config)
-            handler = self._lean_handler(analyzer, plan.stamped)
-            self._connect(plan.bag_topic, handler)
-            handler(t, raw)
+            track.config = config
+            self.session.configure({k.topic_id: k.config for k in self.tracks
+                                    if k.config is not None})
+            self.session.topic_status(track.topic_id, TopicState.RECEIVING,
+                                      type_name=plan.bag_topic.msgtype)
+            record = self.session.recorder(track.topic_id,
+                                           read_stamp_ns if plan.stamped else None)
+
+            def handle(t: int, raw: bytes) -> None:
+                record(t, raw, NO_VALUE)
+
+            self._connect(plan.bag_topic, handle)
+            handle(t, raw)
 
         return first
-
-    @staticmethod
-    def _lean_handler(analyzer: CycleAnalyzer, stamped: bool) -> Callable[[int, bytes], None]:
-        record = analyzer.record
-        if not stamped:
-            def handle(t: int, raw: bytes) -> None:
-                record(t, NO_VALUE, NO_VALUE, len(raw))
-            return handle
-
-        def handle_stamped(t: int, raw: bytes) -> None:
-            try:
-                stamp = read_stamp_ns(raw)
-            except CdrError:
-                analyzer.record_malformed()
-                return
-            record(t, stamp, NO_VALUE, len(raw))
-        return handle_stamped
 
     def _auto_clock(self, config: TopicConfig, stamp: int, t: int) -> tuple[str, str]:
         """Pick the producer's timer clock when nothing configures it."""
@@ -378,14 +368,14 @@ class BagAnalysis:
             return 'wall', 'no /clock in bag'
         if config.stamp != 'start' or stamp == NO_VALUE:
             return 'sim', '/clock in bag'
-        sim = self.clock.last_sim if self.clock.last_sim is not None else 0
+        sim = self.session.clock.last_sim_ns or 0
         if abs(stamp - t) <= abs(stamp - sim):
             return 'wall', 'stamps on wall clock'
         return 'sim', 'stamps on sim clock'
 
     def _clock_handler(self) -> Callable[[int, bytes], None]:
         clock = self.clock
-        record = clock.rtf.record
+        sample = self.session.clock_sample
 
         def on_clock(t: int, raw: bytes) -> None:
             try:
@@ -393,16 +383,7 @@ class BagAnalysis:
             except CdrError:
                 clock.malformed += 1
                 return
-            last = clock.last_sim
-            if last is not None and sim < last:
-                # A simulator reset: finish everything measured before it first.
-                self._flush()
-                clock.report(t)
-            clock.last_sim = sim
-            if record(t, sim):
-                for track in self.tracks:
-                    if track.analyzer is not None:
-                        track.analyzer.reset_sim(clock.rtf)
+            sample(t, sim)
 
         return on_clock
 
@@ -424,9 +405,14 @@ class BagAnalysis:
 
     # -- running --------------------------------------------------------------------------
 
-    def _flush(self) -> None:
+    def _round(self, t: int, final: bool = False) -> tuple[TopicReport | None, ...]:
+        """Let the session report at bag time ``t``; fold its rows and clock figures in."""
+        snapshot = self.session.snapshot(t, final=final)
         for track in self.tracks:
-            track.flush(self.clock.rtf)
+            track.flush(self.session)
+        self.clock.add(snapshot.clock.report)
+        reports = {topic.topic_id: topic.report for topic in snapshot.topics}
+        return tuple(reports.get(track.topic_id) for track in self.tracks)
 
     def run(self) -> BagResult:
         """Read the bag once and return the results."""
@@ -452,8 +438,7 @@ class BagAnalysis:
         next_tick = t + TICK_NS
         for conn, t, raw in self.bag.messages(connections):
             if t >= next_tick or since >= TICK_MESSAGES:
-                self._flush()
-                self.clock.report(t)
+                self._round(t)
                 next_tick = t + TICK_NS
                 done += since
                 since = 0
@@ -461,8 +446,7 @@ class BagAnalysis:
                     progress(done)
             since += 1
             handlers[conn.id](t, raw)
-        self._flush()
-        self.clock.report(t)
+        reports = self._round(t, final=True)
         done += since
         if progress is not None:
             progress(done)
@@ -471,17 +455,18 @@ class BagAnalysis:
             raise BagError(f'cannot read bag {self.bag.path} completely: {done:,} of the '
                            f'{expected:,} messages it lists could be read (damaged or truncated '
                            'storage file?)')
-        return self._result(t)
+        return self._result(reports)
 
-    def _result(self, now: int) -> BagResult:
+    def _result(self, reports: tuple[TopicReport | None, ...]) -> BagResult:
         bag = self.bag
-        rtf = self.clock.rtf
-        results = tuple(track.result(now, rtf) for track in self.tracks)
-        clock = self.clock.result() if self.plan.clock is not None and rtf.has_samples else None
+        results = tuple(track.result(report, self.session)
+                        for track, report in zip(self.tracks, reports, strict=True))
+        clock = (self.clock.result()
+                 if self.plan.clock is not None and self.clock.last_report is not None else None)
         series: dict[str, Any] = {}
         if self.keep_series:
             series = {
-                'timelines': {t.plan.config.name: t.timeline for t in self.tracks},
+                'timelines': {t.topic_id: t.timeline for t in self.tracks},
                 'sketches': {t.plan.config.name: {
                     'interval_wall': t.sketch_wall, 'interval_sim': t.sketch_sim,
                     'lateness': t.sketch_lateness, 'response': t.sketch_response}

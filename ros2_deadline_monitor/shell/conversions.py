@@ -17,6 +17,7 @@ from ros2_deadline_monitor.core.reports import (
     Level,
     TopicReport,
 )
+from ros2_deadline_monitor.core.snapshot import Snapshot
 from ros2_deadline_monitor.msg import (
     ClockStats,
     HostStats,
@@ -164,8 +165,21 @@ def host_stats(report: HostReport, stats_timer_late_ns: int) -> HostStats:
     )
 
 
-def monitor_stats(now_wall_ns: int, clock: ClockStats, topics: list[TopicStats],
-                  host: HostStats) -> MonitorStats:
+def monitor_stats(snapshot: Snapshot) -> MonitorStats:
+    """Convert one snapshot: every monitored topic, the clock and the host."""
+    now = snapshot.wall_ns
+    topics = [topic_stats(t.report, now, t.type_name, t.level, t.reason,
+                          snapshot.arrival_timestamp)
+              for t in snapshot.topics if t.report is not None]
+    clock = snapshot.clock
+    host = snapshot.host
+    return _bundle(now, clock_stats(clock.report, now, clock.level, clock.reason,
+                                    clock.simulator_rtf),
+                   topics, host_stats(host.report, host.stats_timer_late_ns))
+
+
+def _bundle(now_wall_ns: int, clock: ClockStats, topics: list[TopicStats],
+            host: HostStats) -> MonitorStats:
     """Bundle one stats period; its spans are the widest of its parts."""
     return MonitorStats(
         header=header(now_wall_ns),

@@ -28,6 +28,7 @@ from ros2_deadline_monitor.core.reports import (
     Level,
     TopicReport,
 )
+from ros2_deadline_monitor.core.snapshot import Receive, Snapshot
 from ros2_deadline_monitor.shell.optional import diagnostic_updater
 
 NS_PER_MS = 1e6
@@ -194,6 +195,37 @@ def host_values(report: HostReport, stats_timer_late_ns: int) -> list[tuple[str,
         ('monitor minor faults', str(report.minor_faults)),
         ('monitor max RSS (MB)', _num(report.max_rss_bytes / 1e6, 1)),
         ('stats timer late (ms)', _ms(stats_timer_late_ns)),
+    ]
+
+
+def statuses(snapshot: Snapshot) -> list[DiagnosticStatus]:
+    """All statuses of one snapshot: one per topic, the clock, the host."""
+    out = []
+    now = snapshot.wall_ns
+    clock = snapshot.clock
+    for topic in snapshot.topics:
+        values: list[tuple[str, str]] = []
+        if topic.report is not None:
+            values = topic_values(topic.report, topic.type_name, snapshot.arrival_timestamp,
+                                  clock.report.rtf, now) + _receive_values(topic.receive)
+        out.append(make_status(topic_status_name(topic.topic_id), topic.level, topic.reason,
+                               '', values))
+    out.append(make_status(CLOCK_STATUS, clock.level, clock.reason, '', clock_values(
+        clock.report, clock.topic, clock.target_rtf, clock.simulator_rtf, clock.publishers)))
+    host = snapshot.host
+    out.append(make_status(HOST_STATUS, host.level, host.reason, '',
+                           host_values(host.report, host.stats_timer_late_ns)))
+    return out
+
+
+def _receive_values(receive: Receive) -> list[tuple[str, str]]:
+    if receive.mode != 'batched':
+        return [('receive', 'callback per message')]
+    return [
+        ('receive', f'batched every {receive.take_period_ns / 1e6:g} ms'),
+        ('reader queue depth', str(receive.queue_depth)),
+        ('queue overflows total', str(receive.queue_overflows_total)),
+        ('messages lost includes', 'messages dropped by a full reader queue'),
     ]
 
 

@@ -1,79 +1,65 @@
-"""The ``monitor`` node: live deadline statistics per topic next to the real time factor.
+"""The ``monitor`` node: the live adapter around the analysis session (``core/session.py``).
 
-Parameters become core configs (``parameters.py``); each target topic gets a raw
-subscription whose callback only records (``subscriptions.py``); a steady-clock timer turns
-the recorded events into reports, ``MonitorStats`` on ``~/stats`` (``conversions.py``) and
-``/diagnostics`` (``diagnostics.py``). The timer runs on steady time so a frozen ``/clock``
-is still reported (DESIGN.md §7).
+Wiring only: parameters become configs (``core/parameters.py``, declared by
+``parameters.py``), each target topic gets a raw subscription whose messages go to the
+session's recorder (``subscriptions.py``), /clock samples go to the session, and a timer on
+steady time takes the session's ``Snapshot`` to the sinks: ``MonitorStats`` on ``~/stats``
+(``conversions.py``), ``/diagnostics`` (``diagnostics.py``) and the final summary
+(``summary.py``). Steady time, so a frozen ``/clock`` is still reported (DESIGN.md §7).
 """
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Sequence
 from dataclasses import replace
-import difflib
-import math
 import re
-import signal
 import sys
-import threading
 import time
 from typing import Any
 
-from diagnostic_msgs.msg import DiagnosticStatus
 from rcl_interfaces.msg import SetParametersResult
-import rclpy
 from rclpy.clock import Clock, ClockType
 from rclpy.duration import Duration
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.signals import SignalHandlerOptions
 from rclpy.time import Time
-from rclpy.utilities import remove_ros_args
 from rosgraph_msgs.msg import Clock as ClockMsg
 
 from ros2_deadline_monitor.core.config import NS_PER_S
 from ros2_deadline_monitor.core.errors import ConfigError, MonitorError
 from ros2_deadline_monitor.core.host import HostSampler
-from ros2_deadline_monitor.core.levels import clock_level, host_level
 from ros2_deadline_monitor.core.parameters import (
     all_names,
+    check_change,
+    desired_topics,
     GLOBAL_SPECS,
     MonitorSettings,
     parse_topic_ids,
     settings_from,
     split_topic_param,
-    topic_config_from,
     TOPICS,
+    unknown_parameter_warnings,
     USE_SIM_TIME,
 )
-from ros2_deadline_monitor.core.reports import ClockReport, Level
-from ros2_deadline_monitor.core.rtf import RtfAnalyzer
+from ros2_deadline_monitor.core.session import Session, TopicState
+from ros2_deadline_monitor.core.snapshot import Snapshot
 from ros2_deadline_monitor.msg import MonitorStats
-from ros2_deadline_monitor.shell import conversions, diagnostics
+from ros2_deadline_monitor.shell import conversions, diagnostics, summary
 from ros2_deadline_monitor.shell.message_types import import_message, MessageTypeError
 from ros2_deadline_monitor.shell.parameters import (
     coerce_integers,
     current_values,
     declare_globals,
     declare_topic,
+    undeclare_topic,
 )
 from ros2_deadline_monitor.shell.qos import CLOCK_QOS, STATS_QOS
-from ros2_deadline_monitor.shell.subscriptions import TopicMonitor, TopicState
-from ros2_deadline_monitor.shell.summary import summary_text, TopicLine
+from ros2_deadline_monitor.shell.subscriptions import TopicMonitor
 
 NODE_NAME = 'deadline_monitor'
 STATS_TOPIC = '~/stats'
 POLL_PERIOD_S = 0.5
 """How often the graph is checked for topics that do not exist yet (steady clock)."""
-STARVED_FRACTION = 0.5
-"""The host status warns when the stats timer fired later than this fraction of its period."""
-SPIN_TIMEOUT_S = 0.1
-"""Longest wait before a SIGINT/SIGTERM is noticed."""
 SIMULATOR_RTF_TYPES = ('std_msgs/msg/Float32', 'std_msgs/msg/Float64')
-EXIT_CONFIG_ERROR = 2
 FINAL_ACK_TIMEOUT_NS = NS_PER_S
 """Longest wait at shutdown for subscribers to acknowledge the final stats."""
 
@@ -88,7 +74,7 @@ class MonitorNode(Node):
     """Monitors the configured topics and the clock; see the module docstring."""
 
     def __init__(self, node_name: str = NODE_NAME, **kwargs: Any) -> None:
-        """Declare and check the parameters, then set up subscriptions and timers.
+        """Declare and check the parameters, then set up the session, subscriptions, timers.
 
         Raises ``StartupError`` when a monitor-wide setting is invalid or when topics are
         listed but none of them has valid settings.
@@ -96,55 +82,52 @@ class MonitorNode(Node):
         super().__init__(node_name, **kwargs)
         self._declaring = False
         self._topics: dict[str, TopicMonitor] = {}
-        self._invalid: dict[str, str] = {}
         self._skipped_ids: dict[str, str] = {}
+        self._invalid: dict[str, str] = {}
         self._declare_errors: dict[str, dict[str, str]] = {}
-        self._simulator_rtf = math.nan
         self._simulator_rtf_sub = None
-        self._last_clock_report: ClockReport | None = None
-        self._last_lines: list[TopicLine] = []
         self._stats_late_ns = 0
         self._reset_logged_ns = -(1 << 62)
         self._resets_unlogged = 0
-
-        self._declaring = True
-        try:
-            errors = declare_globals(self)
-        finally:
-            self._declaring = False
+        errors = self._declare(declare_globals)
         if errors:
             raise StartupError('invalid parameter value: ' + '; '.join(errors))
         try:
             self._settings = settings_from(current_values(self, _GLOBAL_NAMES))
         except ConfigError as err:
             raise StartupError(str(err)) from None
+        settings = self._settings
+        self.session = Session(
+            settings.analysis, use_sim_time=self._use_sim_time(), start_wall_ns=time.time_ns(),
+            clock_topic=settings.clock_topic, arrival_timestamp=settings.arrival_timestamp,
+            stats_period_ns=settings.stats_period_ns)
         topic_ids = self._startup_topic_ids()
         for topic_id in topic_ids:
             self._declare_topic(topic_id)
-        self._rtf = RtfAnalyzer(bin_ns=self._settings.analysis.rtf_bin_ns)
         self._host = HostSampler()
         self._reader = self._create_reader()
         self._reconcile()
-        self._warn_unknown_parameters(topic_ids)
+        for warning in unknown_parameter_warnings(self._parameter_overrides, self._parameters,
+                                                  topic_ids):
+            self.get_logger().warning(warning)
         if (topic_ids or self._skipped_ids) and not self._topics:
             raise StartupError('none of the configured topics has valid settings: '
-                               + '; '.join([*self._skipped_ids.values(),
-                                            *self._invalid.values()]))
+                               + '; '.join(self._skipped_ids.values()) + '; '.join(
+                                   self._invalid_reasons().values()))
         if not topic_ids:
             self.get_logger().warning(
                 f'no topics configured (parameter {TOPICS}): monitoring the clock only')
-
         self.add_pre_set_parameters_callback(coerce_integers)
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
 
         self._stats_publisher = self.create_publisher(MonitorStats, STATS_TOPIC, STATS_QOS)
-        self._diagnostics = diagnostics.DiagnosticsOutput(self, self._settings.hardware_id)
+        self._diagnostics = diagnostics.DiagnosticsOutput(self, settings.hardware_id)
         # In batched mode /clock is taken with the topics, first, so their events find the
         # sim time they happened at (its queue holds a second of a 1 kHz clock).
         clock_node = self._reader if self._reader is not None else self
         self._clock_sub = clock_node.create_subscription(
-            ClockMsg, self._settings.clock_topic, self._on_clock, CLOCK_QOS)
+            ClockMsg, settings.clock_topic, self._on_clock, CLOCK_QOS)
         if self._reader is not None:
             # Under use_sim_time rclpy's TimeSource takes /clock with one executor callback
             # per message (a quarter of a core at 1 kHz here) only to set this node's ROS time.
@@ -157,14 +140,13 @@ class MonitorNode(Node):
         self._poll_timer = self.create_timer(POLL_PERIOD_S, self._poll, clock=self._steady)
         if self._reader is not None:
             self._take_timer = self.create_timer(
-                self._settings.take_period_ns / NS_PER_S, self.take_all, clock=self._steady)
+                settings.take_period_ns / NS_PER_S, self.take_all, clock=self._steady)
         self._poll()
         path = ('through diagnostic_updater' if self._diagnostics.uses_updater
                 else 'published directly')
         self.get_logger().info(
             f'monitoring {len(self._topics)} topic(s), stats every '
-            f'{self._settings.stats_period_ns / NS_PER_S:g} s on steady time, diagnostics '
-            f'{path}')
+            f'{settings.stats_period_ns / NS_PER_S:g} s on steady time, diagnostics {path}')
 
     # -- configuration -------------------------------------------------------------------
 
@@ -184,6 +166,13 @@ class MonitorNode(Node):
     def _topic_ids(self) -> list[str]:
         return list(self.get_parameter(TOPICS).value or [])
 
+    def _declare(self, declare: Any, *args: Any) -> list[str]:
+        self._declaring = True
+        try:
+            return declare(self, *args)
+        finally:
+            self._declaring = False
+
     def _startup_topic_ids(self) -> list[str]:
         """Return the valid identifiers of ``topics``; skip (and report) the others.
 
@@ -191,9 +180,8 @@ class MonitorNode(Node):
         monitoring of the good ones; ``topics`` is set to the valid list. At run time a bad
         list is rejected instead (``_validate_parameters``).
         """
-        listed = list(self.get_parameter(TOPICS).value or [])
         valid: list[str] = []
-        for topic_id in listed:
+        for topic_id in self._topic_ids():
             try:
                 parse_topic_ids([*valid, topic_id])
             except ConfigError as err:
@@ -205,126 +193,65 @@ class MonitorNode(Node):
             self.set_parameters([Parameter(TOPICS, Parameter.Type.STRING_ARRAY, valid)])
         return valid
 
-    def _warn_unknown_parameters(self, topic_ids: Sequence[str]) -> None:
-        """Name every parameter given (params file, -p) that this node does not use.
-
-        rclpy ignores overrides of undeclared parameters silently, so a typo such as
-        ``topic.cmd.perod_ms`` would leave the default in force without a word.
-        """
-        known = set(self._parameters)
-        for name in sorted(set(self._parameter_overrides) - known):
-            if name.startswith('qos_overrides.'):
-                continue
-            parts = name.split('.')
-            if (len(parts) == 3 and parts[0] == 'topic' and parts[1] not in topic_ids
-                    and split_topic_param(name)):
-                self.get_logger().warning(
-                    f'parameter {name} is ignored: {parts[1]!r} is not in {TOPICS} (it is '
-                    f'used if {parts[1]!r} is added to {TOPICS} at run time)')
-                continue
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = f' (did you mean {close[0]}?)' if close else ''
-            self.get_logger().warning(f'parameter {name} is unknown and ignored{hint}')
-
     def _declare_topic(self, topic_id: str) -> None:
-        self._declaring = True
-        try:
-            errors = declare_topic(self, topic_id)
-        finally:
-            self._declaring = False
+        errors = self._declare(declare_topic, topic_id)
         if errors:
             self._declare_errors[topic_id] = {e.split(':', 1)[0]: e for e in errors}
 
-    def _values(self, topic_ids: Sequence[str]) -> dict[str, Any]:
-        return current_values(self, all_names(topic_ids))
+    def _invalid_reasons(self) -> dict[str, str]:
+        # No '/' in a status name (rqt_robot_monitor splits on it).
+        skipped = {re.sub(r'\W', '_', k): v for k, v in self._skipped_ids.items()}
+        return {**self._invalid, **skipped}
 
     def _reconcile(self) -> None:
-        """Make the running topics match the parameters: add, remove, reconfigure."""
+        """Make the session and the subscriptions match the parameters."""
         topic_ids = self._topic_ids()
-        values = self._values(topic_ids)
-        use_sim_time = self._use_sim_time()
-        desired = {}
-        invalid = {}
-        owners: dict[str, str] = {}
-        for topic_id in topic_ids:
-            errors = self._declare_errors.get(topic_id)
-            try:
-                if errors:
-                    raise ConfigError('; '.join(errors.values()))
-                config = topic_config_from(topic_id, values, use_sim_time,
-                                           self.resolve_topic_name)
-                if config.topic in owners:
-                    raise ConfigError(f'{config.topic} is already monitored as '
-                                      f'{owners[config.topic]!r}')
-            except ConfigError as err:
-                invalid[topic_id] = str(err)
-                continue
-            owners[config.topic] = topic_id
-            desired[topic_id] = config
+        desired, invalid = desired_topics(
+            topic_ids, current_values(self, all_names(topic_ids)), self._use_sim_time(),
+            self.resolve_topic_name, self._declare_errors)
         for topic_id, reason in invalid.items():
             if self._invalid.get(topic_id) != reason:
                 self.get_logger().error(f'topic {topic_id!r} is not monitored: {reason}')
         self._invalid = invalid
-
         settings = self._settings
-        for topic_id in list(self._topics):
-            monitor = self._topics[topic_id]
-            config = desired.get(topic_id)
-            if config is None or config.topic != monitor.config.topic:
-                monitor.close()
-                del self._topics[topic_id]
-                if config is None:
-                    self.get_logger().info(f'{topic_id}: no longer monitored')
-        for topic_id, config in desired.items():
-            monitor = self._topics.get(topic_id)
-            if monitor is None:
-                self._topics[topic_id] = TopicMonitor(
-                    self, config, settings.analysis, settings.stats_period_ns,
-                    settings.arrival_timestamp, self._reader, settings.take_period_ns,
-                    settings.take_queue_depth)
-            elif config != monitor.config:
-                monitor.reconfigure(config, settings.analysis, settings.stats_period_ns)
-                self.get_logger().info(f'{topic_id}: settings changed')
+        old = {topic_id: monitor.config for topic_id, monitor in self._topics.items()}
+        changes = self.session.configure(
+            desired, self._invalid_reasons(), analysis=settings.analysis,
+            use_sim_time=self._use_sim_time(), stats_period_ns=settings.stats_period_ns)
+        for topic_id in changes.removed:
+            self._topics.pop(topic_id).close()
+            if topic_id not in desired:
+                self.get_logger().info(f'{topic_id}: no longer monitored')
+        for topic_id in changes.added:
+            self._topics[topic_id] = TopicMonitor(
+                self, self.session, topic_id, settings.stats_period_ns,
+                settings.arrival_timestamp, self._reader, settings.take_period_ns,
+                settings.take_queue_depth)
+        for topic_id, names in changes.changed.items():
+            self._topics[topic_id].reconfigure(old[topic_id])
+            self.get_logger().info(f'{topic_id}: settings changed: {", ".join(names)}')
 
     def _validate_parameters(self, parameters: list[Parameter]) -> SetParametersResult:
         """Reject a change that would give an invalid configuration; nothing is applied here."""
         if self._declaring:
             return SetParametersResult(successful=True)
-        changed = {p.name: p.value for p in parameters}
         topic_ids = self._topic_ids()
-        values = self._values(topic_ids)
-        values.update(changed)
         try:
-            if _GLOBAL_NAMES & changed.keys():
-                settings_from(values)
-            new_ids = parse_topic_ids(values.get(TOPICS))
-            touched = {split[0] for split in map(split_topic_param, changed) if split}
-            if USE_SIM_TIME in changed:
-                touched.update(new_ids)
-            check_all = TOPICS in changed or bool(touched)
-            owners: dict[str, str] = {}
-            for topic_id in new_ids:
-                if topic_id in self._invalid and topic_id not in touched:
-                    continue
-                try:
-                    config = topic_config_from(topic_id, values, bool(values.get(USE_SIM_TIME)),
-                                               self.resolve_topic_name)
-                except ConfigError:
-                    if topic_id in touched:
-                        raise
-                    continue
-                if check_all and config.topic in owners:
-                    raise ConfigError(f'topic.{topic_id}.name: {config.topic} is already '
-                                      f'monitored as {owners[config.topic]!r}')
-                owners[config.topic] = topic_id
+            check_change(current_values(self, all_names(topic_ids)),
+                         {p.name: p.value for p in parameters}, self._invalid,
+                         self.resolve_topic_name)
         except ConfigError as err:
             return SetParametersResult(successful=False, reason=str(err))
         return SetParametersResult(successful=True)
 
     def _apply_parameters(self, parameters: list[Parameter]) -> None:
-        """Apply an accepted change; it takes effect from the next processed event on."""
+        """Apply an accepted change to what is received from now on.
+
+        What is queued was received under the old settings: it is taken first.
+        """
         if self._declaring:
             return
+        self.take_all()
         names = {p.name for p in parameters}
         for name in names:
             split = split_topic_param(name)
@@ -334,8 +261,11 @@ class MonitorNode(Node):
                     del self._declare_errors[split[0]]
         if TOPICS in names:
             self._skipped_ids.clear()
-            for topic_id in self._topic_ids():
+            listed = self._topic_ids()
+            for topic_id in listed:
                 self._declare_topic(topic_id)
+            for topic_id in set(self._topics) - set(listed):
+                self._declare(undeclare_topic, topic_id)
         if _GLOBAL_NAMES & names:
             old = self._settings
             self._settings = settings_from(current_values(self, _GLOBAL_NAMES))
@@ -348,7 +278,7 @@ class MonitorNode(Node):
             if monitor.state is TopicState.WAITING:
                 monitor.poll()
 
-    # -- batched takes (subscriptions.py) -------------------------------------------------
+    # -- events ----------------------------------------------------------------------------
 
     def _create_reader(self) -> Node | None:
         """Return the node that holds the batched subscriptions; no executor spins it.
@@ -370,53 +300,39 @@ class MonitorNode(Node):
             samples = []
             while (sample := handle.take_message(ClockMsg, False)) is not None:
                 samples.append(sample)
-            # A reader's queue is ordered per writer: with several /clock publishers, replay
-            # the samples in the order they arrived, as the per-message callback saw them.
-            samples.sort(key=lambda sample: sample[1]['received_timestamp'])
-            for msg, info in samples:
-                self._on_clock(msg, info)
+            self._clock_batch(samples)
             if samples:
-                self.get_clock().set_ros_time_override(Time.from_msg(samples[-1][0].clock))
+                latest = max(samples, key=lambda sample: sample[1]['received_timestamp'])
+                self.get_clock().set_ros_time_override(Time.from_msg(latest[0].clock))
             taken = len(samples)
         return taken + sum(monitor.take() for monitor in self._topics.values())
 
-    def destroy_node(self) -> None:
-        """Destroy the subscriptions and the reader node with this node."""
-        for monitor in self._topics.values():
-            monitor.close()
-        if self._reader is not None:
-            self._reader.destroy_node()
-            self._reader = None
-        super().destroy_node()
-
-    # -- callbacks -----------------------------------------------------------------------
-
     def _on_clock(self, msg: ClockMsg, info: dict[str, Any]) -> None:
-        """Record one /clock sample; on a sim-time reset, reset every topic's sim state.
+        self._clock_batch([(msg, info)])
 
-        The topics only note the reset's wall time (O(1)) and apply it when they next
-        process their events, so a storm of resets (two /clock publishers that disagree)
-        does not starve the monitor; the warning is logged once per stats period at most.
+    def _clock_batch(self, samples: list[tuple[ClockMsg, dict[str, Any]]]) -> None:
+        """Hand /clock samples to the session; log resets once per stats period at most.
+
+        A sample is placed at the same middleware timestamp as every topic message
+        (``arrival_timestamp``), so a message's end falls into its /clock step by times taken
+        on one side of the middleware.
         """
-        sim_ns = msg.clock.sec * NS_PER_S + msg.clock.nanosec
-        received = info['received_timestamp']
-        if not self._rtf.record(received, sim_ns):
+        key = self._settings.arrival_timestamp
+        resets = self.session.clock_samples(
+            (info[key], msg.clock.sec * NS_PER_S + msg.clock.nanosec) for msg, info in samples)
+        if not resets:
             return
-        for monitor in self._topics.values():
-            monitor.analyzer.reset_sim(self._rtf, at_wall_ns=received)
-        self._resets_unlogged += 1
+        self._resets_unlogged += resets
         now = time.monotonic_ns()
         if now - self._reset_logged_ns >= self._settings.stats_period_ns:
             more = (f' ({self._resets_unlogged - 1} more since the last warning)'
                     if self._resets_unlogged > 1 else '')
+            sim_s = (self.session.clock.last_sim_ns or 0) / NS_PER_S
             self.get_logger().warning(
-                f'sim time jumped back to {sim_ns / NS_PER_S:.3f} s (simulator reset){more}: '
+                f'sim time jumped back to {sim_s:.3f} s (simulator reset){more}: '
                 'sim-time state of every topic was reset')
             self._reset_logged_ns = now
             self._resets_unlogged = 0
-
-    def _on_simulator_rtf(self, msg: Any) -> None:
-        self._simulator_rtf = float(msg.data)
 
     def _poll(self) -> None:
         """Look for topics that do not exist yet and check the ones that do."""
@@ -431,19 +347,17 @@ class MonitorNode(Node):
         if len(types) != 1:
             return
         type_name = types.pop()
-        if type_name not in SIMULATOR_RTF_TYPES:
-            self._settings = replace(self._settings, simulator_rtf_topic='')
-            self.get_logger().error(
-                f'simulator_rtf_topic {topic} has type {type_name}; expected one of '
-                f'{", ".join(SIMULATOR_RTF_TYPES)}: ignored')
-            return
         try:
+            if type_name not in SIMULATOR_RTF_TYPES:
+                raise MessageTypeError(f'{topic} has type {type_name}; expected one of '
+                                       f'{", ".join(SIMULATOR_RTF_TYPES)}: ignored')
             msg_class = import_message(type_name)
         except MessageTypeError as err:
+            self._settings = replace(self._settings, simulator_rtf_topic='')
             self.get_logger().error(f'simulator_rtf_topic: {err}')
             return
         self._simulator_rtf_sub = self.create_subscription(
-            msg_class, topic, self._on_simulator_rtf, CLOCK_QOS)
+            msg_class, topic, lambda msg: self.session.simulator_rtf(msg.data), CLOCK_QOS)
 
     def _start_stats_timer(self) -> None:
         if self._stats_timer is not None:
@@ -462,79 +376,21 @@ class MonitorNode(Node):
 
     # -- reporting -----------------------------------------------------------------------
 
-    def publish_stats(self) -> MonitorStats:
-        """Report every topic, the clock and the host; publish stats and diagnostics."""
+    def snapshot(self, *, final: bool = False) -> Snapshot:
+        """Take what is queued and return the session's snapshot of this moment."""
         self.take_all()
-        now = time.time_ns()
-        settings = self._settings
-        analysis = settings.analysis
-        thresholds = analysis.thresholds
-        clock_report = self._rtf.report(now)
-        rtf = None if math.isnan(clock_report.rtf) else clock_report.rtf
-        if rtf is None and self._rtf.has_samples and clock_report.messages == 0:
-            rtf = 0.0  # /clock stopped: no sim time passed in this window
-        clock = self._rtf if self._rtf.has_samples else None
-        arrival = settings.arrival_timestamp
+        for monitor in self._topics.values():
+            monitor.report_status()
+        self.session.clock_publishers(self.count_publishers(self._settings.clock_topic))
+        return self.session.snapshot(time.time_ns(), self._host.sample(time.monotonic_ns()),
+                                     self._stats_late_ns, final=final)
 
-        topic_msgs = []
-        statuses: list[DiagnosticStatus] = []
-        lines = []
-        for topic_id, monitor in self._topics.items():
-            report = monitor.analyzer.report(now, clock, writers=monitor.writers)
-            monitor.note_report(report.interval_wall.max_ns, report.interval_sim.max_ns)
-            if monitor.state is TopicState.ERROR:
-                level, text = Level.ERROR, monitor.reason
-            elif monitor.state is TopicState.WAITING and report.messages_total == 0:
-                level, text = Level.STALE, monitor.reason
-            else:
-                level, text = monitor.analyzer.level(report, thresholds, now, rtf)
-            topic_msgs.append(conversions.topic_stats(
-                report, now, monitor.type_name, level, text, arrival))
-            statuses.append(diagnostics.make_status(
-                diagnostics.topic_status_name(topic_id), level, text, settings.hardware_id,
-                diagnostics.topic_values(report, monitor.type_name, arrival,
-                                         clock_report.rtf, now) + monitor.take_values()))
-            lines.append(TopicLine(report, monitor.max_interval_wall_ns,
-                                   monitor.max_interval_sim_ns))
-        for topic_id, reason in self._invalid.items():
-            statuses.append(diagnostics.make_status(
-                diagnostics.topic_status_name(topic_id), Level.ERROR,
-                f'invalid configuration: {reason}', settings.hardware_id, []))
-        for topic_id, reason in self._skipped_ids.items():
-            # No '/' in a status name (rqt_robot_monitor splits on it).
-            statuses.append(diagnostics.make_status(
-                diagnostics.topic_status_name(re.sub(r'\W', '_', topic_id)), Level.ERROR,
-                f'invalid configuration: {reason}', settings.hardware_id, []))
-
-        clock_lvl, clock_text = clock_level(clock_report, thresholds, now, analysis.target_rtf,
-                                            self._use_sim_time())
-        clock_publishers = self.count_publishers(settings.clock_topic)
-        clock_lvl, clock_text = _several_clocks(clock_lvl, clock_text, clock_publishers,
-                                                clock_report.resets, settings.clock_topic)
-        clock_msg = conversions.clock_stats(clock_report, now, clock_lvl, clock_text,
-                                            self._simulator_rtf)
-        statuses.append(diagnostics.make_status(
-            diagnostics.CLOCK_STATUS, clock_lvl, clock_text, settings.hardware_id,
-            diagnostics.clock_values(clock_report, settings.clock_topic, analysis.target_rtf,
-                                     self._simulator_rtf, clock_publishers)))
-
-        host_report = self._host.sample(time.monotonic_ns())
-        host_lvl, host_text = host_level(host_report)
-        if self._stats_late_ns > STARVED_FRACTION * settings.stats_period_ns:
-            host_lvl = max(host_lvl, Level.WARN)
-            host_text += (f'; stats timer fired {self._stats_late_ns / 1e6:.0f} ms late '
-                          '(monitor starved of CPU)')
-        host_msg = conversions.host_stats(host_report, self._stats_late_ns)
-        statuses.append(diagnostics.make_status(
-            diagnostics.HOST_STATUS, host_lvl, host_text, settings.hardware_id,
-            diagnostics.host_values(host_report, self._stats_late_ns)))
-
-        stats = conversions.monitor_stats(now, clock_msg, topic_msgs, host_msg)
-        self._stats_publisher.publish(stats)
-        self._diagnostics.publish(statuses)
-        self._last_clock_report = clock_report
-        self._last_lines = lines
-        return stats
+    def publish_stats(self, *, final: bool = False) -> Snapshot:
+        """Publish one snapshot as ``MonitorStats`` and ``/diagnostics``; return it."""
+        snapshot = self.snapshot(final=final)
+        self._stats_publisher.publish(conversions.monitor_stats(snapshot))
+        self._diagnostics.publish(diagnostics.statuses(snapshot))
+        return snapshot
 
     def finish(self) -> str:
         """Publish a final report and return the one-screen summary (also logged).
@@ -542,71 +398,24 @@ class MonitorNode(Node):
         Waits (boundedly) until subscribers acknowledged the final messages: the process
         exits right after, and reliable data still in flight would be lost with the writer.
         """
-        self.publish_stats()
+        snapshot = self.publish_stats(final=True)
         timeout = Duration(nanoseconds=FINAL_ACK_TIMEOUT_NS)
         self._stats_publisher.wait_for_all_acked(timeout)
         self._diagnostics.flush(timeout)
-        text = summary_text(self.get_name(), self._last_lines, self._last_clock_report)
+        text = summary.summary_text(self.get_name(), snapshot)
         self.get_logger().info(text)
         return text
 
-
-def _several_clocks(level: Level, text: str, publishers: int, resets: int,
-                    clock_topic: str) -> tuple[Level, str]:
-    """Name several /clock publishers: WARN, ERROR when sim time also jumped back.
-
-    Two simulators (or a simulator and a bag player) on one /clock make sim time alternate
-    between them: every sample a 'reset'. The count of publishers says why.
-    """
-    if publishers <= 1:
-        return level, text
-    if resets:
-        return Level.ERROR, (f'{publishers} publishers on {clock_topic} disagree: sim time '
-                             f'jumped back {resets} time(s) in this window; {text}')
-    return max(level, Level.WARN), f'{publishers} publishers on {clock_topic}; {text}'
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """Return the command line parser; settings are ROS parameters (-p, --params-file)."""
-    return argparse.ArgumentParser(
-        prog='monitor',
-        description='Monitor deadline misses, skipped periods and intervals of ROS 2 topics '
-                    'next to the real time factor; publishes ~/stats and /diagnostics.',
-        epilog='Example: monitor --ros-args --params-file config/monitor.yaml '
-               '-p use_sim_time:=true')
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run the monitor until SIGINT/SIGTERM; exit 2 when the configuration is unusable."""
-    args = sys.argv if argv is None else [sys.argv[0], *argv]
-    build_parser().parse_args(remove_ros_args(args)[1:])
-    stop = threading.Event()
-    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    previous = {sig: signal.signal(sig, lambda *_: stop.set())
-                for sig in (signal.SIGINT, signal.SIGTERM)}
-    node = None
-    try:
-        try:
-            node = MonitorNode()
-        except StartupError as err:
-            print(f'ERROR: {err}', file=sys.stderr)
-            return EXIT_CONFIG_ERROR
-        executor = SingleThreadedExecutor()
-        executor.add_node(node)
-        while not stop.is_set() and rclpy.ok():
-            executor.spin_once(timeout_sec=SPIN_TIMEOUT_S)
-        if rclpy.ok():
-            node.finish()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    def destroy_node(self) -> None:
+        """Destroy the subscriptions and the reader node with this node."""
+        for monitor in self._topics.values():
+            monitor.close()
+        if self._reader is not None:
+            self._reader.destroy_node()
+            self._reader = None
+        super().destroy_node()
 
 
 if __name__ == '__main__':
+    from ros2_deadline_monitor.shell.cli import main
     sys.exit(main())

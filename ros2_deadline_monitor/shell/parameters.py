@@ -87,9 +87,29 @@ def declare_topic(node: Node, topic_id: str) -> list[str]:
     return errors
 
 
+def undeclare_topic(node: Node, topic_id: str) -> list[str]:
+    """Undeclare the ``topic.<id>.*`` parameters of a topic no longer listed in ``topics``.
+
+    So ``ros2 param dump`` shows only what is in force; listing the topic again declares
+    them anew (a params file's values for them apply again).
+    """
+    for spec in TOPIC_SPECS:
+        full_name = topic_param(topic_id, spec.name)
+        if node.has_parameter(full_name):
+            node.undeclare_parameter(full_name)
+    return []
+
+
 def _declare(node: Node, full_name: str, default: Any, spec: ParamSpec) -> list[str]:
+    value, ignore_override = default, False
+    override = node._parameter_overrides.get(full_name)  # rclpy has no public getter
+    if (isinstance(default, float) and override is not None
+            and override.type_ == Parameter.Type.INTEGER):
+        # `period_ms: 10` in a YAML file: accepted as 10.0, as `ros2 param set` accepts it.
+        value, ignore_override = float(override.value), True
     try:
-        node.declare_parameter(full_name, default, descriptor(spec, full_name))
+        node.declare_parameter(full_name, value, descriptor(spec, full_name),
+                               ignore_override=ignore_override)
         return []
     except ParameterException as err:
         hint = (' (write floating point values with a decimal point, e.g. 10.0)'

@@ -1,8 +1,8 @@
-"""One monitored topic: finding it in the graph, its raw subscription, its analyzer.
+"""One monitored topic: finding it in the graph, and its raw subscription.
 
-The per-message path is the hot path (DESIGN.md §6): it reads the middleware timestamp,
-the publication sequence number, the size and (for types that start with a Header or Time)
-the stamp from the raw CDR bytes, hands them to ``CycleAnalyzer.record`` and returns.
+The per-message path is the hot path (DESIGN.md §6): it hands the middleware timestamp,
+the publication sequence number and the raw CDR bytes to the session's recorder, which reads
+the size and (for types that start with a Header or Time) the stamp and stores the event.
 Nothing is deserialized. Everything else (graph checks, analysis) runs on timers.
 
 Two ways to get the messages (parameter ``take_period_s``):
@@ -26,7 +26,6 @@ Two ways to get the messages (parameter ``take_period_s``):
 from __future__ import annotations
 
 from collections.abc import Callable
-from enum import Enum
 from typing import Any
 
 from rclpy.event_handler import SubscriptionEventCallbacks
@@ -35,10 +34,10 @@ from rclpy.qos import QoSProfile
 from rclpy.subscription import Subscription
 
 from ros2_deadline_monitor.core.cdr import read_stamp_ns
-from ros2_deadline_monitor.core.config import AnalysisConfig, TopicConfig
-from ros2_deadline_monitor.core.cycles import CycleAnalyzer
-from ros2_deadline_monitor.core.errors import CdrError
+from ros2_deadline_monitor.core.config import TopicConfig
 from ros2_deadline_monitor.core.ring import NO_VALUE
+from ros2_deadline_monitor.core.session import Recorder, Session, TopicState
+from ros2_deadline_monitor.core.snapshot import Receive
 from ros2_deadline_monitor.shell.message_types import (
     has_leading_stamp,
     import_message,
@@ -51,41 +50,16 @@ _INT64_MAX = 2**63 - 1
 """rmw reports an unsupported sequence number as UINT64_MAX; it does not fit the int64 rings."""
 
 
-class TopicState(Enum):
-    """Where a monitored topic stands."""
-
-    WAITING = 'waiting'
-    """No publisher in the graph yet: polled for, reported STALE."""
-    SUBSCRIBED = 'subscribed'
-    ERROR = 'error'
-    """Unusable (several types, unknown type): reported ERROR with the reason."""
-
-
-def make_callback(analyzer: CycleAnalyzer, arrival_key: str,
-                  stamped: bool) -> Callable[[bytes, dict[str, Any]], None]:
+def make_callback(record: Recorder, arrival_key: str) -> Callable[[bytes, dict[str, Any]], None]:
     """Build the raw ``(msg, info)`` callback of one topic; it only records the event."""
-    record = analyzer.record
-    malformed = analyzer.record_malformed
-
-    if stamped:
-        def on_stamped_message(raw: bytes, info: dict[str, Any]) -> None:
-            seq = info[SEQUENCE_KEY]
-            try:
-                stamp = read_stamp_ns(raw)
-            except CdrError:
-                malformed()
-                stamp = NO_VALUE
-            record(info[arrival_key], stamp, seq if seq <= _INT64_MAX else NO_VALUE, len(raw))
-        return on_stamped_message
-
     def on_message(raw: bytes, info: dict[str, Any]) -> None:
         seq = info[SEQUENCE_KEY]
-        record(info[arrival_key], NO_VALUE, seq if seq <= _INT64_MAX else NO_VALUE, len(raw))
+        record(info[arrival_key], raw, seq if seq <= _INT64_MAX else NO_VALUE)
     return on_message
 
 
-def make_drain(subscription: Subscription, analyzer: CycleAnalyzer, arrival_key: str,
-               stamped: bool) -> Callable[[], int]:
+def make_drain(subscription: Subscription, record: Recorder,
+               arrival_key: str) -> Callable[[], int]:
     """Build the batch take of one topic: record every queued message, return how many.
 
     Each taken message goes through the same per-message callback as in the executor path.
@@ -94,7 +68,7 @@ def make_drain(subscription: Subscription, analyzer: CycleAnalyzer, arrival_key:
     handle = subscription.handle
     take = handle.take_message
     msg_type = subscription.msg_type
-    on_message = make_callback(analyzer, arrival_key, stamped)
+    on_message = make_callback(record, arrival_key)
 
     def drain() -> int:
         count = 0
@@ -111,22 +85,24 @@ def _ignore(raw: bytes, info: dict[str, Any]) -> None:
 
 
 class TopicMonitor:
-    """A configured topic: its analyzer always, its subscription once the topic exists.
+    """A configured topic's place in the graph and its subscription; the session analyzes.
 
     ``poll`` (on a steady timer) looks the topic up in the graph: it subscribes when the
     first publisher appears, moves to ERROR when publishers disagree on the type, recovers
     when they agree again, and drops to best effort when an unreliable publisher joins.
-    Each distinct condition is logged once.
+    Each distinct condition is logged once; ``report_status`` tells the session.
 
     With a ``reader`` node (never spun) and a ``take_period_ns``, messages are taken in
     batches by ``take``; without, a callback per message runs on ``node``'s executor.
     """
 
-    def __init__(self, node: Node, config: TopicConfig, analysis: AnalysisConfig,
-                 stats_period_ns: int, arrival_key: str, reader: Node | None = None,
-                 take_period_ns: int = 0, take_queue_depth: int = 0) -> None:
-        """Create the analyzer; subscribing waits for ``poll``."""
+    def __init__(self, node: Node, session: Session, topic_id: str, stats_period_ns: int,
+                 arrival_key: str, reader: Node | None = None, take_period_ns: int = 0,
+                 take_queue_depth: int = 0) -> None:
+        """Prepare; subscribing waits for ``poll``."""
         self._node = node
+        self._session = session
+        self.topic_id = topic_id
         self._reader = reader if take_period_ns > 0 else None
         self._take_period_ns = take_period_ns
         self._take_queue_depth = take_queue_depth
@@ -136,24 +112,21 @@ class TopicMonitor:
         self.queue_overflows = 0
         """Takes that found the reader queue full (its oldest messages may have been lost)."""
         self._logger = node.get_logger()
-        self._analysis = analysis
         self._stats_period_ns = stats_period_ns
         self._arrival_key = arrival_key
-        self.analyzer = CycleAnalyzer(config, analysis)
         self.state = TopicState.WAITING
-        self.reason = f'waiting for a publisher on {config.topic}'
+        self.reason = f'waiting for a publisher on {self.config.topic}'
         self.type_name = ''
         self.stamped = False
+        self._publishers: tuple[str, ...] = ()
         self._subscription: Subscription | None = None
         self._reliable: bool | None = None
         self._logged: set[str] = set()
-        self.max_interval_wall_ns = float('nan')
-        self.max_interval_sim_ns = float('nan')
 
     @property
     def config(self) -> TopicConfig:
-        """The configuration in force."""
-        return self.analyzer.config
+        """The configuration in force (the session's)."""
+        return self._session.config(self.topic_id)
 
     @property
     def writers(self) -> int:
@@ -161,6 +134,19 @@ class TopicMonitor:
         if self._subscription is None:
             return 0
         return self._subscription.get_publisher_count()
+
+    @property
+    def receive(self) -> Receive:
+        """How this topic's messages are received now."""
+        if self._drain is not None:
+            return Receive('batched', self._take_period_ns, self.depth, self.queue_overflows)
+        return Receive('callback', 0, self.depth, 0)
+
+    def report_status(self) -> None:
+        """Tell the session what the graph and the subscription say about this topic."""
+        self._session.topic_status(
+            self.topic_id, self.state, self.reason, type_name=self.type_name,
+            publishers=self._publishers, writers=self.writers, receive=self.receive)
 
     def _log_once(self, level: str, text: str) -> None:
         # One call site per severity: rclpy refuses a severity change at one call site.
@@ -178,6 +164,8 @@ class TopicMonitor:
         """Check the graph and subscribe, fail or recover as the publishers say."""
         topic = self.config.topic
         publishers = self._node.get_publishers_info_by_topic(topic)
+        self._publishers = tuple(sorted(
+            {f'{p.node_namespace.rstrip("/")}/{p.node_name}' for p in publishers}))
         types = sorted({p.topic_type for p in publishers})
         if not types:
             if self.state is TopicState.WAITING:
@@ -222,10 +210,11 @@ class TopicMonitor:
             self._log_once('warning', f'{config.name}: {choice.deadline_note}')
         profile = choice.profile
         batched = self._reader is not None and profile.deadline.nanoseconds == 0
+        record = self._session.recorder(self.topic_id, read_stamp_ns if self.stamped else None)
         if batched:
             profile.depth = take_depth(config.period_ns, self._take_period_ns,
                                        self._take_queue_depth)
-            self._subscription = self._create_batched(msg_class, profile)
+            self._subscription = self._create_batched(msg_class, profile, record)
         else:
             if self._reader is not None:
                 self._log_once('info', f'{config.name}: QoS deadline events need the executor: '
@@ -233,28 +222,29 @@ class TopicMonitor:
             profile.depth = queue_depth(config.period_ns, self._stats_period_ns)
             events = SubscriptionEventCallbacks()
             if profile.deadline.nanoseconds > 0:
-                record_missed = self.analyzer.record_qos_deadline_missed
-                events.deadline = lambda event: record_missed(event.total_count_change)
+                session, topic_id = self._session, self.topic_id
+                events.deadline = lambda event: session.qos_deadline_missed(
+                    topic_id, event.total_count_change)
             self._subscription = self._node.create_subscription(
-                msg_class, config.topic,
-                make_callback(self.analyzer, self._arrival_key, self.stamped),
+                msg_class, config.topic, make_callback(record, self._arrival_key),
                 profile, event_callbacks=events, raw=True)
         self.depth = profile.depth
         self._reliable = choice.reliable
-        self.state = TopicState.SUBSCRIBED
+        self.state = TopicState.RECEIVING
         self.reason = ''
         self._logger.info(
             f'{config.name}: monitoring {config.topic} ({type_name}, '
             f'{"reliable" if choice.reliable else "best effort"}, stamp '
             f'{"read from the raw header" if self.stamped else "not available"})')
 
-    def _create_batched(self, msg_class: type, profile: QoSProfile) -> Subscription:
+    def _create_batched(self, msg_class: type, profile: QoSProfile,
+                        record: Recorder) -> Subscription:
         """Subscribe on the reader node, without event handlers (see the module docstring)."""
         assert self._reader is not None
         subscription = self._reader.create_subscription(
             msg_class, self.config.topic, _ignore, profile,
             event_callbacks=SubscriptionEventCallbacks(use_default_callbacks=False), raw=True)
-        self._drain = make_drain(subscription, self.analyzer, self._arrival_key, self.stamped)
+        self._drain = make_drain(subscription, record, self._arrival_key)
         return subscription
 
     def take(self) -> int:
@@ -273,17 +263,6 @@ class TopicMonitor:
                                       'are counted as lost (raise take_queue_depth or lower '
                                       'take_period_s)')
         return count
-
-    def take_values(self) -> list[tuple[str, str]]:
-        """Diagnostic key/values of the way messages are received."""
-        if self._drain is None:
-            return [('receive', 'callback per message')]
-        return [
-            ('receive', f'batched every {self._take_period_ns / 1e6:g} ms'),
-            ('reader queue depth', str(self.depth)),
-            ('queue overflows total', str(self.queue_overflows)),
-            ('messages lost includes', 'messages dropped by a full reader queue'),
-        ]
 
     def _unsubscribe(self) -> None:
         subscription = self._subscription
@@ -306,29 +285,11 @@ class TopicMonitor:
         self._unsubscribe()
         self._subscribe(type_name, publishers, reliable)
 
-    def reconfigure(self, config: TopicConfig, analysis: AnalysisConfig,
-                    stats_period_ns: int) -> None:
-        """Apply new settings; the subscription is only remade for a new QoS deadline."""
-        old = self.config
-        self._analysis = analysis
-        self._stats_period_ns = stats_period_ns
-        self.analyzer.reconfigure(config, analysis)
-        if config.qos_deadline_ns != old.qos_deadline_ns:
+    def reconfigure(self, old: TopicConfig) -> None:
+        """Remake the subscription when the new settings ask for another QoS deadline."""
+        if self.config.qos_deadline_ns != old.qos_deadline_ns:
             self._resubscribe(reliable=self._reliable)
-
-    def note_report(self, max_wall_ns: float, max_sim_ns: float) -> None:
-        """Track the longest interval ever reported on each clock (for the final summary)."""
-        self.max_interval_wall_ns = _nan_max(self.max_interval_wall_ns, max_wall_ns)
-        self.max_interval_sim_ns = _nan_max(self.max_interval_sim_ns, max_sim_ns)
 
     def close(self) -> None:
         """Destroy the subscription."""
         self._unsubscribe()
-
-
-def _nan_max(a: float, b: float) -> float:
-    if a != a:
-        return b
-    if b != b:
-        return a
-    return max(a, b)

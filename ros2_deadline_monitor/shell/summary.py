@@ -2,20 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
 import math
 
-from ros2_deadline_monitor.core.reports import ClockReport, TopicReport
-
-
-@dataclass(frozen=True)
-class TopicLine:
-    """What the summary shows of one topic."""
-
-    report: TopicReport
-    max_interval_wall_ns: float
-    max_interval_sim_ns: float
+from ros2_deadline_monitor.core.snapshot import Snapshot
 
 
 def _ms(ns: float) -> str:
@@ -26,8 +15,10 @@ def _ratio(value: float) -> str:
     return 'n/a' if math.isnan(value) else f'{value:.4f}'
 
 
-def summary_text(node_name: str, topics: Sequence[TopicLine], clock: ClockReport | None) -> str:
+def summary_text(node_name: str, snapshot: Snapshot) -> str:
     """Return a table of totals per topic plus the RTF, for the log at shutdown."""
+    topics = [t for t in snapshot.topics if t.report is not None]
+    clock = snapshot.clock.report
     lines = [f'{node_name} summary (totals since start):']
     header = (f'{"topic":<28} {"messages":>9} {"misses":>7} {"skipped":>8} {"lost":>6} '
               f'{"max wall ms":>11} {"max sim ms":>10}  rule')
@@ -41,7 +32,7 @@ def summary_text(node_name: str, topics: Sequence[TopicLine], clock: ClockReport
             f'{r.rule}')
     if not topics:
         lines.append('(no topics monitored)')
-    if clock is not None and clock.messages_total:
+    if clock.messages_total:
         lines.append(f'clock: {clock.messages_total} messages, RTF since start '
                      f'{_ratio(clock.rtf_total)}, last window {_ratio(clock.rtf)}, '
                      f'sim resets {clock.resets_total}')

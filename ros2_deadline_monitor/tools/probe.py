@@ -92,8 +92,10 @@ class DeadlineProbe:
         start_timer, start_wall, start_mono = self._start
         self._start = None
         run_ns = time.monotonic_ns() - start_mono
-        self._on_timer_clock.record(start_timer + run_ns, start_timer)
-        self._on_wall.record(start_wall + run_ns, start_wall)
+        if self._on_timer_clock.record(start_timer + run_ns, start_timer):
+            self._on_timer_clock.process(None)
+        if self._on_wall.record(start_wall + run_ns, start_wall):
+            self._on_wall.process(None)
 
     @contextmanager
     def cycle(self) -> Iterator[None]:
@@ -118,6 +120,9 @@ class DeadlineProbe:
     def report(self, now_wall_ns: int | None = None) -> TopicReport:
         """Figures so far: misses and skips on the node's clock, intervals on both clocks."""
         now_wall = time.time_ns() if now_wall_ns is None else now_wall_ns
+        # Both analyzers hold times on their own clock: no /clock mapping is needed.
+        self._on_timer_clock.process(None)
+        self._on_wall.process(None)
         on_timer = self._on_timer_clock.report(
             self._clock.now().nanoseconds if self.timer_clock == 'sim' else now_wall)
         on_wall = self._on_wall.report(now_wall)
@@ -137,6 +142,6 @@ class DeadlineProbe:
             return
         now = time.time_ns()
         report = self.report(now)
-        level, status = topic_level(report, self._analysis.thresholds, now)
+        level, status = topic_level(report, self._analysis.thresholds, now, report.timeout_ns)
         self._publisher.publish(
             self._topic_stats(report, now, 'probe', level, status, 'probe'))

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from ros2_deadline_monitor.core.config import AnalysisConfig, TopicConfig
-from ros2_deadline_monitor.core.cycles import count_cycles, CycleAnalyzer, learn_period
+from ros2_deadline_monitor.core.cycles import count_cycles, CycleAnalyzer, learn_period, MALFORMED
 from ros2_deadline_monitor.core.ring import NO_VALUE
 from ros2_deadline_monitor.core.rtf import RtfAnalyzer
 
@@ -16,6 +16,12 @@ def feed(analyzer, starts, ends, *, stamp=True, seq=True):
         analyzer.record(e + DELIVERY, s if stamp else NO_VALUE, i + 1 if seq else NO_VALUE, 64)
 
 
+def report(analyzer, now, clock=None, **kwargs):
+    """Process what is pending (as the session does before a report), then report."""
+    analyzer.process(clock)
+    return analyzer.report(now, **kwargs)
+
+
 def test_reference_scenario_counts(timer_cycles):
     starts, ends = timer_cycles()
     counts = count_cycles(starts, ends, 10 * MS)
@@ -23,7 +29,7 @@ def test_reference_scenario_counts(timer_cycles):
     assert counts.cycles + counts.skipped == counts.grid_periods
     a = CycleAnalyzer(TopicConfig(name='cmd', topic='/cmd', period_ns=10 * MS, stamp='start'))
     feed(a, starts, ends)
-    r = a.report(int(ends[-1]) + MS)
+    r = report(a, int(ends[-1]) + MS)
     assert r.rule == 'response' and r.start_source == 'header'
     assert (r.deadline_misses_total, r.skipped_periods_total) == (20, 10)
     assert r.messages_total == len(starts) and r.messages_lost_total == 0
@@ -39,7 +45,7 @@ def test_interval_rule_counts_intervals_over_period_plus_jitter(timer_cycles):
     a = CycleAnalyzer(TopicConfig(name='cmd', topic='/cmd', period_ns=10 * MS, stamp='start',
                                   rule='interval', jitter_tolerance_ns=MS // 2))
     feed(a, starts, ends)
-    r = a.report(int(ends[-1]))
+    r = report(a, int(ends[-1]))
     expected = int((np.diff(starts) > 10.5 * MS).sum())
     assert r.deadline_misses_total == expected == 10
     assert r.skipped_periods_total == 10
@@ -49,7 +55,7 @@ def test_baseline_has_no_misses_or_skips(timer_cycles):
     starts, ends = timer_cycles(stall_every=0)
     a = CycleAnalyzer(TopicConfig(name='cmd', topic='/cmd', stamp='start'))
     feed(a, starts, ends)
-    r = a.report(int(ends[-1]))
+    r = report(a, int(ends[-1]))
     assert (r.deadline_misses_total, r.skipped_periods_total) == (0, 0)
     assert r.period_learned and r.period_ns == 10 * MS
     assert count_cycles(starts, ends, 10 * MS)[1:3] == (0, 0)
@@ -75,8 +81,8 @@ def test_batches_give_the_same_answer_as_one_pass(timer_cycles):
     for i, (s, e) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
         many.record(e + DELIVERY, s, i + 1, 64)
         if i % 7 == 0:
-            many.process()
-    r1, r2 = one.report(int(ends[-1])), many.report(int(ends[-1]))
+            many.process(None)
+    r1, r2 = report(one, int(ends[-1])), report(many, int(ends[-1]))
     assert (r1.deadline_misses_total, r1.skipped_periods_total) == (
         r2.deadline_misses_total, r2.skipped_periods_total) == (20, 10)
 
@@ -85,17 +91,17 @@ def test_sequence_gaps_count_as_lost_and_restarts_do_not():
     a = CycleAnalyzer(TopicConfig(name='a', topic='/a', period_ns=10 * MS))
     for i, seq in enumerate([1, 2, 3, 7, 8, 1, 2, 4]):
         a.record(S + i * 10 * MS, NO_VALUE, seq, 10)
-    r = a.report(S + 100 * MS)
+    r = report(a, S + 100 * MS)
     assert r.messages_lost_total == 3 + 1
     assert r.loss_known
-    assert not a.report(S + 100 * MS, writers=2).loss_known
+    assert not report(a, S + 100 * MS, writers=2).loss_known
 
 
 def test_headerless_topic_falls_back_to_arrival_times():
     a = CycleAnalyzer(TopicConfig(name='a', topic='/a', period_ns=10 * MS, stamp='start'))
     for i in range(50):  # from cycle 20 on, the producer runs one period and 3 ms later
         a.record(S + i * 10 * MS + (13 * MS if i >= 20 else 0))
-    r = a.report(S + 600 * MS)
+    r = report(a, S + 600 * MS)
     assert r.start_source == 'arrival'
     assert r.interval_wall.max_ns == 23 * MS
     assert r.skipped_periods_total == 1
@@ -106,9 +112,9 @@ def test_window_is_bounded_by_count_and_time():
     a = CycleAnalyzer(TopicConfig(name='a', topic='/a', period_ns=10 * MS), analysis)
     for i in range(1000):
         a.record(S + i * 10 * MS, NO_VALUE, i + 1, 10)
-    r = a.report(S + 999 * 10 * MS)
+    r = report(a, S + 999 * 10 * MS)
     assert r.messages == 50 and r.messages_total == 1000
-    r = a.report(S + 999 * 10 * MS + S - 100 * MS)
+    r = report(a, S + 999 * 10 * MS + S - 100 * MS)
     assert r.messages == 11  # arrivals within the last second: 9.89 s .. 9.99 s
 
 
@@ -123,37 +129,59 @@ def test_sim_clock_topic_maps_arrival_to_sim_time_and_resets_cleanly(timer_cycle
         wall += MS
     sim_starts = (starts - offset) // MS * MS  # the producer's ROS time is the latest /clock
     a = CycleAnalyzer(TopicConfig(name='a', topic='/a', period_ns=10 * MS, stamp='start',
-                                  clock='sim'), clock=clock)
+                                  clock='sim'))
     for i, (s, e) in enumerate(zip(sim_starts.tolist(), ends.tolist(), strict=True)):
         a.record(e + DELIVERY, s, i + 1, 64)
-    r = a.report(int(ends[-1]) + MS)
-    truth = count_cycles(sim_starts, (ends + DELIVERY - offset) // MS * MS, 10 * MS)
+    r = report(a, int(ends[-1]) + MS, clock)
+    # Ends keep the time they lie inside their /clock step (interpolated at RTF 1.0).
+    truth = count_cycles(sim_starts, ends + DELIVERY - offset, 10 * MS)
     assert (r.deadline_misses_total, r.skipped_periods_total) == (truth.misses, truth.skipped)
     assert r.interval_sim.max_ns == pytest.approx(22 * MS, abs=MS)
     assert r.interval_wall.max_ns == pytest.approx(22 * MS, abs=1.1 * MS)
-    a.reset_sim(clock)
-    assert a.report(int(ends[-1]) + MS).messages == 0
-    assert a.report(int(ends[-1]) + MS).resets_total == 1
+    a.process(clock, resets=1)
+    assert report(a, int(ends[-1]) + MS).messages == 0
+    assert report(a, int(ends[-1]) + MS).resets_total == 1
 
 
-def test_pending_buffer_drains_itself_when_full():
+def test_a_full_pending_buffer_says_so():
     a = CycleAnalyzer(TopicConfig(name='a', topic='/a', period_ns=MS))
-    n = (1 << 16) * 2 + 5
-    for i in range(n):
-        a.record(S + i * MS)
-    r = a.report(S + n * MS)
-    assert r.messages_total == n and r.pending_dropped_total == 0
+    n = 1 << 16
+    assert not any(a.record(S + i * MS) for i in range(n - 1))
+    assert a.record(S + n * MS) and a.pending_full
+    assert report(a, S + n * MS).messages_total == n and not a.pending_full
+
+
+def test_malformed_messages_count_as_messages_not_cycles():
+    a = CycleAnalyzer(TopicConfig(name='a', topic='/a', period_ns=10 * MS, stamp='start'))
+    for i in range(30):
+        a.record(S + i * 10 * MS, MALFORMED if i == 10 else S + i * 10 * MS, i + 1, 8)
+    r = report(a, 2 * S)
+    assert (r.messages_total, r.malformed_total, r.messages_lost_total) == (30, 1, 0)
+    assert r.messages == 29 and r.interval_wall.max_ns == 20 * MS
+
+
+def test_events_after_the_horizon_wait_for_the_next_clock_sample():
+    clock = RtfAnalyzer()
+    for wall in range(S, S + 100 * MS + 1, MS):
+        clock.record(wall, wall - S)
+    a = CycleAnalyzer(TopicConfig(name='a', topic='/a', period_ns=10 * MS, clock='sim'))
+    for i in range(12):
+        a.record(S + i * 10 * MS + MS // 2, NO_VALUE, i + 1, 8)
+    a.process(clock, horizon_ns=S + 100 * MS)
+    assert a.report(2 * S).messages_total == 10  # 100.5 ms and 110.5 ms wait
+    a.process(clock)
+    assert a.report(2 * S).messages_total == 12
 
 
 def test_reconfigure_applies_to_later_events():
     a = CycleAnalyzer(TopicConfig(name='a', topic='/a', period_ns=10 * MS, rule='interval'))
     for i in range(10):
         a.record(S + i * 12 * MS)
-    assert a.report(S + S).deadline_misses_total == 9
-    a.reconfigure(a.config.with_changes(period_ns=12 * MS))
+    assert report(a, S + S).deadline_misses_total == 9
+    a.reconfigure(a.config.with_changes(period_ns=12 * MS), AnalysisConfig())
     for i in range(10, 20):
         a.record(S + i * 12 * MS)
-    assert a.report(S + S).deadline_misses_total == 9
+    assert report(a, S + S).deadline_misses_total == 9
 
 
 def test_deferred_reset_applies_between_the_events_before_and_after_it():
@@ -164,10 +192,9 @@ def test_deferred_reset_applies_between_the_events_before_and_after_it():
     a = CycleAnalyzer(TopicConfig(name='a', topic='/a', period_ns=10 * MS, clock='sim'))
     for i, wall in enumerate(range(S + 5 * MS, 3 * S, 10 * MS)):
         a.record(wall, NO_VALUE, i + 1, 8)
-        if wall < 2 * S <= wall + 10 * MS:
-            # The reset is noted while later events are still pending (batched takes).
-            a.reset_sim(clock, at_wall_ns=2 * S)
-    r = a.report(3 * S, clock)
+    # The reset is handed over while later events are still pending (batched takes).
+    a.process(clock, [2 * S], resets=1)
+    r = a.report(3 * S)
     assert r.resets_total == 1 and r.messages_total == 200
     # Only the events after the reset remain in the window; none has a negative interval.
     assert r.messages == 100
@@ -182,7 +209,7 @@ def test_a_start_before_the_previous_one_has_no_interval():
     starts = [100 * S + i * 10 * MS for i in range(50)] + [S + i * 10 * MS for i in range(50)]
     for i, start in enumerate(starts):
         a.record(5 * S + i * 10 * MS, start, i + 1, 8)
-    r = a.report(5 * S + 100 * 10 * MS)
+    r = report(a, 5 * S + 100 * 10 * MS)
     assert r.interval_wall.count == 98 and r.interval_wall.min_ns == 10 * MS
     assert r.deadline_misses_total == 0
 
@@ -197,7 +224,7 @@ def test_events_recorded_out_of_arrival_order_are_processed_in_arrival_order():
         ordered.record(t)
     for t in writer_a + writer_b:
         grouped.record(t)
-    r1, r2 = ordered.report(S + S), grouped.report(S + S)
+    r1, r2 = report(ordered, S + S), report(grouped, S + S)
     assert r2.interval_wall == r1.interval_wall
     assert r2.interval_wall.max_ns == 5 * MS
     assert (r2.deadline_misses_total, r2.skipped_periods_total) == (0, 0)

@@ -1,8 +1,11 @@
-from dataclasses import replace
-
 from ros2_deadline_monitor.core.config import Thresholds, TopicConfig
 from ros2_deadline_monitor.core.cycles import CycleAnalyzer
-from ros2_deadline_monitor.core.levels import clock_level, host_level, topic_level
+from ros2_deadline_monitor.core.levels import (
+    clock_level,
+    host_level,
+    several_clocks_level,
+    topic_level,
+)
 from ros2_deadline_monitor.core.reports import HostReport, Level
 from ros2_deadline_monitor.core.rtf import RtfAnalyzer
 
@@ -14,6 +17,7 @@ def topic_report(late_every=0, n=100):
     a = CycleAnalyzer(TopicConfig(name='a', topic='/a', period_ns=10 * MS, rule='interval'))
     for i in range(n):
         a.record(S + i * 10 * MS + (5 * MS if late_every and i % late_every == 0 else 0))
+    a.process(None)
     return a.report(S + n * 10 * MS)
 
 
@@ -21,20 +25,13 @@ def test_topic_levels():
     t = Thresholds(miss_ratio_error=0.1)
     now = S + 1000 * MS
     empty = CycleAnalyzer(TopicConfig(name='a', topic='/a')).report(now)
-    assert topic_level(empty, t, now)[0] == Level.STALE
-    assert topic_level(topic_report(), t, now)[0] == Level.OK
-    assert topic_level(topic_report(late_every=50), t, now)[0] == Level.WARN
-    assert topic_level(topic_report(late_every=5), t, now)[0] == Level.ERROR
-    level, reason = topic_level(topic_report(), t, now + 5 * S)
+    assert topic_level(empty, t, now, S)[0] == Level.STALE
+    assert topic_level(topic_report(), t, now, S)[0] == Level.OK
+    assert topic_level(topic_report(late_every=50), t, now, S)[0] == Level.WARN
+    assert topic_level(topic_report(late_every=5), t, now, S)[0] == Level.ERROR
+    level, reason = topic_level(topic_report(), t, now + 5 * S, S)
     assert level == Level.ERROR and 'no message' in reason
-
-
-def test_timeout_stretches_with_slow_sim_time():
-    a = CycleAnalyzer(TopicConfig(name='a', topic='/a', period_ns=10 * MS, clock='sim'))
-    r = replace(topic_report(), timeout_ns=S)
-    now = r.last_arrival_wall_ns + 1500 * MS
-    assert a.level(r, Thresholds(), now, rtf=1.0)[0] == Level.ERROR
-    assert a.level(r, Thresholds(), now, rtf=0.5)[0] == Level.OK
+    assert topic_level(topic_report(), t, now + 5 * S, None)[0] == Level.OK
 
 
 def test_clock_levels():
@@ -56,17 +53,17 @@ def test_host_levels():
     assert host_level(HostReport())[0] == Level.OK
     assert host_level(HostReport(cgroup_available=True))[0] == Level.OK
     assert host_level(HostReport(cgroup_available=True, cgroup_nr_throttled=2))[0] == Level.WARN
+    level, text = host_level(HostReport(), 600 * MS, S)
+    assert level == Level.WARN and 'starved' in text
+    assert host_level(HostReport(), 400 * MS, S)[0] == Level.OK
 
 
-def test_sim_clock_topic_cannot_time_out_while_sim_time_stands_still():
-    a = CycleAnalyzer(TopicConfig(name='a', topic='/a', period_ns=10 * MS, clock='sim'))
-    r = replace(topic_report(), timeout_ns=S)
-    now = r.last_arrival_wall_ns + 5 * S
-    assert a.level(r, Thresholds(), now, rtf=None)[0] == Level.ERROR  # RTF unknown: wall
-    assert a.level(r, Thresholds(), now, rtf=0.0)[0] == Level.OK  # paused or frozen
-    assert a.level(r, Thresholds(), now, rtf=float('nan'))[0] == Level.OK
-    wall = CycleAnalyzer(TopicConfig(name='w', topic='/w', period_ns=10 * MS, clock='wall'))
-    assert wall.level(r, Thresholds(), now, rtf=0.0)[0] == Level.ERROR
+def test_several_clock_publishers_are_named():
+    assert several_clocks_level(Level.OK, 'RTF 1.000', 1, 0, '/clock') == (Level.OK, 'RTF 1.000')
+    level, text = several_clocks_level(Level.OK, 'RTF 1.000', 2, 0, '/clock')
+    assert level == Level.WARN and text.startswith('2 publishers on /clock')
+    level, text = several_clocks_level(Level.OK, 'RTF 1.000', 2, 7, '/clock')
+    assert level == Level.ERROR and 'disagree' in text and '7 time(s)' in text
 
 
 def test_a_reset_is_named_next_to_a_low_rtf():

@@ -21,7 +21,6 @@ BAD_TOPICS = {
     'not_a_number': ({'period_ms': '.nan'}, 'topic.not_a_number.period_ms'),
     'huge': ({'period_ms': 1.0e12}, 'topic.huge.period_ms'),
     'infinite': ({'deadline_ms': '.inf'}, 'topic.infinite.deadline_ms'),
-    'integer': ({'period_ms': 10}, 'topic.integer.period_ms'),
     'bad_rule': ({'rule': 'sometimes'}, 'topic.bad_rule.rule must be one of'),
     'bad_name': ({'name': '/has space'}, 'topic.bad_name.name: invalid topic name'),
     'same_topic': ({'name': '/good'}, "/good is already monitored as 'good'"),
@@ -62,15 +61,18 @@ def test_bad_topics_are_skipped_each_named_and_the_valid_one_monitored(
         installed_executable, tmp_path, processes, observer, wait_for, key_values):
     settings = {topic_id: values for topic_id, (values, _) in BAD_TOPICS.items()}
     settings['good'] = {'name': '/good', 'period_ms': 10.0}
+    # An integer for a double is that number, in a file as with `ros2 param set`.
+    settings['integer'] = {'name': '/integer', 'period_ms': 10}
     # A typo in a key, a setting for an identifier not in the list, and a list with an
     # invalid and a repeated identifier.
     settings['good']['perod_ms'] = 20.0
     settings['unlisted'] = {'period_ms': 10.0}
-    topics = ['good', *BAD_TOPICS, 'good', '/slash']
+    topics = ['good', 'integer', *BAD_TOPICS, 'good', '/slash']
     process, log = _start(installed_executable, tmp_path, processes,
                           _yaml(topics, settings))
     stats = wait_for(observer.latest_stats, timeout=20.0, what='the monitor to report')
-    assert [t.name for t in stats.topics] == ['good']
+    assert [t.name for t in stats.topics] == ['good', 'integer']
+    assert stats.topics[1].period_ms == 10.0
     for topic_id, (_, reason) in BAD_TOPICS.items():
         status = wait_for(lambda i=topic_id: observer.status(f': topic {i}'),
                           what=f'the status of {topic_id}')

@@ -79,8 +79,9 @@ def test_the_callback_counts_what_it_cannot_read_and_raises_nothing(
     from rclpy.qos import QoSProfile
     from std_msgs.msg import Header
 
-    from ros2_deadline_monitor.core.config import TopicConfig
-    from ros2_deadline_monitor.core.cycles import CycleAnalyzer
+    from ros2_deadline_monitor.core.cdr import read_stamp_ns
+    from ros2_deadline_monitor.core.config import AnalysisConfig, TopicConfig
+    from ros2_deadline_monitor.core.session import Session
     from ros2_deadline_monitor.shell.subscriptions import make_callback
 
     # The info dict's real shape, from one message through a raw subscription.
@@ -95,14 +96,15 @@ def test_the_callback_counts_what_it_cannot_read_and_raises_nothing(
     raw, info = wait_for(lambda: infos and infos[0], what='one message with its info')
     assert isinstance(raw, bytes)
 
-    analyzer = CycleAnalyzer(TopicConfig(name='raw', topic='/raw', period_ns=10_000_000,
-                                         stamp='start'))
-    callback = make_callback(analyzer, 'received_timestamp', stamped=True)
+    session = Session(AnalysisConfig(), use_sim_time=False, start_wall_ns=0)
+    session.configure({'raw': TopicConfig(name='raw', topic='/raw', period_ns=10_000_000,
+                                          stamp='start')})
+    callback = make_callback(session.recorder('raw', read_stamp_ns), 'received_timestamp')
     base = int(info['received_timestamp'])
     for i, payload in enumerate([raw, *BAD, _good(5, 0)]):
         callback(payload, {**info, 'received_timestamp': base + i * 10_000_000,
                            'publication_sequence_number': i + 1})
-    report = analyzer.report(base + 10 ** 9)
+    report = session.snapshot(base + 10 ** 9, final=True).topics[0].report
     assert report.malformed_total == len(BAD)
     assert report.messages_total == len(BAD) + 2
     assert report.messages_lost_total == 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import pytest
@@ -114,27 +113,21 @@ def test_a_bag_of_the_live_nodes_stats(bags, tmp_path: Path) -> None:
     pytest.importorskip('ros2_deadline_monitor.msg')
     from rclpy.serialization import serialize_message
 
-    from ros2_deadline_monitor.core import AnalysisConfig, CycleAnalyzer, TopicConfig
-    from ros2_deadline_monitor.core.reports import HostReport, Level
-    from ros2_deadline_monitor.core.rtf import RtfAnalyzer
+    from ros2_deadline_monitor.core import AnalysisConfig, TopicConfig
+    from ros2_deadline_monitor.core.session import Session
     from ros2_deadline_monitor.shell import conversions
 
     starts, ends = bags.rcl_timer_cycles()
-    analyzer = CycleAnalyzer(TopicConfig('cmd', '/demo/cmd', stamp='start'), AnalysisConfig())
-    rtf = RtfAnalyzer()
+    session = Session(AnalysisConfig(), use_sim_time=False, start_wall_ns=T0)
+    session.configure({'cmd': TopicConfig('cmd', '/demo/cmd', stamp='start')})
     messages = []
     k = 0
     for second in range(1, 7):
         now = T0 + second * 1_000 * MS
         while k < len(starts) and ends[k] < now:
-            analyzer.record(int(ends[k]), int(starts[k]))
+            session.message('cmd', int(ends[k]), int(starts[k]))
             k += 1
-        report = analyzer.report(now, rtf)
-        stats = conversions.monitor_stats(
-            now, conversions.clock_stats(rtf.report(now), now, Level.OK, '', math.nan),
-            [conversions.topic_stats(report, now, 'std_msgs/msg/Header', Level.OK, '',
-                                     'received_timestamp')],
-            conversions.host_stats(HostReport(), 0))
+        stats = conversions.monitor_stats(session.snapshot(now))
         messages.append(('/deadline_monitor/stats', now, serialize_message(stats)))
     path = bags.write(tmp_path / 'bag', 'mcap', {'/deadline_monitor/stats': STATS}, messages,
                       bags.typestore(with_stats=True))

@@ -7,13 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ros2_deadline_monitor.core import (
-    AnalysisConfig,
-    CycleAnalyzer,
-    NO_VALUE,
-    RtfAnalyzer,
-    TopicConfig,
-)
+from ros2_deadline_monitor.core import AnalysisConfig, NO_VALUE, Session, TopicConfig
 from ros2_deadline_monitor.offline import replay
 from ros2_deadline_monitor.offline.bag import BagSource
 from ros2_deadline_monitor.offline.selection import build_plan, Overrides
@@ -28,17 +22,18 @@ def run(path: Path, **overrides: object) -> replay.BagResult:
         return replay.BagAnalysis(bag, plan, keep_series=True).run()
 
 
-def test_same_answer_as_one_analyzer_fed_everything(bags, tmp_path: Path) -> None:
+def test_same_answer_as_one_session_fed_everything(bags, tmp_path: Path) -> None:
     ref = bags.reference(tmp_path / 'bag', 'mcap')
     result = run(ref.path, stamp='start', clock='wall')
-    direct = CycleAnalyzer(TopicConfig('demo_cmd', '/demo/cmd', stamp='start', clock='wall'),
-                           AnalysisConfig(window_ns=3600 * 10**9, window_cycles=100_000))
-    clock = RtfAnalyzer()
+    direct = Session(AnalysisConfig(window_ns=3600 * 10**9, window_cycles=100_000),
+                     use_sim_time=True, start_wall_ns=T0)
+    direct.configure({'demo_cmd': TopicConfig('demo_cmd', '/demo/cmd', stamp='start',
+                                              clock='wall')})
     for k in range(5101):  # the bag's /clock: sim k ms at T0 + k ms
-        clock.record(T0 + k * MS, k * MS)
+        direct.clock_sample(T0 + k * MS, k * MS)
     for arrival, stamp in zip(ref.arrivals.tolist(), ref.stamps.tolist(), strict=True):
-        direct.record(arrival, stamp, NO_VALUE, 22)
-    report = direct.report(int(ref.arrivals[-1]), clock)
+        direct.message('demo_cmd', arrival, stamp, NO_VALUE, 22)
+    report = direct.snapshot(int(ref.arrivals[-1]), final=True).topics[0].report
     (topic,) = result.topics
     assert topic.messages_total == report.messages_total
     assert topic.deadline_misses_total == report.deadline_misses_total
@@ -98,7 +93,7 @@ def test_malformed_messages_are_counted(bags, tmp_path: Path) -> None:
     path = bags.write(tmp_path / 'bag', 'mcap', {'/cmd': 'std_msgs/msg/Header'}, messages)
     (topic,) = run(path, stamp='start').topics
     assert topic.malformed_total == 1
-    assert topic.messages_total == 99
+    assert topic.messages_total == 100 and topic.cycles == 99  # a message, not a cycle
     assert topic.skipped_periods_total == 1  # the cycle whose message was unreadable
 
 

@@ -41,7 +41,7 @@ def topic_report(**changes) -> TopicReport:
         wall_budget_ns=10_500_000, timeout_ns=1_000_000_000, window_wall_ns=5_000_000_000,
         window_sim_ns=5_000_000_000, messages_total=500, deadline_misses_total=20,
         skipped_periods_total=10, messages_lost_total=0, malformed_total=0,
-        qos_deadline_events_total=0, resets_total=0, pending_dropped_total=0, messages=500,
+        qos_deadline_events_total=0, resets_total=0, messages=500,
         deadline_misses=20, skipped_periods=10, messages_lost=0, loss_known=True,
         miss_ratio=0.04, rate_wall_hz=98.0, rate_sim_hz=98.0,
         interval_wall=IntervalSummary('wall', 499, 10.2e6, 7.4e6, 22.5e6, 1e9, 10e6, 10.1e6,

@@ -31,7 +31,11 @@ OK, WARN, ERROR = 0, 1, 2
 
 
 class ClockTracker:
-    """Records ``(received wall time, sim time)`` of every /clock message, off the producer."""
+    """Records ``(writer-side wall time, sim time)`` of every /clock message, off the producer.
+
+    The writer-side (source) timestamp is the same for every subscriber, so the tracker and
+    the monitor place a cycle's end with the same samples.
+    """
 
     def __init__(self, context: Any) -> None:
         from rclpy.node import Node
@@ -47,16 +51,23 @@ class ClockTracker:
 
     def _on_clock(self, msg: Any, info: dict) -> None:
         self.sim.append(msg.clock.sec * 1_000_000_000 + msg.clock.nanosec)
-        self.wall.append(info['received_timestamp'])
+        self.wall.append(info['source_timestamp'])
 
     def rtf(self) -> float:
         """Return the RTF the /clock process achieved, as received here."""
         return (self.sim[-1] - self.sim[0]) / (self.wall[-1] - self.wall[0])
 
-    def sim_at(self, wall_ns: list[int]) -> np.ndarray:
-        """Return the sim time in force at each wall time."""
-        wall, sim = np.array(self.wall), np.array(self.sim)
-        return sim[np.searchsorted(wall, np.array(wall_ns), side='right') - 1]
+    def sim_in_step(self, wall_ns: list[int]) -> np.ndarray:
+        """Return the sim time at each wall time, inside its /clock step."""
+        order = np.argsort(self.wall, kind='stable')
+        wall, sim = np.array(self.wall)[order], np.array(self.sim)[order]
+        at = np.array(wall_ns)
+        i = np.searchsorted(wall, at, side='right') - 1
+        nxt = np.minimum(i + 1, len(wall) - 1)
+        dwall, dsim = wall[nxt] - wall[i], sim[nxt] - sim[i]
+        into = np.floor((at - wall[i]) * (dsim / np.maximum(dwall, 1))).astype(np.int64)
+        inside = (nxt > i) & (dwall > 0) & (dsim > 0)
+        return sim[i] + np.where(inside, np.minimum(into, dsim - 1), 0)
 
 
 @pytest.fixture
@@ -118,7 +129,7 @@ def test_monitor_reports_the_producers_ground_truth(
     sent = len(record)
     if use_sim_time:
         assert tracker.wall[0] < record.end_system_ns[0], 'the tracker missed the first cycles'
-    ends = tracker.sim_at(record.end_system_ns) if use_sim_time else record.end_system_ns
+    ends = tracker.sim_in_step(record.end_system_ns) if use_sim_time else record.end_system_ns
     truth = count_cycles(record.start_timer_ns, ends, PERIOD_NS, PERIOD_NS, None, 'response')
     by_execution = count_cycles(record.start_timer_ns, record.end_timer_ns, PERIOD_NS,
                                 PERIOD_NS, None, 'response')

@@ -62,8 +62,9 @@ def test_invalid_global_setting_exits_with_2(run_monitor):
 @pytest.mark.parametrize('sig', [signal.SIGINT, signal.SIGTERM], ids=['SIGINT', 'SIGTERM'])
 def test_shutdown_publishes_final_stats_and_a_summary(run_monitor, observer, wait_for, sig):
     process = run_monitor('--params-file', str(MONITOR_YAML), '-p', 'stats_period_s:=0.3',
-                          '-p', 'topics:=[controller, imu, broken]',
-                          '-p', 'topic.broken.period_ms:=10', '-p', 'topic.broken.name:=/b')
+                          '-p', 'topics:=[controller, imu, broken, whole]',
+                          '-p', 'topic.broken.rule:=bogus', '-p', 'topic.broken.name:=/b',
+                          '-p', 'topic.whole.period_ms:=10', '-p', 'topic.whole.name:=/w')
     # A periodic report first: it shows the stats writer has matched the observer.
     wait_for(observer.latest_stats, timeout=20.0, what='the monitor to report')
     signalled_ns = time.time_ns()
@@ -75,13 +76,15 @@ def test_shutdown_publishes_final_stats_and_a_summary(run_monitor, observer, wai
 
     final = wait_for(lambda: (s := observer.latest_stats()) and stamp_ns(s) >= signalled_ns
                      and s, what='the final stats, reported after the signal')
-    assert sorted(t.name for t in final.topics) == ['controller', 'imu']
-    assert {t.topic for t in final.topics} == {'/demo/cmd', '/imu/data'}
+    assert sorted(t.name for t in final.topics) == ['controller', 'imu', 'whole']
+    assert {t.topic for t in final.topics} == {'/demo/cmd', '/imu/data', '/w'}
+    # An integer for a double parameter is taken as that number, as `ros2 param set` does.
+    assert next(t for t in final.topics if t.name == 'whole').period_ms == 10.0
     text = output(process)
     assert 'deadline_monitor summary (totals since start)' in text
     assert '/demo/cmd' in text and '/imu/data' in text
-    # The integer on a double parameter is named with the fix, and only that topic is skipped.
-    assert 'topic.broken.period_ms' in text and '10.0' in text
+    # The bad value is named, and only that topic is skipped.
+    assert 'topic.broken.rule must be one of' in text
     assert "topic 'broken' is not monitored" in text
 
 

@@ -35,8 +35,8 @@ def test_raw_stamp_equals_deserialized_stamp(ros_context, spin, wait_for, type_n
     from rclpy.serialization import deserialize_message
 
     from ros2_deadline_monitor.core.cdr import read_stamp_ns
-    from ros2_deadline_monitor.core.config import TopicConfig
-    from ros2_deadline_monitor.core.cycles import CycleAnalyzer
+    from ros2_deadline_monitor.core.config import AnalysisConfig, TopicConfig
+    from ros2_deadline_monitor.core.session import Session
     from ros2_deadline_monitor.shell.message_types import has_leading_stamp, import_message
     from ros2_deadline_monitor.shell.subscriptions import make_callback
 
@@ -44,9 +44,10 @@ def test_raw_stamp_equals_deserialized_stamp(ros_context, spin, wait_for, type_n
     assert type(message) is msg_class
     assert has_leading_stamp(msg_class, type_name)
     node = Node('stamp_test', context=ros_context)
-    analyzer = CycleAnalyzer(TopicConfig(name='t', topic='/stamped', period_ns=10_000_000,
-                                         stamp='start'))
-    record = make_callback(analyzer, 'received_timestamp', stamped=True)
+    session = Session(AnalysisConfig(), use_sim_time=False, start_wall_ns=0)
+    session.configure({'t': TopicConfig(name='t', topic='/stamped', period_ns=10_000_000,
+                                        stamp='start')})
+    record = make_callback(session.recorder('t', read_stamp_ns), 'received_timestamp')
     received = []
     lock = threading.Lock()
 
@@ -69,7 +70,7 @@ def test_raw_stamp_equals_deserialized_stamp(ros_context, spin, wait_for, type_n
         decoded = header_of(deserialize_message(raw, msg_class))
         assert (decoded.stamp.sec, decoded.stamp.nanosec) == (sec, nanosec)
         assert read_stamp_ns(raw) == decoded.stamp.sec * 1_000_000_000 + decoded.stamp.nanosec
-    report = analyzer.report(now_wall_ns=0)
+    report = session.snapshot(0, final=True).topics[0].report
     assert report.messages_total == len(stamps)
     assert report.malformed_total == 0
     assert report.start_source == 'header'

@@ -134,15 +134,13 @@ def test_probe_and_monitor_agree_on_the_same_controller(ros_context, spinning):
     executor.shutdown()
     thread.join(timeout=10)
     cycles = state['i']
-    analyzer = monitor.topic_monitors['control'].analyzer
 
-    def monitor_has_all() -> bool:
-        monitor.take_all()
-        return analyzer.report(time.time_ns()).messages_total == cycles
+    def monitor_report():
+        return monitor.snapshot(final=True).topics[0].report
 
-    assert wait_for(monitor_has_all)
+    assert wait_for(lambda: monitor_report().messages_total == cycles)
     inside = probe.report()
-    outside = analyzer.report(time.time_ns())
+    outside = monitor_report()
     assert inside.messages_total == outside.messages_total == cycles
     assert inside.skipped_periods_total == outside.skipped_periods_total >= 10
     assert inside.deadline_misses_total == outside.deadline_misses_total >= 20

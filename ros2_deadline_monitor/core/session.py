@@ -1,0 +1,372 @@
+"""The analysis session: the one orchestration of the core, live and offline (DESIGN.md §9).
+
+Adapters (the live node, the bag replay) only feed events in: /clock samples, message
+events, QoS deadline events, what the graph says about a topic, configuration changes, and
+time passing. The session owns everything that decides a figure or a level: the clock
+analyzer, one ``CycleAnalyzer`` per topic, arrival order across writers, when events are
+processed, sim-time resets, reconfiguration and every level rule. It hands out frozen
+``Snapshot`` values that every output reads. No ROS import; the caller passes ``now``.
+
+Rules that keep live and offline figures equal for the same stream:
+
+- Events are processed in arrival order, each reset between the events before and after it.
+- An event of a sim-clock topic waits until the /clock sample after it arrived, so its end
+  can be placed inside its /clock step (``RtfAnalyzer.sim_in_step``); it is processed
+  anyway once /clock has been silent for ``clock_timeout`` or at the final report.
+- A change of configuration applies to events processed after it; everything received
+  before is processed first, with the clock, under the settings it arrived with.
+- A malformed message counts as a message (and as malformed), never as a cycle.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, fields
+from enum import Enum
+import math
+
+import numpy as np
+
+from .config import AnalysisConfig, Timing, TopicConfig
+from .cycles import CycleAnalyzer, MALFORMED
+from .errors import CdrError
+from .levels import clock_level, host_level, several_clocks_level, topic_level
+from .reports import ClockReport, HostReport, Level, TopicReport
+from .ring import NO_VALUE
+from .rtf import RtfAnalyzer
+from .snapshot import ClockSnapshot, HostSnapshot, Receive, Snapshot, TopicSnapshot
+
+RESETS_KEPT = 256
+"""Wall times of the most recent resets kept for placing them between events; a storm of
+more resets between two reports only keeps its latest ones (every one is still counted)."""
+
+StampReader = Callable[[bytes], int]
+"""Reads the cycle-start stamp (int ns) from a message's raw bytes; raises ``CdrError``."""
+Recorder = Callable[[int, bytes, int], None]
+"""``record(arrival_wall_ns, raw, seq)``: the per-message call of one topic."""
+
+
+class TopicState(Enum):
+    """Where a topic stands in the graph, as the adapter sees it."""
+
+    WAITING = 'waiting'
+    """No publisher yet: reported STALE until a message arrives."""
+    RECEIVING = 'receiving'
+    ERROR = 'error'
+    """Unusable (publishers disagree on the type, unknown type): ERROR with the reason."""
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What ``Session.configure`` did: the adapter subscribes, unsubscribes and logs."""
+
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    changed: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Identifier -> names of the settings that changed (``TopicConfig`` fields)."""
+
+
+@dataclass
+class _Topic:
+    config: TopicConfig
+    analyzer: CycleAnalyzer
+    resets_applied: int
+    state: TopicState = TopicState.WAITING
+    reason: str = ''
+    type_name: str = ''
+    publishers: tuple[str, ...] = ()
+    writers: int = 0
+    receive: Receive = Receive()
+    max_interval_wall_ns: float = math.nan
+    max_interval_sim_ns: float = math.nan
+
+
+class Session:
+    """One analysis run: events in, snapshots out."""
+
+    def __init__(self, analysis: AnalysisConfig, *, use_sim_time: bool, start_wall_ns: int,
+                 clock_topic: str = '/clock', arrival_timestamp: str = 'source_timestamp',
+                 stats_period_ns: int = 1_000_000_000, clock_capacity: int = 1 << 17) -> None:
+        """Start a session; ``start_wall_ns`` (system clock) anchors relative times."""
+        self._analysis = analysis
+        self._use_sim_time = use_sim_time
+        self._start_wall_ns = start_wall_ns
+        self._clock_topic = clock_topic
+        self._arrival_timestamp = arrival_timestamp
+        self._stats_period_ns = stats_period_ns
+        self._rtf = RtfAnalyzer(bin_ns=analysis.rtf_bin_ns, capacity=clock_capacity)
+        self._topics: dict[str, _Topic] = {}
+        self._invalid: dict[str, str] = {}
+        self._resets = 0
+        self._reset_walls: deque[int] = deque(maxlen=RESETS_KEPT)
+        self._clock_publishers: int | None = None
+        self._simulator_rtf = math.nan
+
+    # -- configuration --------------------------------------------------------------------
+
+    @property
+    def analysis(self) -> AnalysisConfig:
+        """Monitor-wide analysis settings in force."""
+        return self._analysis
+
+    @property
+    def clock(self) -> RtfAnalyzer:
+        """The /clock analyzer (read-only use: mapping times between clocks)."""
+        return self._rtf
+
+    def config(self, topic_id: str) -> TopicConfig:
+        """Return the settings in force for one monitored topic."""
+        return self._topics[topic_id].config
+
+    def topic_ids(self) -> list[str]:
+        """Return the identifiers of the monitored topics, in configuration order."""
+        return list(self._topics)
+
+    def configure(self, topics: Mapping[str, TopicConfig],
+                  invalid: Mapping[str, str] | None = None, *,
+                  analysis: AnalysisConfig | None = None, use_sim_time: bool | None = None,
+                  stats_period_ns: int | None = None) -> Changes:
+        """Make the monitored topics exactly ``topics``; ``invalid`` maps ids to reasons.
+
+        A topic whose name changes is removed and added again (its figures start anew).
+        Before any setting changes, everything already received is processed under the
+        settings it arrived with.
+        """
+        self._invalid = dict(invalid or {})
+        if use_sim_time is not None:
+            self._use_sim_time = use_sim_time
+        if stats_period_ns is not None:
+            self._stats_period_ns = stats_period_ns
+        new_analysis = analysis if analysis is not None else self._analysis
+        analysis_changed = new_analysis != self._analysis
+        if analysis_changed:
+            self._process_all(None, force=False)
+        self._analysis = new_analysis
+        removed = [topic_id for topic_id, topic in self._topics.items()
+                   if topic_id not in topics or topics[topic_id].topic != topic.config.topic]
+        for topic_id in removed:
+            del self._topics[topic_id]
+        added = []
+        changed: dict[str, tuple[str, ...]] = {}
+        for topic_id, config in topics.items():
+            topic = self._topics.get(topic_id)
+            if topic is None:
+                self._topics[topic_id] = _Topic(
+                    config, CycleAnalyzer(config, new_analysis), self._resets,
+                    reason=f'waiting for a publisher on {config.topic}')
+                added.append(topic_id)
+                continue
+            if config == topic.config and not analysis_changed:
+                continue
+            if config != topic.config:
+                changed[topic_id] = tuple(
+                    f.name for f in fields(config)
+                    if getattr(config, f.name) != getattr(topic.config, f.name))
+            self._process_topic(topic, None, force=False)
+            topic.analyzer.reconfigure(config, new_analysis)
+            topic.config = config
+        return Changes(tuple(added), tuple(removed), changed)
+
+    # -- events -----------------------------------------------------------------------------
+
+    def clock_sample(self, wall_ns: int, sim_ns: int) -> bool:
+        """Record one /clock sample; return True when sim time jumped back (a reset)."""
+        if not self._rtf.record(wall_ns, sim_ns):
+            return False
+        self._resets += 1
+        self._reset_walls.append(self._rtf.last_wall_ns)
+        return True
+
+    def clock_samples(self, samples: Iterable[tuple[int, int]]) -> int:
+        """Record ``(wall_ns, sim_ns)`` samples in arrival order; return how many were resets.
+
+        A batch taken from a reader queue holds each writer's samples in turn: with several
+        /clock publishers they are replayed in the order they arrived.
+        """
+        return sum(self.clock_sample(wall, sim) for wall, sim in sorted(samples))
+
+    def recorder(self, topic_id: str, read_stamp: StampReader | None) -> Recorder:
+        """Return the per-message call of one topic (O(1), no allocation, no deserializing).
+
+        ``read_stamp`` None: the type carries no stamp (the arrival is the cycle start). A
+        message whose stamp cannot be read counts as a message and as malformed.
+        """
+        topic = self._topics[topic_id]
+        record = topic.analyzer.record
+
+        def full() -> None:
+            self._process_topic(topic, None, force=False)
+            if topic.analyzer.pending_full:
+                self._process_topic(topic, None, force=True)
+
+        if read_stamp is None:
+            def on_message(arrival_ns: int, raw: bytes, seq: int) -> None:
+                if record(arrival_ns, NO_VALUE, seq, len(raw)):
+                    full()
+            return on_message
+
+        def on_stamped(arrival_ns: int, raw: bytes, seq: int) -> None:
+            try:
+                stamp = read_stamp(raw)
+            except CdrError:
+                stamp = MALFORMED
+            if record(arrival_ns, stamp, seq, len(raw)):
+                full()
+        return on_stamped
+
+    def message(self, topic_id: str, arrival_ns: int, stamp_ns: int = NO_VALUE,
+                seq: int = NO_VALUE, size_bytes: int = 0) -> None:
+        """Record one message event whose stamp is already known (``MALFORMED`` if unreadable)."""
+        topic = self._topics[topic_id]
+        if topic.analyzer.record(arrival_ns, stamp_ns, seq, size_bytes):
+            self._process_topic(topic, None, force=True)
+
+    def qos_deadline_missed(self, topic_id: str, count: int) -> None:
+        """Count middleware 'requested deadline missed' events of one topic."""
+        self._topics[topic_id].analyzer.record_qos_deadline_missed(count)
+
+    def topic_status(self, topic_id: str, state: TopicState, reason: str = '', *,
+                     type_name: str | None = None, publishers: tuple[str, ...] | None = None,
+                     writers: int | None = None, receive: Receive | None = None) -> None:
+        """Note what the adapter knows of a topic from the graph and its subscription."""
+        topic = self._topics[topic_id]
+        topic.state = state
+        topic.reason = reason
+        if type_name is not None:
+            topic.type_name = type_name
+        if publishers is not None:
+            topic.publishers = publishers
+        if writers is not None:
+            topic.writers = writers
+        if receive is not None:
+            topic.receive = receive
+
+    def clock_publishers(self, count: int) -> None:
+        """Note the publishers of /clock in the graph (several make sim time alternate)."""
+        self._clock_publishers = count
+
+    def simulator_rtf(self, value: float) -> None:
+        """Note the simulator's own RTF figure, shown next to the measured one."""
+        self._simulator_rtf = float(value)
+
+    # -- processing -------------------------------------------------------------------------
+
+    def process(self, now_wall_ns: int, *, final: bool = False) -> None:
+        """Time passed: process every topic's pending events that can be placed."""
+        self._process_all(now_wall_ns, force=final)
+
+    def drain_rows(self, topic_id: str) -> dict[str, np.ndarray]:
+        """Hand over the per-cycle rows processed since the last call (offline accumulators)."""
+        return self._topics[topic_id].analyzer.drain_rows()
+
+    def timing(self, topic_id: str) -> Timing | None:
+        """Return the resolved timing of a topic (None while its period is learned)."""
+        return self._topics[topic_id].analyzer.timing
+
+    def _horizon(self, now_wall_ns: int | None, force: bool) -> int | None:
+        last = self._rtf.last_wall_ns
+        if force or last is None:
+            return None
+        if (now_wall_ns is not None
+                and now_wall_ns - last > self._analysis.thresholds.clock_timeout_ns):
+            return None  # /clock silent: nothing later will place these events better
+        return last
+
+    def _process_all(self, now_wall_ns: int | None, force: bool) -> None:
+        horizon = self._horizon(now_wall_ns, force)
+        for topic in self._topics.values():
+            self._process(topic, horizon)
+
+    def _process_topic(self, topic: _Topic, now_wall_ns: int | None, force: bool) -> None:
+        self._process(topic, self._horizon(now_wall_ns, force))
+
+    def _process(self, topic: _Topic, horizon: int | None) -> None:
+        new = self._resets - topic.resets_applied
+        walls = list(self._reset_walls)[-new:] if new else []
+        topic.resets_applied = self._resets
+        topic.analyzer.process(self._rtf if self._rtf.has_samples else None, walls, new,
+                               horizon)
+
+    # -- reporting --------------------------------------------------------------------------
+
+    def snapshot(self, now_wall_ns: int, host: HostReport | None = None,
+                 stats_timer_late_ns: int = 0, *, final: bool = False) -> Snapshot:
+        """Process what can be processed, then report every topic, the clock and the host.
+
+        Starts the next clock window. ``final`` processes everything still pending.
+        """
+        self.process(now_wall_ns, final=final)
+        clock_report = self._rtf.report(now_wall_ns)
+        rtf = None if math.isnan(clock_report.rtf) else clock_report.rtf
+        if rtf is None and self._rtf.has_samples and clock_report.messages == 0:
+            rtf = 0.0  # /clock stopped: no sim time passed in this window
+        topics = [self._topic_snapshot(topic_id, topic, now_wall_ns, rtf)
+                  for topic_id, topic in self._topics.items()]
+        topics += [TopicSnapshot(topic_id, '', '', Level.ERROR,
+                                 f'invalid configuration: {reason}', None)
+                   for topic_id, reason in self._invalid.items()]
+        return Snapshot(
+            wall_ns=now_wall_ns,
+            start_wall_ns=self._start_wall_ns,
+            arrival_timestamp=self._arrival_timestamp,
+            topics=tuple(topics),
+            clock=self._clock_snapshot(clock_report, now_wall_ns),
+            host=self._host_snapshot(host or HostReport(), stats_timer_late_ns),
+        )
+
+    def _topic_snapshot(self, topic_id: str, topic: _Topic, now_wall_ns: int,
+                        rtf: float | None) -> TopicSnapshot:
+        report = topic.analyzer.report(now_wall_ns, writers=topic.writers)
+        topic.max_interval_wall_ns = _nan_max(topic.max_interval_wall_ns,
+                                              report.interval_wall.max_ns)
+        topic.max_interval_sim_ns = _nan_max(topic.max_interval_sim_ns,
+                                             report.interval_sim.max_ns)
+        level, reason = self._topic_level(topic, report, now_wall_ns, rtf)
+        return TopicSnapshot(
+            topic_id=topic_id, topic=topic.config.topic, type_name=topic.type_name,
+            level=level, reason=reason, report=report, publishers=topic.publishers,
+            receive=topic.receive, max_interval_wall_ns=topic.max_interval_wall_ns,
+            max_interval_sim_ns=topic.max_interval_sim_ns)
+
+    def _topic_level(self, topic: _Topic, report: TopicReport, now_wall_ns: int,
+                     rtf: float | None) -> tuple[Level, str]:
+        """Level of one topic: the graph's word first, then the figures.
+
+        Under sim time the timeout stretches by 1 / RTF; with RTF 0 (paused or frozen
+        simulator) a sim-clock topic cannot time out, since no sim time passed (the clock
+        status reports the freeze).
+        """
+        if topic.state is TopicState.ERROR:
+            return Level.ERROR, topic.reason
+        if topic.state is TopicState.WAITING and report.messages_total == 0:
+            return Level.STALE, topic.reason or 'no message received yet'
+        timeout = report.timeout_ns
+        if timeout is not None and topic.config.clock == 'sim' and rtf is not None:
+            timeout = None if not rtf > 0 else round(timeout / min(rtf, 1.0))
+        return topic_level(report, self._analysis.thresholds, now_wall_ns, timeout)
+
+    def _clock_snapshot(self, report: ClockReport, now_wall_ns: int) -> ClockSnapshot:
+        thresholds = self._analysis.thresholds
+        level, reason = clock_level(report, thresholds, now_wall_ns, self._analysis.target_rtf,
+                                    self._use_sim_time)
+        if self._clock_publishers is not None:
+            level, reason = several_clocks_level(level, reason, self._clock_publishers,
+                                                 report.resets, self._clock_topic)
+        return ClockSnapshot(
+            topic=self._clock_topic, report=report, level=level, reason=reason,
+            target_rtf=self._analysis.target_rtf, use_sim_time=self._use_sim_time,
+            publishers=self._clock_publishers, simulator_rtf=self._simulator_rtf)
+
+    def _host_snapshot(self, report: HostReport, late_ns: int) -> HostSnapshot:
+        level, reason = host_level(report, late_ns, self._stats_period_ns)
+        return HostSnapshot(report=report, level=level, reason=reason,
+                            stats_timer_late_ns=late_ns)
+
+
+def _nan_max(a: float, b: float) -> float:
+    if math.isnan(a):
+        return b
+    if math.isnan(b):
+        return a
+    return max(a, b)
