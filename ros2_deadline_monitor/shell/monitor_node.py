@@ -14,14 +14,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 import difflib
 import math
-import re
 import signal
 import sys
 import threading
 import time
 from typing import Any
 
-from diagnostic_msgs.msg import DiagnosticStatus
 from rcl_interfaces.msg import SetParametersResult
 import rclpy
 from rclpy.clock import Clock, ClockType
@@ -49,8 +47,15 @@ from ros2_deadline_monitor.core.parameters import (
     TOPICS,
     USE_SIM_TIME,
 )
-from ros2_deadline_monitor.core.reports import ClockReport, Level
+from ros2_deadline_monitor.core.reports import Level
 from ros2_deadline_monitor.core.rtf import RtfAnalyzer
+from ros2_deadline_monitor.core.snapshot import (
+    ClockSnapshot,
+    HostSnapshot,
+    Receive,
+    Snapshot,
+    TopicSnapshot,
+)
 from ros2_deadline_monitor.msg import MonitorStats
 from ros2_deadline_monitor.shell import conversions, diagnostics
 from ros2_deadline_monitor.shell.message_types import import_message, MessageTypeError
@@ -62,7 +67,7 @@ from ros2_deadline_monitor.shell.parameters import (
 )
 from ros2_deadline_monitor.shell.qos import CLOCK_QOS, STATS_QOS
 from ros2_deadline_monitor.shell.subscriptions import TopicMonitor, TopicState
-from ros2_deadline_monitor.shell.summary import summary_text, TopicLine
+from ros2_deadline_monitor.shell.summary import summary_text
 
 NODE_NAME = 'deadline_monitor'
 STATS_TOPIC = '~/stats'
@@ -101,8 +106,8 @@ class MonitorNode(Node):
         self._declare_errors: dict[str, dict[str, str]] = {}
         self._simulator_rtf = math.nan
         self._simulator_rtf_sub = None
-        self._last_clock_report: ClockReport | None = None
-        self._last_lines: list[TopicLine] = []
+        self._start_wall_ns = time.time_ns()
+        self._last_snapshot: Snapshot | None = None
         self._stats_late_ns = 0
         self._reset_logged_ns = -(1 << 62)
         self._resets_unlogged = 0
@@ -463,7 +468,10 @@ class MonitorNode(Node):
     # -- reporting -----------------------------------------------------------------------
 
     def publish_stats(self) -> MonitorStats:
-        """Report every topic, the clock and the host; publish stats and diagnostics."""
+        """Report every topic, the clock and the host; publish stats and diagnostics.
+
+        Builds one ``Snapshot`` and hands it to the sinks (until the session builds it).
+        """
         self.take_all()
         now = time.time_ns()
         settings = self._settings
@@ -474,11 +482,8 @@ class MonitorNode(Node):
         if rtf is None and self._rtf.has_samples and clock_report.messages == 0:
             rtf = 0.0  # /clock stopped: no sim time passed in this window
         clock = self._rtf if self._rtf.has_samples else None
-        arrival = settings.arrival_timestamp
 
-        topic_msgs = []
-        statuses: list[DiagnosticStatus] = []
-        lines = []
+        topics = []
         for topic_id, monitor in self._topics.items():
             report = monitor.analyzer.report(now, clock, writers=monitor.writers)
             monitor.note_report(report.interval_wall.max_ns, report.interval_sim.max_ns)
@@ -488,35 +493,21 @@ class MonitorNode(Node):
                 level, text = Level.STALE, monitor.reason
             else:
                 level, text = monitor.analyzer.level(report, thresholds, now, rtf)
-            topic_msgs.append(conversions.topic_stats(
-                report, now, monitor.type_name, level, text, arrival))
-            statuses.append(diagnostics.make_status(
-                diagnostics.topic_status_name(topic_id), level, text, settings.hardware_id,
-                diagnostics.topic_values(report, monitor.type_name, arrival,
-                                         clock_report.rtf, now) + monitor.take_values()))
-            lines.append(TopicLine(report, monitor.max_interval_wall_ns,
-                                   monitor.max_interval_sim_ns))
-        for topic_id, reason in self._invalid.items():
-            statuses.append(diagnostics.make_status(
-                diagnostics.topic_status_name(topic_id), Level.ERROR,
-                f'invalid configuration: {reason}', settings.hardware_id, []))
-        for topic_id, reason in self._skipped_ids.items():
-            # No '/' in a status name (rqt_robot_monitor splits on it).
-            statuses.append(diagnostics.make_status(
-                diagnostics.topic_status_name(re.sub(r'\W', '_', topic_id)), Level.ERROR,
-                f'invalid configuration: {reason}', settings.hardware_id, []))
+            publishers = tuple(sorted(
+                f'{p.node_namespace.rstrip("/")}/{p.node_name}'
+                for p in self.get_publishers_info_by_topic(monitor.config.topic)))
+            topics.append(TopicSnapshot(
+                topic_id, report.topic, monitor.type_name, level, text, report, publishers,
+                _receive(monitor), monitor.max_interval_wall_ns, monitor.max_interval_sim_ns))
+        for topic_id, reason in [*self._invalid.items(), *self._skipped_ids.items()]:
+            topics.append(TopicSnapshot(topic_id, '', '', Level.ERROR,
+                                        f'invalid configuration: {reason}', None))
 
         clock_lvl, clock_text = clock_level(clock_report, thresholds, now, analysis.target_rtf,
                                             self._use_sim_time())
         clock_publishers = self.count_publishers(settings.clock_topic)
         clock_lvl, clock_text = _several_clocks(clock_lvl, clock_text, clock_publishers,
                                                 clock_report.resets, settings.clock_topic)
-        clock_msg = conversions.clock_stats(clock_report, now, clock_lvl, clock_text,
-                                            self._simulator_rtf)
-        statuses.append(diagnostics.make_status(
-            diagnostics.CLOCK_STATUS, clock_lvl, clock_text, settings.hardware_id,
-            diagnostics.clock_values(clock_report, settings.clock_topic, analysis.target_rtf,
-                                     self._simulator_rtf, clock_publishers)))
 
         host_report = self._host.sample(time.monotonic_ns())
         host_lvl, host_text = host_level(host_report)
@@ -524,16 +515,18 @@ class MonitorNode(Node):
             host_lvl = max(host_lvl, Level.WARN)
             host_text += (f'; stats timer fired {self._stats_late_ns / 1e6:.0f} ms late '
                           '(monitor starved of CPU)')
-        host_msg = conversions.host_stats(host_report, self._stats_late_ns)
-        statuses.append(diagnostics.make_status(
-            diagnostics.HOST_STATUS, host_lvl, host_text, settings.hardware_id,
-            diagnostics.host_values(host_report, self._stats_late_ns)))
 
-        stats = conversions.monitor_stats(now, clock_msg, topic_msgs, host_msg)
+        snapshot = Snapshot(
+            wall_ns=now, start_wall_ns=self._start_wall_ns,
+            arrival_timestamp=settings.arrival_timestamp, topics=tuple(topics),
+            clock=ClockSnapshot(settings.clock_topic, clock_report, clock_lvl, clock_text,
+                                analysis.target_rtf, self._use_sim_time(), clock_publishers,
+                                self._simulator_rtf),
+            host=HostSnapshot(host_report, host_lvl, host_text, self._stats_late_ns))
+        stats = conversions.monitor_stats(snapshot)
         self._stats_publisher.publish(stats)
-        self._diagnostics.publish(statuses)
-        self._last_clock_report = clock_report
-        self._last_lines = lines
+        self._diagnostics.publish(diagnostics.statuses(snapshot, settings.hardware_id))
+        self._last_snapshot = snapshot
         return stats
 
     def finish(self) -> str:
@@ -546,9 +539,17 @@ class MonitorNode(Node):
         timeout = Duration(nanoseconds=FINAL_ACK_TIMEOUT_NS)
         self._stats_publisher.wait_for_all_acked(timeout)
         self._diagnostics.flush(timeout)
-        text = summary_text(self.get_name(), self._last_lines, self._last_clock_report)
+        text = summary_text(self.get_name(), self._last_snapshot)
         self.get_logger().info(text)
         return text
+
+
+def _receive(monitor: TopicMonitor) -> Receive:
+    """How a topic's messages are received (a stopgap until the adapter reports it)."""
+    if monitor._drain is None:
+        return Receive('callback')
+    return Receive('batched', monitor._take_period_ns, monitor.depth,
+                   monitor.queue_overflows)
 
 
 def _several_clocks(level: Level, text: str, publishers: int, resets: int,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import pytest
@@ -117,6 +116,12 @@ def test_a_bag_of_the_live_nodes_stats(bags, tmp_path: Path) -> None:
     from ros2_deadline_monitor.core import AnalysisConfig, CycleAnalyzer, TopicConfig
     from ros2_deadline_monitor.core.reports import HostReport, Level
     from ros2_deadline_monitor.core.rtf import RtfAnalyzer
+    from ros2_deadline_monitor.core.snapshot import (
+        ClockSnapshot,
+        HostSnapshot,
+        Snapshot,
+        TopicSnapshot,
+    )
     from ros2_deadline_monitor.shell import conversions
 
     starts, ends = bags.rcl_timer_cycles()
@@ -130,11 +135,12 @@ def test_a_bag_of_the_live_nodes_stats(bags, tmp_path: Path) -> None:
             analyzer.record(int(ends[k]), int(starts[k]))
             k += 1
         report = analyzer.report(now, rtf)
-        stats = conversions.monitor_stats(
-            now, conversions.clock_stats(rtf.report(now), now, Level.OK, '', math.nan),
-            [conversions.topic_stats(report, now, 'std_msgs/msg/Header', Level.OK, '',
-                                     'received_timestamp')],
-            conversions.host_stats(HostReport(), 0))
+        stats = conversions.monitor_stats(Snapshot(
+            wall_ns=now, start_wall_ns=T0, arrival_timestamp='received_timestamp',
+            topics=(TopicSnapshot('cmd', report.topic, 'std_msgs/msg/Header', Level.OK, '',
+                                  report),),
+            clock=ClockSnapshot('/clock', rtf.report(now), Level.OK, '', 1.0, False),
+            host=HostSnapshot(HostReport(), Level.OK, '')))
         messages.append(('/deadline_monitor/stats', now, serialize_message(stats)))
     path = bags.write(tmp_path / 'bag', 'mcap', {'/deadline_monitor/stats': STATS}, messages,
                       bags.typestore(with_stats=True))
