@@ -96,6 +96,7 @@ def test_a_topic_without_traffic_shows_only_what_it_has(snapshots):
     assert keys[:2] == ['deadline misses', 'skipped periods']
     assert 'mean age (ms)' not in keys and 'max interval wall (ms)' not in keys
     assert 'intervals wall over period' not in keys
+    assert 'period learned' not in keys  # nothing learned yet
     assert dict(pairs)['receive'] == 'callback per message'
     assert 'reader queue depth' not in keys
 
