@@ -7,6 +7,7 @@ tables. Integers stay integers; floats get a fixed number of decimals so columns
 from __future__ import annotations
 
 import math
+from numbers import Integral
 
 from .units import to_ms, to_s
 
@@ -27,7 +28,7 @@ def number(value: float | int | None, digits: int = 3, missing: str = NOT_AVAILA
     if is_missing(value):
         return missing
     comma = ',' if grouping else ''
-    if isinstance(value, int) and not isinstance(value, bool):
+    if isinstance(value, Integral) and not isinstance(value, bool):
         return f'{value:{comma}d}'
     return f'{value:{comma}.{digits}f}'
 

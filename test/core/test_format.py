@@ -2,6 +2,8 @@
 
 import math
 
+import numpy as np
+
 from ros2_deadline_monitor.core import format as fmt
 from ros2_deadline_monitor.core.units import to_ms, to_s
 
@@ -15,6 +17,7 @@ def test_missing_values_read_n_a_or_the_given_marker():
 
 def test_integers_stay_integers_and_floats_get_fixed_decimals():
     assert fmt.number(20) == '20'
+    assert fmt.number(np.int64(20)) == '20' and fmt.number(np.float64(0.5), 1) == '0.5'
     assert fmt.number(0.9995) == '1.000'
     assert fmt.number(1234567.0, 0, grouping=True) == '1,234,567'
     assert fmt.ms(22_500_000) == '22.500'
