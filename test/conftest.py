@@ -133,3 +133,113 @@ def installed_executable() -> Callable[[str], Path]:
         return path
 
     return find
+
+
+class SnapshotBuilder:
+    """Hand-built snapshots for the sinks' tests: every figure measured unless changed.
+
+    The reference scenario's figures (100 Hz, 20 misses, 10 skipped, max 22.5 ms) on a
+    session that started at ``T0`` (system clock) and reports at ``T0 + 5.1 s``.
+    """
+
+    T0 = 1_796_106_837_000_000_000
+    MS = 1_000_000
+    S = 1_000_000_000
+
+    def interval(self, clock: str, **changes):
+        from ros2_deadline_monitor.core.reports import IntervalSummary
+
+        values = dict(clock=clock, count=499, mean_ns=10.2e6, min_ns=7.4e6, max_ns=22.5e6,
+                      max_at_ns=(self.T0 + 1_057_000_000 if clock == 'wall'
+                                 else 1005 * self.S + 1_050_000_000),
+                      p50_ns=10e6, p95_ns=10.1e6, p99_ns=22e6, tail_amplification=2.2,
+                      over_period=20, over_period_plus_jitter=10, over_wall_budget=10)
+        values.update(changes)
+        return IntervalSummary(**values)
+
+    def topic_report(self, **changes):
+        from ros2_deadline_monitor.core.reports import TopicReport
+
+        values = dict(
+            name='imu', topic='/imu', rule='response', start_source='header',
+            timer_clock='sim', period_learned=False, period_ns=10 * self.MS,
+            deadline_ns=10 * self.MS, jitter_ns=500_000, wall_budget_ns=10_500_000,
+            timeout_ns=1_005_500_000, window_wall_ns=5 * self.S, window_sim_ns=5 * self.S,
+            messages_total=500, deadline_misses_total=20, skipped_periods_total=10,
+            messages_lost_total=1, malformed_total=2, qos_deadline_events_total=3,
+            resets_total=0, pending_dropped_total=0, messages=500, deadline_misses=20,
+            skipped_periods=10, messages_lost=1, loss_known=True, miss_ratio=0.04,
+            rate_wall_hz=98.0, rate_sim_hz=98.5, interval_wall=self.interval('wall'),
+            interval_sim=self.interval('sim', max_ns=22e6), lateness_mean_ns=1e5,
+            lateness_max_ns=12.5e6, response_mean_ns=2e5, response_max_ns=22.6e6,
+            response_p99_ns=22e6, size_mean_bytes=16.0, size_max_bytes=16.0,
+            bandwidth_bytes_per_s=1600.0, age_mean_ns=0.3e6, age_max_ns=1.2e6,
+            last_arrival_wall_ns=self.T0 + 5 * self.S)
+        values.update(changes)
+        return TopicReport(**values)
+
+    def topic(self, topic_id: str = 'imu', **changes):
+        from ros2_deadline_monitor.core.reports import Level
+        from ros2_deadline_monitor.core.snapshot import Receive, TopicSnapshot
+
+        values = dict(
+            topic_id=topic_id, topic='/imu', type_name='sensor_msgs/msg/Imu', level=Level.WARN,
+            reason='20 misses (response rule), 10 skipped periods in window',
+            report=self.topic_report(), publishers=('/imu_driver',),
+            receive=Receive('batched', 50 * self.MS, 2000, 0), max_interval_wall_ns=30e6,
+            max_interval_sim_ns=25e6)
+        values.update(changes)
+        return TopicSnapshot(**values)
+
+    def clock_report(self, **changes):
+        from ros2_deadline_monitor.core.reports import ClockReport
+
+        values = dict(
+            messages_total=5000, messages=1000, window_wall_ns=self.S,
+            window_sim_ns=999_500_000, sim_time_ns=1005 * self.S, rtf=0.9995, rtf_total=1.0,
+            rtf_bin_ns=100 * self.MS, rtf_bin_min=0.98,
+            rtf_bin_min_at_ns=self.T0 + 4_500 * self.MS, rtf_bin_max=1.01, step_ns=1e6,
+            max_wall_gap_ns=3e6,
+            max_wall_gap_at_ns=self.T0 + 4_200 * self.MS, resets_total=1, resets=0,
+            paused=False, last_wall_ns=self.T0 + 5 * self.S)
+        values.update(changes)
+        return ClockReport(**values)
+
+    def clock(self, **changes):
+        from ros2_deadline_monitor.core.reports import Level
+        from ros2_deadline_monitor.core.snapshot import ClockSnapshot
+
+        values = dict(topic='/clock', report=self.clock_report(), level=Level.OK,
+                      reason='RTF 1.000', target_rtf=1.0, use_sim_time=True, publishers=1,
+                      simulator_rtf=0.999)
+        values.update(changes)
+        return ClockSnapshot(**values)
+
+    def host(self, **changes):
+        from ros2_deadline_monitor.core.reports import HostReport, Level
+        from ros2_deadline_monitor.core.snapshot import HostSnapshot
+
+        values = dict(
+            report=HostReport(cgroup_available=True, cgroup_nr_periods=10,
+                              cgroup_nr_throttled=2, cgroup_throttled_ns=3_500_000,
+                              cpu_fraction=0.052, minor_faults=7, max_rss_bytes=80_000_000),
+            level=Level.WARN, reason='CPU throttled 2 times, 3.5 ms',
+            stats_timer_late_ns=2 * self.MS)
+        values.update(changes)
+        return HostSnapshot(**values)
+
+    def snapshot(self, topics=None, **changes):
+        from ros2_deadline_monitor.core.snapshot import Snapshot
+
+        values = dict(wall_ns=self.T0 + 5_100 * self.MS, start_wall_ns=self.T0,
+                      arrival_timestamp='received_timestamp',
+                      topics=(self.topic(),) if topics is None else tuple(topics),
+                      clock=self.clock(), host=self.host())
+        values.update(changes)
+        return Snapshot(**values)
+
+
+@pytest.fixture
+def snapshots() -> SnapshotBuilder:
+    """Return builders of hand-made snapshots (pure values, no ROS)."""
+    return SnapshotBuilder()

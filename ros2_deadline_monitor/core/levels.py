@@ -1,10 +1,16 @@
-"""Diagnostic levels from measured figures, as pure functions (DESIGN.md §7)."""
+"""Diagnostic levels from measured figures, as pure functions (DESIGN.md §7).
+
+The reasons are what people read first in rqt_robot_monitor: figures are rounded, and a
+figure compared with a limit is shown with enough digits to differ from it (never
+"RTF 0.950 below 0.950").
+"""
 
 from __future__ import annotations
 
 import math
 
 from .config import Thresholds
+from .format import short_seconds
 from .reports import ClockReport, HostReport, Level, TopicReport
 
 STARVED_FRACTION = 0.5
@@ -24,11 +30,13 @@ def topic_level(report: TopicReport, thresholds: Thresholds, now_wall_ns: int,
     timeout = timeout_ns
     silent_ns = now_wall_ns - report.last_arrival_wall_ns
     if timeout is not None and silent_ns > timeout:
-        return Level.ERROR, f'no message for {silent_ns / 1e9:.1f} s (timeout {timeout / 1e9:g} s)'
+        return Level.ERROR, (f'no message for {short_seconds(silent_ns)} s '
+                             f'(timeout {short_seconds(timeout)} s)')
     summary = (f'{report.deadline_misses} misses ({report.rule} rule), '
                f'{report.skipped_periods} skipped periods in window')
     if report.messages and report.miss_ratio > thresholds.miss_ratio_error:
-        return Level.ERROR, f'miss ratio {report.miss_ratio:.1%}: {summary}'
+        ratio, limit = _apart(report.miss_ratio * 100, thresholds.miss_ratio_error * 100, 1)
+        return Level.ERROR, f'miss ratio {ratio} % above {limit} %: {summary}'
     if report.deadline_misses or report.skipped_periods or report.messages_lost:
         lost = f', {report.messages_lost} lost' if report.messages_lost else ''
         return Level.WARN, summary + lost
@@ -45,12 +53,21 @@ def clock_level(report: ClockReport, thresholds: Thresholds, now_wall_ns: int,
     silent_ns = now_wall_ns - report.last_wall_ns
     if silent_ns > thresholds.clock_timeout_ns:
         level = Level.ERROR if expected else Level.WARN
-        return level, f'/clock silent for {silent_ns / 1e9:.1f} s (simulator stalled?)'
+        return level, f'/clock silent for {short_seconds(silent_ns)} s (simulator stalled?)'
     level, text = _rtf_level(report, thresholds, target_rtf)
     if report.resets:
         # Said whatever else is wrong: a world reset explains odd figures in this window.
         return max(level, Level.WARN), f'{text}; sim time jumped back {report.resets} time(s)'
     return level, text
+
+
+def _apart(value: float, limit: float, digits: int = 3) -> tuple[str, str]:
+    """Format a value and the limit it crossed, with just enough digits to tell them apart."""
+    for d in range(digits, digits + 4):
+        shown, bound = f'{value:.{d}f}', f'{limit:.{d}f}'
+        if shown != bound:
+            break
+    return shown, bound
 
 
 def _rtf_level(report: ClockReport, thresholds: Thresholds,
@@ -59,10 +76,13 @@ def _rtf_level(report: ClockReport, thresholds: Thresholds,
     if report.paused:
         return Level.OK, 'simulation paused'
     if not math.isnan(report.rtf):
-        if report.rtf < thresholds.rtf_error_fraction * target_rtf:
-            return Level.ERROR, f'{rtf_text} below {thresholds.rtf_error_fraction:g} x target'
-        if report.rtf < thresholds.rtf_warn_fraction * target_rtf:
-            return Level.WARN, f'{rtf_text} below {thresholds.rtf_warn_fraction:g} x target'
+        for level, fraction in ((Level.ERROR, thresholds.rtf_error_fraction),
+                                (Level.WARN, thresholds.rtf_warn_fraction)):
+            limit = fraction * target_rtf
+            if report.rtf < limit:
+                rtf, bound = _apart(report.rtf, limit)
+                return level, (f'RTF {rtf} below {bound} ({fraction * 100:g}% of target '
+                               f'{target_rtf:g})')
     return Level.OK, rtf_text
 
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import base64
 from datetime import datetime, timezone
+from functools import partial
 from html import escape
-import math
+
+from ros2_deadline_monitor.core import format as fmt
 
 from .results import BagResult, ClockResult, RecordedStats, TopicResult
 from .tables import LEVELS
@@ -32,16 +34,8 @@ figcaption { color: #555; font-size: 0.85em; }
 """
 
 
-def _num(value: float | int | None, digits: int = 2, scale: float = 1.0) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return '-'
-    return f'{value / scale:,.{digits}f}'
-
-
-def _ms(ns: float | int | None, digits: int = 2) -> str:
-    return _num(ns, digits, 1e6)
-
-
+_num = partial(fmt.number, missing='-', grouping=True)
+_ms = partial(fmt.ms, missing='-', grouping=True)
 def _row(cells: list[tuple[str, str]]) -> str:
     return '<tr>' + ''.join(f'<td class="{cls}">{escape(text)}</td>' for text, cls in cells) + \
         '</tr>'
@@ -62,9 +56,9 @@ def _topics_table(topics: tuple[TopicResult, ...]) -> str:
         rows.append(_row([
             (t.topic, 'l'), (t.msgtype, 'l'), (f'{t.messages_total:,}', ''),
             (_num(t.rate_wall_hz, 1), ''), (period, ''), (t.timer_clock, ''),
-            (_ms(t.interval_wall.mean_ns), ''), (_ms(t.interval_wall.max_ns), ''),
-            (_ms(t.interval_wall.p99_ns), ''), (_ms(t.interval_sim.mean_ns), ''),
-            (_ms(t.interval_sim.max_ns), ''), (_ms(t.interval_sim.p99_ns), ''),
+            (_ms(t.interval_wall.mean_ns, 2), ''), (_ms(t.interval_wall.max_ns, 2), ''),
+            (_ms(t.interval_wall.p99_ns, 2), ''), (_ms(t.interval_sim.mean_ns, 2), ''),
+            (_ms(t.interval_sim.max_ns, 2), ''), (_ms(t.interval_sim.p99_ns, 2), ''),
             (f'{t.deadline_misses_total:,}', 'bad' if t.deadline_misses_total else ''),
             (t.rule, ''),
             (f'{t.skipped_periods_total:,}', 'bad' if t.skipped_periods_total else ''),
@@ -74,9 +68,10 @@ def _topics_table(topics: tuple[TopicResult, ...]) -> str:
         text = (f'{t.topic}: deadline {_ms(t.deadline_ns, 3)} ms, jitter tolerance '
                 f'{_ms(t.jitter_ns, 3)} ms, cycle start from {t.start_source}, timer clock '
                 f'{t.timer_clock} ({t.clock_choice}); lateness mean/max '
-                f'{_ms(t.lateness_mean_ns, 3)}/{_ms(t.lateness_max_ns)} ms; response mean/p99/max '
-                f'{_ms(t.response_mean_ns, 3)}/{_ms(t.response_p99_ns)}/{_ms(t.response_max_ns)} '
-                f'ms; size mean {_num(t.size_mean_bytes, 0)} B, bandwidth '
+                f'{_ms(t.lateness_mean_ns, 3)}/{_ms(t.lateness_max_ns, 2)} ms; '
+                f'response mean/p99/max {_ms(t.response_mean_ns, 3)}/'
+                f'{_ms(t.response_p99_ns, 2)}/{_ms(t.response_max_ns, 2)} ms; size mean '
+                f'{_num(t.size_mean_bytes, 0)} B, bandwidth '
                 f'{_num(t.bandwidth_bytes_per_s, 0)} B/s')
         if t.note:
             text += f'; {t.note}'
@@ -118,9 +113,10 @@ def _recorded_table(recorded: RecordedStats) -> str:
             (f'{t.deadline_misses_total:,}', 'bad' if t.deadline_misses_total else ''),
             (f'{t.skipped_periods_total:,}', 'bad' if t.skipped_periods_total else ''),
             (f'{t.messages_lost_total:,}', ''), (_num(t.last_rate_wall_hz, 1), ''),
-            (_num(t.period_ms, 3), ''), (_num(t.worst_interval_wall_max_ms), ''),
-            (_num(t.worst_interval_wall_p99_ms), ''), (_num(t.worst_interval_sim_max_ms), ''),
-            (_num(t.worst_response_max_ms), ''), (str(t.monitor_restarts), ''),
+            (_num(t.period_ms, 3), ''), (_num(t.worst_interval_wall_max_ms, 2), ''),
+            (_num(t.worst_interval_wall_p99_ms, 2), ''),
+            (_num(t.worst_interval_sim_max_ms, 2), ''),
+            (_num(t.worst_response_max_ms, 2), ''), (str(t.monitor_restarts), ''),
             (LEVELS.get(t.worst_level, str(t.worst_level)), '')]))
     html = f'<table>{head}{"".join(rows)}</table>'
     clock = recorded.clock

@@ -8,12 +8,12 @@ rather than pyplot, so nothing global (backend, open figures) is touched.
 from __future__ import annotations
 
 import io
-import math
 from typing import Any
 
 import numpy as np
 
 from ros2_deadline_monitor.core.errors import MonitorError
+from ros2_deadline_monitor.core.units import to_ms
 
 from .accumulate import Timeline, ValueSketch
 from .results import BagResult, TopicResult
@@ -52,18 +52,14 @@ def _png(figure: Any) -> bytes:
     return buffer.getvalue()
 
 
-def _ms(ns: float | int | None) -> float:
-    return math.nan if ns is None else ns / 1e6
-
-
 def _period_lines(ax: Any, topic: TopicResult, with_jitter: bool = True) -> None:
     if topic.period_ns is None:
         return
-    ax.axhline(_ms(topic.period_ns), color='0.35', linestyle='--', linewidth=1,
-               label=f'period T = {_ms(topic.period_ns):g} ms')
+    ax.axhline(to_ms(topic.period_ns), color='0.35', linestyle='--', linewidth=1,
+               label=f'period T = {to_ms(topic.period_ns):g} ms')
     if with_jitter and topic.jitter_ns:
-        ax.axhline(_ms(topic.period_ns + topic.jitter_ns), color='0.35', linestyle=':',
-                   linewidth=1, label=f'T + J = {_ms(topic.period_ns + topic.jitter_ns):g} ms')
+        ax.axhline(to_ms(topic.period_ns + topic.jitter_ns), color='0.35', linestyle=':',
+                   linewidth=1, label=f'T + J = {to_ms(topic.period_ns + topic.jitter_ns):g} ms')
 
 
 def _series(ax: Any, timeline: Timeline, column: str, color: str, label: str,
@@ -213,8 +209,8 @@ def timeline_figure(topic: TopicResult, timeline: Timeline, windows: list[Any], 
     _series(ax, timeline, 'response', '#8c564b',
             f'response = end - scheduled slot ({topic.timer_clock} clock)')
     if topic.deadline_ns is not None:
-        ax.axhline(_ms(topic.deadline_ns), color=MISS_COLOR, linestyle='--', linewidth=1,
-                   label=f'deadline D = {_ms(topic.deadline_ns):g} ms')
+        ax.axhline(to_ms(topic.deadline_ns), color=MISS_COLOR, linestyle='--', linewidth=1,
+                   label=f'deadline D = {to_ms(topic.deadline_ns):g} ms')
     raw = timeline.raw_points()
     if not many and raw is not None and raw['missed'].any():
         missed = raw['missed']
@@ -260,7 +256,7 @@ def ecdf_figure(topics: tuple[TopicResult, ...], sketches: dict[str, dict[str, V
                        label=label)
         if topic.period_ns is not None:
             for ax in (left, right):
-                ax.axvline(_ms(topic.period_ns), color=color, linestyle=':', linewidth=1)
+                ax.axvline(to_ms(topic.period_ns), color=color, linestyle=':', linewidth=1)
     for ax in (left, right):
         ax.set_xscale('log')
         _ms_ticks(ax)
@@ -290,15 +286,15 @@ def lateness_figure(topic: TopicResult, sketch: ValueSketch) -> bytes:
                color=WALL_COLOR, alpha=0.8, log=True, label=f'{sketch.count:,} cycles')
         ax.set_ylim(bottom=0.7)
     if topic.jitter_ns is not None:
-        ax.axvline(_ms(topic.jitter_ns), color='0.35', linestyle=':', linewidth=1,
-                   label=f'jitter tolerance J = {_ms(topic.jitter_ns):g} ms')
+        ax.axvline(to_ms(topic.jitter_ns), color='0.35', linestyle=':', linewidth=1,
+                   label=f'jitter tolerance J = {to_ms(topic.jitter_ns):g} ms')
     if topic.period_ns is not None and topic.lateness_max_ns >= topic.period_ns:
-        ax.axvline(_ms(topic.period_ns), color=MISS_COLOR, linestyle='--', linewidth=1,
-                   label=f'one period = {_ms(topic.period_ns):g} ms')
+        ax.axvline(to_ms(topic.period_ns), color=MISS_COLOR, linestyle='--', linewidth=1,
+                   label=f'one period = {to_ms(topic.period_ns):g} ms')
     ax.set_xlabel(f'lateness = cycle start - scheduled slot [ms] ({topic.timer_clock} clock)')
     ax.set_ylabel('cycles (log)')
-    ax.set_title(f'{topic.topic}: lateness, max {_ms(topic.lateness_max_ns):.2f} ms, '
-                 f'mean {_ms(topic.lateness_mean_ns):.3f} ms')
+    ax.set_title(f'{topic.topic}: lateness, max {to_ms(topic.lateness_max_ns):.2f} ms, '
+                 f'mean {to_ms(topic.lateness_mean_ns):.3f} ms')
     ax.grid(alpha=0.3)
     ax.legend(loc='upper right', fontsize=8)
     return _png(figure)

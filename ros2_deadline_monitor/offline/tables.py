@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import csv
 from dataclasses import fields, is_dataclass
+from functools import partial
 import math
 from typing import Any, TextIO
 
+from ros2_deadline_monitor.core import format as fmt
 from ros2_deadline_monitor.core.reports import IntervalSummary
 
 from .results import BagResult, ClockResult, RecordedStats, TopicResult
@@ -98,24 +100,9 @@ def write_csv(result: BagResult, stream: TextIO) -> None:
 
 # -- text table ----------------------------------------------------------------------------
 
-def _ms(ns: float | int | None, digits: int = 2) -> str:
-    if ns is None or (isinstance(ns, float) and math.isnan(ns)):
-        return '-'
-    return f'{ns / 1e6:.{digits}f}'
-
-
-def _num(value: float | None, digits: int = 1) -> str:
-    if value is None or math.isnan(value):
-        return '-'
-    return f'{value:.{digits}f}'
-
-
-def _rel_s(at_ns: float | None, t0_ns: int) -> str:
-    if at_ns is None or (isinstance(at_ns, float) and math.isnan(at_ns)):
-        return '-'
-    return f'+{(at_ns - t0_ns) / 1e9:.2f} s'
-
-
+_ms = partial(fmt.ms, missing='-')
+_num = partial(fmt.number, missing='-')
+_rel_s = partial(fmt.since_s, digits=2, missing='-')
 def render(header: list[tuple[str, str]], rows: list[list[str]],
            groups: tuple[tuple[int, int, str], ...] = ()) -> str:
     """Align ``rows`` under ``header`` (name, 'l' or 'r'), column 0 always left-aligned.
@@ -155,9 +142,9 @@ def _topic_rows(topics: tuple[TopicResult, ...]) -> str:
         sim: IntervalSummary = t.interval_sim
         period = _ms(t.period_ns, 3) + ('*' if t.period_learned else '')
         rows.append([
-            t.topic, f'{t.messages_total:,}', _num(t.rate_wall_hz), period, t.timer_clock,
-            _ms(wall.mean_ns), _ms(wall.max_ns), _ms(wall.p99_ns),
-            _ms(sim.mean_ns), _ms(sim.max_ns), _ms(sim.p99_ns),
+            t.topic, f'{t.messages_total:,}', _num(t.rate_wall_hz, 1), period, t.timer_clock,
+            _ms(wall.mean_ns, 2), _ms(wall.max_ns, 2), _ms(wall.p99_ns, 2),
+            _ms(sim.mean_ns, 2), _ms(sim.max_ns, 2), _ms(sim.p99_ns, 2),
             f'{t.deadline_misses_total:,}', t.rule, f'{t.skipped_periods_total:,}',
             f'{t.messages_lost_total:,}'])
     return render(header, rows, groups)
@@ -190,7 +177,7 @@ def _recorded_table(recorded: RecordedStats, t0_ns: int) -> str:
         rows.append([
             t.topic, f'{t.reports:,}', f'{t.messages_total:,}', f'{t.deadline_misses_total:,}',
             f'{t.skipped_periods_total:,}', f'{t.messages_lost_total:,}',
-            _num(t.last_rate_wall_hz), _num(t.period_ms, 3) + ('*' if t.period_learned else ''),
+            _num(t.last_rate_wall_hz, 1), _num(t.period_ms, 3) + ('*' if t.period_learned else ''),
             t.timer_clock, _num(t.worst_interval_wall_max_ms, 2),
             _num(t.worst_interval_wall_p99_ms, 2), _num(t.worst_interval_sim_max_ms, 2),
             _num(t.worst_interval_sim_p99_ms, 2), _num(t.worst_response_max_ms, 2),
@@ -226,7 +213,8 @@ def format_table(result: BagResult) -> str:
             details = (f'{t.topic}: deadline {_ms(t.deadline_ns, 3)} ms, jitter '
                        f'{_ms(t.jitter_ns, 3)} ms, start from {t.start_source}, timer clock '
                        f'{t.timer_clock} ({t.clock_choice}), lateness max '
-                       f'{_ms(t.lateness_max_ns)} ms, response max {_ms(t.response_max_ns)} ms')
+                       f'{_ms(t.lateness_max_ns, 2)} ms, response max '
+                       f'{_ms(t.response_max_ns, 2)} ms')
             if t.note:
                 details += f'; {t.note}'
             legend.append(details)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 import json
 import math
 import os
@@ -25,6 +26,7 @@ import threading
 import time
 from typing import Any
 
+from ..core import format as fmt
 from ..core.cycles import count_cycles
 from .cycle_record import CycleRecord
 
@@ -263,14 +265,7 @@ def _wait_for_monitor(listener: StatsListener, cycles: int, timeout_s: float) ->
     return messages
 
 
-def _fmt(value: Any, digits: int = 3) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return '-'
-    if isinstance(value, float):
-        return f'{value:.{digits}f}'
-    return str(value)
-
-
+_fmt = partial(fmt.number, missing='-')
 def format_phase(result: PhaseResult) -> str:
     """One table: the controller's own record next to the monitor's measurement."""
     t, m, c = result.truth, result.monitor, result.sim_clock

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 import math
 from pathlib import Path
 import sys
@@ -35,6 +36,7 @@ from rclpy.utilities import remove_ros_args
 from rosgraph_msgs.msg import Clock
 from std_msgs.msg import Float64
 
+from ros2_deadline_monitor.core import format as fmt
 from ros2_deadline_monitor.core.config import NS_PER_MS, NS_PER_S
 from ros2_deadline_monitor.core.errors import ConfigError
 from ros2_deadline_monitor.core.parameters import ParamSpec
@@ -518,9 +520,6 @@ class SimClockNode(Node):
             + (f', {self.reanchors} re-anchors' if self.reanchors else ''))
 
 
-def _fmt(value: float | None) -> str:
-    return 'n/a' if value is None or not math.isfinite(value) else f'{value:.4f}'
-
-
+_fmt = partial(fmt.number, digits=4)
 if __name__ == '__main__':
     sys.exit(main())

@@ -75,3 +75,26 @@ def test_a_reset_is_named_next_to_a_low_rtf():
     level, text = clock_level(clock.report(S), Thresholds(), S, 1.0, True)
     assert level == Level.ERROR
     assert 'below' in text and 'jumped back 1 time(s)' in text
+
+
+def test_reasons_are_rounded_and_tell_a_figure_from_its_limit():
+    from ros2_deadline_monitor.core.reports import ClockReport
+
+    r = replace(topic_report(), timeout_ns=1_005_500_000)
+    level, reason = topic_level(r, Thresholds(), r.last_arrival_wall_ns + 1_234_000_000)
+    assert level == Level.ERROR
+    assert reason == 'no message for 1.23 s (timeout 1.01 s)'
+    clock = ClockReport(
+        messages_total=10, messages=10, window_wall_ns=S, window_sim_ns=S, sim_time_ns=S,
+        rtf=0.9497, rtf_total=0.95, rtf_bin_ns=100 * MS, rtf_bin_min=0.9, rtf_bin_min_at_ns=S,
+        rtf_bin_max=1.0, step_ns=MS, max_wall_gap_ns=MS, max_wall_gap_at_ns=S, resets_total=0,
+        resets=0, paused=False, last_wall_ns=S)
+    t = Thresholds(rtf_warn_fraction=0.95, rtf_error_fraction=0.5)
+    level, reason = clock_level(clock, t, S, 1.0, True)
+    assert level == Level.WARN
+    assert reason == 'RTF 0.9497 below 0.9500 (95% of target 1)'
+    level, reason = clock_level(replace(clock, rtf=0.3), t, S, 0.5, True)
+    assert reason == 'RTF 0.300 below 0.475 (95% of target 0.5)'
+    level, reason = topic_level(topic_report(late_every=5), Thresholds(miss_ratio_error=0.1),
+                                S + 1000 * MS)
+    assert level == Level.ERROR and reason.startswith('miss ratio 19.0 % above 10.0 %: ')

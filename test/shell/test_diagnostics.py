@@ -7,84 +7,65 @@ PYTHONPATH pointing at its source); both must give the same array.
 
 from __future__ import annotations
 
-import math
 import re
 
 import pytest
 
-from ros2_deadline_monitor.core.reports import (
-    ClockReport,
-    HostReport,
-    IntervalSummary,
-    Level,
-    TopicReport,
-)
+from ros2_deadline_monitor.core.reports import Level
 from ros2_deadline_monitor.shell import diagnostics
 from ros2_deadline_monitor.shell.optional import diagnostic_updater
 
-NAN = math.nan
-UNIT = re.compile(r'\((ms|s|Hz|%|bytes|bytes/s|MB|p99/p50)\)$')
+UNIT = re.compile(r'\((ms|s|Hz|%|bytes|bytes/s|MB|p99/p50|s since start|s sim time)\)$')
 COUNTS = {'messages', 'deadline misses', 'skipped periods', 'messages lost', 'intervals wall',
           'intervals sim', 'messages total', 'deadline misses total', 'skipped periods total',
           'messages lost total', 'malformed total', 'QoS deadline events total',
           'sim resets total', 'sim resets', 'monitor minor faults', 'cgroup periods',
-          'cgroup throttled periods'}
-WORDS = {'topic', 'type', 'rule', 'start source', 'arrival timestamp', 'timer clock',
-         'period learned', 'RTF', 'RTF total', 'RTF target', 'simulator RTF', 'clock topic',
-         'paused', 'cgroup cpu.stat', 'RTF min bin', 'RTF max bin', 'clock publishers'}
+          'cgroup throttled periods', 'reader queue depth', 'queue overflows total',
+          'clock publishers'}
+WORDS = {'topic', 'type', 'publishers', 'rule', 'start source', 'arrival timestamp',
+         'timer clock', 'period learned', 'RTF', 'RTF total', 'RTF target', 'simulator RTF',
+         'clock topic', 'paused', 'cgroup cpu.stat', 'RTF min bin', 'RTF max bin', 'receive',
+         'messages lost includes'}
 
 
-def topic_report(**changes) -> TopicReport:
-    values = dict(
-        name='imu', topic='/imu', rule='response', start_source='header', timer_clock='sim',
-        period_learned=False, period_ns=10_000_000, deadline_ns=10_000_000, jitter_ns=500_000,
-        wall_budget_ns=10_500_000, timeout_ns=1_000_000_000, window_wall_ns=5_000_000_000,
-        window_sim_ns=5_000_000_000, messages_total=500, deadline_misses_total=20,
-        skipped_periods_total=10, messages_lost_total=0, malformed_total=0,
-        qos_deadline_events_total=0, resets_total=0, messages=500,
-        deadline_misses=20, skipped_periods=10, messages_lost=0, loss_known=True,
-        miss_ratio=0.04, rate_wall_hz=98.0, rate_sim_hz=98.0,
-        interval_wall=IntervalSummary('wall', 499, 10.2e6, 7.4e6, 22.5e6, 1e9, 10e6, 10.1e6,
-                                      22e6, 2.2, 20, 10, 10),
-        interval_sim=IntervalSummary('sim'), lateness_mean_ns=1e5, lateness_max_ns=12.5e6,
-        response_mean_ns=2e5, response_max_ns=22.6e6, response_p99_ns=22e6,
-        size_mean_bytes=16.0, size_max_bytes=16.0, bandwidth_bytes_per_s=1600.0,
-        age_mean_ns=NAN, age_max_ns=NAN, last_arrival_wall_ns=5_000_000_000)
-    values.update(changes)
-    return TopicReport(**values)
+def test_statuses_of_a_snapshot_name_topic_clock_and_host(snapshots):
+    invalid = snapshots.topic('bad/id', topic='', report=None, level=Level.ERROR,
+                              reason='invalid configuration: period_ms: must be > 0')
+    snap = snapshots.snapshot(topics=[snapshots.topic(), invalid])
+    statuses = diagnostics.statuses(snap, 'hw-1')
+    assert [s.name for s in statuses] == ['topic imu', 'topic bad_id', 'clock', 'host']
+    assert [s.level for s in statuses] == [bytes([1]), bytes([2]), bytes([0]), bytes([1])]
+    assert statuses[0].message == snap.topics[0].reason
+    assert statuses[1].message.startswith('invalid configuration') and not statuses[1].values
+    assert {s.hardware_id for s in statuses} == {'hw-1'}
+    assert statuses[2].message == 'RTF 1.000'
 
 
-def clock_report() -> ClockReport:
-    return ClockReport(
-        messages_total=5000, messages=1000, window_wall_ns=1_000_000_000,
-        window_sim_ns=999_500_000, sim_time_ns=1005 * 10**9, rtf=0.9995, rtf_total=1.0,
-        rtf_bin_ns=100_000_000, rtf_bin_min=0.98, rtf_bin_min_at_ns=1.5e9, rtf_bin_max=1.01,
-        step_ns=1e6, max_wall_gap_ns=3e6, max_wall_gap_at_ns=2e9, resets_total=0, resets=0,
-        paused=False, last_wall_ns=5_000_000_000)
-
-
-def test_every_key_names_its_unit_or_is_a_count_or_a_word():
-    pairs = (diagnostics.topic_values(topic_report(), 'sensor_msgs/msg/Imu',
-                                      'received_timestamp', 1.0, 5_100_000_000)
-             + diagnostics.clock_values(clock_report(), '/clock', 1.0, NAN)
-             + diagnostics.host_values(HostReport(), 2_000_000))
-    for key, value in pairs:
-        assert isinstance(value, str)
-        assert (UNIT.search(key) or key in COUNTS or key in WORDS
-                or key.startswith('intervals ')), key
-        if key in COUNTS and value != 'n/a':
-            assert value.isdigit() or value.startswith('unknown'), (key, value)
-    values = dict(pairs)
+def test_every_key_names_its_unit_or_is_a_count_or_a_word(snapshots):
+    snap = snapshots.snapshot()
+    for status in diagnostics.statuses(snap):
+        for kv in status.values:
+            key, value = kv.key, kv.value
+            assert isinstance(value, str)
+            assert (UNIT.search(key) or key in COUNTS or key in WORDS
+                    or key.startswith('intervals ')), key
+            if key in COUNTS and value != 'n/a':
+                assert value.isdigit() or value.startswith('unknown'), (key, value)
+    values = {kv.key: kv.value for kv in diagnostics.statuses(snap)[0].values}
     assert values['max interval wall (ms)'] == '22.500'
     assert values['deadline misses'] == '20'
     assert values['skipped periods'] == '10'
-    assert values['mean age (ms)'] == 'n/a'
-    assert values['since last message (s)'] == '0.100'
+    assert values['since last message (s)'] == '0.1'
     assert values['RTF'] == '1.000'
-    assert values['stats timer late (ms)'] == '2.000'
-    assert values['RTF bin (s)'] == '0.100' and values['RTF min bin'] == '0.980'
-    lost = dict(diagnostics.topic_values(topic_report(loss_known=False), '', '', NAN, 0))
-    assert lost['messages lost'].startswith('unknown')
+    host = {kv.key: kv.value for kv in diagnostics.statuses(snap)[-1].values}
+    assert host['stats timer late (ms)'] == '2.000'
+
+
+def test_the_inspector_starts_with_misses_skips_max_interval_and_rtf(snapshots):
+    topic = diagnostics.statuses(snapshots.snapshot())[0]
+    assert [kv.key for kv in topic.values[:5]] == [
+        'deadline misses', 'skipped periods', 'max interval wall (ms)', 'max interval sim (ms)',
+        'RTF']
 
 
 def _statuses(hardware_id: str):

@@ -1,0 +1,461 @@
+"""The one table of figures: diagnostic keys, units, descriptions, message fields.
+
+Every output that lists figures by name reads them from here, so they cannot fall out of
+step: ``shell/diagnostics.py`` builds its key/value pairs from ``TOPIC``, ``CLOCK`` and
+``HOST``; the README's key list is generated from them (``python -m
+ros2_deadline_monitor.core.figures --write README.md``, checked by a test); a test checks
+each ``field`` against the generated messages and their values against
+``shell/conversions.py``.
+
+The order of each table is the order ``rqt_robot_monitor`` shows: the headline figures
+first, configuration and the way messages are received last. A figure whose getter returns
+None or NaN has nothing to measure and is left out of the diagnostics, unless it is
+``always`` shown (counters and the names a script looks up). Points in time on the wall
+clock read as seconds since the session started; sim times as sim seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+import math
+from pathlib import Path
+import sys
+from typing import Any
+
+from . import format as fmt
+from .reports import IntervalSummary, TopicReport
+from .snapshot import ClockSnapshot, HostSnapshot, Snapshot, TopicSnapshot
+from .units import to_ms, to_s
+
+__all__ = ['CLOCK', 'Figure', 'HOST', 'TOPIC', 'key_values', 'markdown', 'tables']
+
+Value = int | float | str | bool | None
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One figure: how it is named, measured and shown, and where it goes in a message."""
+
+    name: str
+    unit: str
+    """Shown in the key, e.g. 'ms', 's since start', '%'; '' for counts and words."""
+    description: str
+    get: Callable[[Snapshot, Any], Value]
+    """Value in ``unit`` from the snapshot and its part (a topic, the clock, the host)."""
+    group: str
+    field: str | None = None
+    """Dotted path of the same value in the part's stats message, when there is one."""
+    field_scale: float = 1.0
+    """Shown value = message field x ``field_scale`` (100 for a ratio shown in %)."""
+    digits: int = 3
+    always: bool = False
+    """Shown even with nothing to measure (reads 'n/a'): counters, names scripts look up."""
+
+    @property
+    def key(self) -> str:
+        """The diagnostic key: the name with its unit."""
+        return f'{self.name} ({self.unit})' if self.unit else self.name
+
+    def value(self, snapshot: Snapshot, part: Any) -> Value:
+        """Return the figure's value in its unit (None or NaN: nothing to measure)."""
+        return self.get(snapshot, part)
+
+    def text(self, snapshot: Snapshot, part: Any) -> str | None:
+        """Return the value as people read it, or None when it is left out."""
+        value = self.get(snapshot, part)
+        if fmt.is_missing(value):
+            return fmt.NOT_AVAILABLE if self.always else None
+        if isinstance(value, bool):
+            return fmt.flag(value)
+        if isinstance(value, str):
+            return value
+        return fmt.number(value, self.digits)
+
+
+def key_values(figures: Sequence[Figure], snapshot: Snapshot, part: Any) -> list[tuple[str, str]]:
+    """Key/value pairs of ``part`` in table order, leaving out what has nothing to measure."""
+    pairs = []
+    for figure in figures:
+        text = figure.text(snapshot, part)
+        if text is not None:
+            pairs.append((figure.key, text))
+    return pairs
+
+
+# -- getters -------------------------------------------------------------------------------
+
+def _r(read: Callable[[TopicReport], Value]) -> Callable[[Snapshot, TopicSnapshot], Value]:
+    """Read a value from a topic's report (the diagnostics skip topics without one)."""
+    return lambda snapshot, topic: read(topic.report)
+
+
+def _since_start(snapshot: Snapshot, at_ns: int | None) -> float:
+    """Return a wall (system-clock) point in time as seconds since the session started."""
+    return math.nan if at_ns is None else to_s(at_ns - snapshot.start_wall_ns)
+
+
+def _since_last(snapshot: Snapshot, topic: TopicSnapshot) -> float:
+    last = topic.report.last_arrival_wall_ns
+    return math.nan if last is None else to_s(snapshot.wall_ns - last)
+
+
+def _lost(snapshot: Snapshot, topic: TopicSnapshot) -> Value:
+    report = topic.report
+    return report.messages_lost if report.loss_known else 'unknown (several writers)'
+
+
+def _publishers(snapshot: Snapshot, topic: TopicSnapshot) -> str | None:
+    return ', '.join(topic.publishers) or None
+
+
+def _receive(snapshot: Snapshot, topic: TopicSnapshot) -> str | None:
+    receive = topic.receive
+    if receive.mode == 'batched':
+        return f'batched every {receive.take_period_ns / 1e6:g} ms'
+    if receive.mode == 'callback':
+        return 'callback per message'
+    return None
+
+
+def _batched(read: Callable[[TopicSnapshot], Value]) -> Callable[[Snapshot, TopicSnapshot], Value]:
+    """Only a batched reader has a queue of its own."""
+    return lambda snapshot, topic: read(topic) if topic.receive.mode == 'batched' else None
+
+
+def _rtf(snapshot: Snapshot, part: Any) -> float:
+    return snapshot.clock.report.rtf
+
+
+# -- topic figures ---------------------------------------------------------------------------
+
+HEADLINE = 'headline'
+TOTALS = 'totals'
+CYCLES = 'per cycle'
+CONFIGURATION = 'configuration'
+RECEIVE = 'receive'
+DETAILS = 'details'
+
+
+def _intervals(clock: str) -> tuple[Figure, ...]:
+    """Return the interval statistics on one clock (the max is a headline figure)."""
+    def summary(topic: TopicSnapshot) -> IntervalSummary:
+        return topic.report.interval_wall if clock == 'wall' else topic.report.interval_sim
+
+    def measured(read: Callable[[IntervalSummary], Value]) -> Callable[..., Value]:
+        def get(snapshot: Snapshot, topic: TopicSnapshot) -> Value:
+            s = summary(topic)
+            return read(s) if s.count else None
+        return get
+
+    def against_period(read: Callable[[IntervalSummary], Value]) -> Callable[..., Value]:
+        def get(snapshot: Snapshot, topic: TopicSnapshot) -> Value:
+            s = summary(topic)
+            return read(s) if s.count and topic.report.period_ns is not None else None
+        return get
+
+    def max_at(snapshot: Snapshot, topic: TopicSnapshot) -> Value:
+        s = summary(topic)
+        if s.max_at_ns is None:
+            return None
+        return _since_start(snapshot, s.max_at_ns) if clock == 'wall' else to_s(s.max_at_ns)
+
+    group = f'intervals {clock}'
+    field = f'interval_{clock}'
+    figures = [
+        Figure(f'intervals {clock}', '', 'intervals between cycle starts in the window',
+               lambda snapshot, topic: summary(topic).count, group, f'{field}.count',
+               always=True),
+        Figure(f'mean interval {clock}', 'ms', 'mean interval',
+               measured(lambda s: to_ms(s.mean_ns)), group, f'{field}.mean_ms'),
+        Figure(f'min interval {clock}', 'ms', 'shortest interval',
+               measured(lambda s: to_ms(s.min_ns)), group, f'{field}.min_ms'),
+        Figure(f'max interval {clock} at', 's since start' if clock == 'wall' else 's sim time',
+               'end of the longest interval' + (', seconds since the monitor started'
+                                                if clock == 'wall' else ', in sim time'),
+               max_at, group, None if clock == 'wall' else f'{field}.max_at_s', digits=2),
+        Figure(f'p50 interval {clock}', 'ms', 'median interval (linear interpolation)',
+               measured(lambda s: to_ms(s.p50_ns)), group, f'{field}.p50_ms'),
+        Figure(f'p95 interval {clock}', 'ms', '95th percentile interval',
+               measured(lambda s: to_ms(s.p95_ns)), group, f'{field}.p95_ms'),
+        Figure(f'p99 interval {clock}', 'ms', '99th percentile interval',
+               measured(lambda s: to_ms(s.p99_ns)), group, f'{field}.p99_ms'),
+        Figure(f'tail amplification {clock}', 'p99/p50', 'how much longer the tail is',
+               measured(lambda s: s.tail_amplification), group, f'{field}.tail_amplification',
+               digits=2),
+        Figure(f'intervals {clock} over period', '', 'intervals longer than the period T',
+               against_period(lambda s: s.over_period), group, f'{field}.over_period'),
+        Figure(f'intervals {clock} over period+jitter', '',
+               'intervals longer than T + J (late by the interval rule)',
+               against_period(lambda s: s.over_period_plus_jitter), group,
+               f'{field}.over_period_plus_jitter'),
+    ]
+    if clock == 'wall':
+        figures.append(Figure(
+            'intervals wall over wall budget', '',
+            'wall intervals longer than the wall budget per cycle',
+            measured(lambda s: s.over_wall_budget), group, f'{field}.over_wall_budget'))
+    return tuple(figures)
+
+
+def _max_interval(clock: str) -> Figure:
+    def get(snapshot: Snapshot, topic: TopicSnapshot) -> float:
+        s = topic.report.interval_wall if clock == 'wall' else topic.report.interval_sim
+        return to_ms(s.max_ns)
+    return Figure(f'max interval {clock}', 'ms',
+                  f'longest interval between cycle starts on the {clock} clock in the window',
+                  get, HEADLINE, f'interval_{clock}.max_ms')
+
+
+TOPIC: tuple[Figure, ...] = (
+    Figure('deadline misses', '', 'cycles that missed their deadline in the window, by the rule',
+           _r(lambda r: r.deadline_misses), HEADLINE, 'deadline_misses', always=True),
+    Figure('skipped periods', '', "timer periods skipped in the window (rcl's timer rule)",
+           _r(lambda r: r.skipped_periods), HEADLINE, 'skipped_periods', always=True),
+    _max_interval('wall'),
+    _max_interval('sim'),
+    Figure('RTF', '', 'real time factor of /clock over the stats window', _rtf, HEADLINE),
+    Figure('messages', '', 'messages in the window', _r(lambda r: r.messages), HEADLINE,
+           'messages', always=True),
+    Figure('messages lost', '',
+           'gaps in publication sequence numbers in the window; `unknown` with several writers',
+           _lost, HEADLINE, 'messages_lost', always=True),
+    Figure('miss ratio', '%', 'deadline misses / messages in the window',
+           _r(lambda r: r.miss_ratio * 100 if r.messages else math.nan), HEADLINE,
+           'miss_ratio', field_scale=100, digits=2),
+    Figure('max response', 'ms', 'longest end - scheduled slot, on the timer clock',
+           _r(lambda r: to_ms(r.response_max_ns)), HEADLINE, 'response_max_ms'),
+    Figure('rate wall', 'Hz', 'message rate on the wall clock', _r(lambda r: r.rate_wall_hz),
+           HEADLINE, 'rate_wall_hz', digits=2),
+    Figure('rate sim', 'Hz', 'message rate on the sim clock', _r(lambda r: r.rate_sim_hz),
+           HEADLINE, 'rate_sim_hz', digits=2),
+    Figure('since last message', 's', 'wall time since the last message', _since_last,
+           HEADLINE, 'since_last_message_s', digits=1),
+
+    Figure('messages total', '', 'messages since start', _r(lambda r: r.messages_total),
+           TOTALS, 'messages_total', always=True),
+    Figure('deadline misses total', '', 'deadline misses since start',
+           _r(lambda r: r.deadline_misses_total), TOTALS, 'deadline_misses_total', always=True),
+    Figure('skipped periods total', '', 'skipped periods since start',
+           _r(lambda r: r.skipped_periods_total), TOTALS, 'skipped_periods_total', always=True),
+    Figure('messages lost total', '', 'messages lost since start',
+           _r(lambda r: r.messages_lost_total), TOTALS, 'messages_lost_total', always=True),
+    Figure('malformed total', '', 'raw messages too short or of unknown encoding',
+           _r(lambda r: r.malformed_total), TOTALS, 'malformed_total', always=True),
+    Figure('QoS deadline events total', '', "middleware 'requested deadline missed' events",
+           _r(lambda r: r.qos_deadline_events_total), TOTALS, 'qos_deadline_events_total',
+           always=True),
+    Figure('sim resets total', '', "sim-time resets that cleared this topic's sim state",
+           _r(lambda r: r.resets_total), TOTALS, 'resets_total', always=True),
+
+    Figure('mean response', 'ms', 'mean end - scheduled slot', _r(lambda r: to_ms(
+        r.response_mean_ns)), CYCLES, 'response_mean_ms'),
+    Figure('p99 response', 'ms', '99th percentile response', _r(lambda r: to_ms(
+        r.response_p99_ns)), CYCLES, 'response_p99_ms'),
+    Figure('mean lateness', 'ms', 'mean start - scheduled slot, on the timer clock',
+           _r(lambda r: to_ms(r.lateness_mean_ns)), CYCLES, 'lateness_mean_ms'),
+    Figure('max lateness', 'ms', 'longest start - scheduled slot',
+           _r(lambda r: to_ms(r.lateness_max_ns)), CYCLES, 'lateness_max_ms'),
+    Figure('mean age', 'ms', 'mean arrival - header stamp (messages with a header)',
+           _r(lambda r: to_ms(r.age_mean_ns)), CYCLES, 'age_mean_ms'),
+    Figure('max age', 'ms', 'longest arrival - header stamp', _r(lambda r: to_ms(
+        r.age_max_ns)), CYCLES, 'age_max_ms'),
+    Figure('mean size', 'bytes', 'mean serialized size', _r(lambda r: r.size_mean_bytes),
+           CYCLES, 'size_mean_bytes', digits=1),
+    Figure('max size', 'bytes', 'largest serialized size', _r(lambda r: r.size_max_bytes),
+           CYCLES, 'size_max_bytes', digits=0),
+    Figure('bandwidth', 'bytes/s', 'serialized bytes per wall second',
+           _r(lambda r: r.bandwidth_bytes_per_s), CYCLES, 'bandwidth_bytes_per_s', digits=1),
+
+    *_intervals('wall'),
+    *_intervals('sim'),
+
+    Figure('topic', '', 'fully qualified topic name', lambda snapshot, topic: topic.topic,
+           CONFIGURATION, 'topic', always=True),
+    Figure('type', '', "message type, e.g. 'sensor_msgs/msg/Imu' (once discovered)",
+           lambda snapshot, topic: topic.type_name or None, CONFIGURATION, 'type'),
+    Figure('publishers', '', 'nodes publishing the topic, from the graph', _publishers,
+           CONFIGURATION),
+    Figure('rule', '', '`interval` or `response`: what counts as a deadline miss',
+           _r(lambda r: r.rule), CONFIGURATION, 'rule', always=True),
+    Figure('start source', '', '`header` (stamp = cycle start) or `arrival`',
+           _r(lambda r: r.start_source), CONFIGURATION, 'start_source'),
+    Figure('arrival timestamp', '', 'the middleware timestamp that ends a cycle',
+           lambda snapshot, topic: snapshot.arrival_timestamp, CONFIGURATION, 'arrival_source'),
+    Figure('timer clock', '', 'clock of the producing timer: `sim` or `wall`',
+           _r(lambda r: r.timer_clock), CONFIGURATION, 'timer_clock'),
+    Figure('period', 'ms', 'expected period T (configured or learned)',
+           _r(lambda r: to_ms(r.period_ns)), CONFIGURATION, 'period_ms'),
+    Figure('period learned', '', 'true when T was learned from the first window (once known)',
+           _r(lambda r: r.period_learned if r.period_ns is not None else None), CONFIGURATION,
+           'period_learned'),
+    Figure('deadline', 'ms', 'deadline D', _r(lambda r: to_ms(r.deadline_ns)), CONFIGURATION,
+           'deadline_ms'),
+    Figure('jitter tolerance', 'ms', 'slack J on intervals', _r(lambda r: to_ms(r.jitter_ns)),
+           CONFIGURATION, 'jitter_tolerance_ms'),
+    Figure('wall budget', 'ms', 'wall-clock budget per cycle',
+           _r(lambda r: to_ms(r.wall_budget_ns)), CONFIGURATION, 'wall_budget_ms'),
+    Figure('timeout', 's', 'silence after which the topic is an error',
+           _r(lambda r: to_s(r.timeout_ns)), CONFIGURATION, digits=2),
+    Figure('window wall', 's', 'wall span of the window figures',
+           _r(lambda r: to_s(r.window_wall_ns)), CONFIGURATION, 'window_wall_s', digits=2),
+    Figure('window sim', 's', 'sim span of the window figures',
+           _r(lambda r: to_s(r.window_sim_ns)), CONFIGURATION, 'window_sim_s', digits=2),
+
+    Figure('receive', '', '`batched every X ms` (takes on a steady timer) or '
+           '`callback per message`', _receive, RECEIVE),
+    Figure('reader queue depth', '', "depth of the batched reader's queue",
+           _batched(lambda topic: topic.receive.queue_depth), RECEIVE),
+    Figure('queue overflows total', '', "times the batched reader's queue was full",
+           _batched(lambda topic: topic.receive.queue_overflows_total), RECEIVE),
+    Figure('messages lost includes', '', 'reminder: a full reader queue counts as lost',
+           _batched(lambda topic: 'messages dropped by a full reader queue'), RECEIVE),
+)
+
+
+# -- clock figures ---------------------------------------------------------------------------
+
+def _c(read: Callable[[Any], Value]) -> Callable[[Snapshot, ClockSnapshot], Value]:
+    """Read a value from the clock's report."""
+    return lambda snapshot, clock: read(clock.report)
+
+
+CLOCK: tuple[Figure, ...] = (
+    Figure('RTF', '', 'real time factor (sim / wall) over the stats window',
+           _c(lambda r: r.rtf), HEADLINE, 'rtf', always=True),
+    Figure('RTF target', '', 'the RTF the simulator should reach',
+           lambda snapshot, clock: clock.target_rtf, HEADLINE),
+    Figure('simulator RTF', '', "the simulator's own figure, when a topic carries it",
+           lambda snapshot, clock: clock.simulator_rtf, HEADLINE, 'simulator_rtf'),
+    Figure('RTF min bin', '', 'worst fixed wall window in the stats window',
+           _c(lambda r: r.rtf_bin_min), HEADLINE, 'rtf_bin_min'),
+    Figure('max wall gap', 'ms', 'longest wall time between two /clock messages',
+           _c(lambda r: to_ms(r.max_wall_gap_ns)), HEADLINE, 'max_wall_gap_ms'),
+    Figure('paused', '', 'sim time did not advance while /clock kept arriving',
+           _c(lambda r: r.paused if r.messages_total else None), HEADLINE, 'paused'),
+    Figure('sim resets', '', 'sim time jumped back (world reset) in the window',
+           _c(lambda r: r.resets), HEADLINE, always=True),
+    Figure('sim time', 's', 'latest /clock value', _c(lambda r: to_s(r.sim_time_ns)),
+           HEADLINE, 'sim_time_s'),
+
+    Figure('RTF total', '', 'RTF since start or the last reset', _c(lambda r: r.rtf_total),
+           TOTALS, 'rtf_total'),
+    Figure('messages', '', '/clock messages in the window', _c(lambda r: r.messages), TOTALS,
+           'messages', always=True),
+    Figure('messages total', '', '/clock messages since start', _c(lambda r: r.messages_total),
+           TOTALS, 'messages_total', always=True),
+    Figure('sim resets total', '', 'sim-time resets since start', _c(lambda r: r.resets_total),
+           TOTALS, 'resets_total', always=True),
+
+    Figure('RTF max bin', '', 'best fixed wall window', _c(lambda r: r.rtf_bin_max), DETAILS,
+           'rtf_bin_max'),
+    Figure('RTF min bin at', 's since start', 'end of the worst window',
+           lambda snapshot, clock: _since_start(snapshot, clock.report.rtf_bin_min_at_ns),
+           DETAILS, digits=2),
+    Figure('RTF bin', 's', 'length of the fixed wall windows', _c(lambda r: to_s(r.rtf_bin_ns)),
+           DETAILS, 'rtf_bin_s'),
+    Figure('sim step', 'ms', 'median sim step between /clock messages',
+           _c(lambda r: to_ms(r.step_ns)), DETAILS, 'step_ms'),
+    Figure('max wall gap at', 's since start', 'end of the longest gap',
+           lambda snapshot, clock: _since_start(snapshot, clock.report.max_wall_gap_at_ns),
+           DETAILS, digits=2),
+    Figure('window wall', 's', 'wall span of the window', _c(lambda r: to_s(r.window_wall_ns)),
+           DETAILS, 'window_wall_s', digits=2),
+    Figure('window sim', 's', 'sim span of the window', _c(lambda r: to_s(r.window_sim_ns)),
+           DETAILS, 'window_sim_s', digits=2),
+
+    Figure('clock topic', '', 'the topic carrying sim time', lambda snapshot, clock: clock.topic,
+           CONFIGURATION, always=True),
+    Figure('clock publishers', '', 'publishers of /clock in the graph (live only)',
+           lambda snapshot, clock: clock.publishers, CONFIGURATION),
+)
+
+
+# -- host figures ----------------------------------------------------------------------------
+
+def _cgroup(read: Callable[[Any], Value]) -> Callable[[Snapshot, HostSnapshot], Value]:
+    """Cgroup counters exist only when cpu.stat was readable."""
+    return lambda snapshot, host: read(host.report) if host.report.cgroup_available else None
+
+
+HOST: tuple[Figure, ...] = (
+    Figure('cgroup throttled periods', '', 'CPU quota periods in which the cgroup was throttled',
+           _cgroup(lambda r: r.cgroup_nr_throttled), HEADLINE, 'cgroup_nr_throttled'),
+    Figure('cgroup throttled', 'ms', 'time the cgroup was throttled',
+           _cgroup(lambda r: to_ms(r.cgroup_throttled_ns)), HEADLINE, 'cgroup_throttled_ms'),
+    Figure('stats timer late', 'ms', "how late the monitor's own stats timer fired (WARN past "
+           'half a period: the monitor was starved of CPU)',
+           lambda snapshot, host: to_ms(host.stats_timer_late_ns), HEADLINE,
+           'stats_timer_late_max_ms', always=True),
+    Figure('monitor CPU', '%', 'CPU of the monitor process (user + system) of one core',
+           lambda snapshot, host: host.report.cpu_fraction * 100, HEADLINE,
+           'monitor_cpu_percent', digits=1),
+    Figure('cgroup periods', '', 'CPU quota periods in the window',
+           _cgroup(lambda r: r.cgroup_nr_periods), DETAILS, 'cgroup_nr_periods'),
+    Figure('monitor minor faults', '', 'minor page faults of the monitor in the window',
+           lambda snapshot, host: host.report.minor_faults, DETAILS, 'monitor_minor_faults'),
+    Figure('monitor max RSS', 'MB', 'peak resident memory of the monitor',
+           lambda snapshot, host: host.report.max_rss_bytes / 1e6, DETAILS,
+           'monitor_max_rss_mb', digits=1),
+    Figure('cgroup cpu.stat', '', '`available` or `unavailable` (then no cgroup figures)',
+           lambda snapshot, host: 'available' if host.report.cgroup_available
+           else 'unavailable', CONFIGURATION, always=True),
+)
+
+
+# -- the README's key list -----------------------------------------------------------------
+
+def tables() -> dict[str, tuple[tuple[Figure, ...], str]]:
+    """Each status's figures and the stats message their fields belong to."""
+    return {'topic <id>': (TOPIC, 'TopicStats'), 'clock': (CLOCK, 'ClockStats'),
+            'host': (HOST, 'HostStats')}
+
+
+BEGIN = ('<!-- diagnostic keys: generated from core/figures.py by '
+         '`python -m ros2_deadline_monitor.core.figures --write README.md` -->')
+END = '<!-- end of diagnostic keys -->'
+
+
+def markdown() -> str:
+    """Return the README's key list: a table per status, in the order rqt_robot_monitor shows."""
+    lines = []
+    for status, (figures, message) in tables().items():
+        lines += ['', f'`{status}`:', '', f'| key | group | meaning | `{message}` field |',
+                  '|---|---|---|---|']
+        for figure in figures:
+            field = f'`{figure.field}`' if figure.field else ''
+            lines.append(f'| `{figure.key}` | {figure.group} | {figure.description} | '
+                         f'{field} |')
+    return '\n'.join([BEGIN, *lines, '', END])
+
+
+def replace_block(text: str, block: str) -> str:
+    """Return ``text`` with the generated key list (between the markers) replaced."""
+    start = text.index(BEGIN)
+    end = text.index(END, start) + len(END)
+    return text[:start] + block + text[end:]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the key list, or write it into a README between the markers."""
+    parser = argparse.ArgumentParser(
+        prog='python -m ros2_deadline_monitor.core.figures',
+        description='Print the diagnostic key list generated from the table of figures.')
+    parser.add_argument('--write', metavar='README', type=Path,
+                        help='replace the list between the markers in this file')
+    args = parser.parse_args(argv)
+    if args.write is None:
+        print(markdown())
+        return 0
+    try:
+        text = args.write.read_text(encoding='utf-8')
+        args.write.write_text(replace_block(text, markdown()), encoding='utf-8')
+    except (OSError, ValueError) as err:
+        print(f'ERROR: {args.write}: {err}', file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,25 @@
+"""The final one-screen summary, from the last snapshot."""
+
+from ros2_deadline_monitor.core.reports import Level
+from ros2_deadline_monitor.shell.summary import summary_text
+
+
+def test_summary_shows_totals_max_intervals_ever_and_the_rtf(snapshots):
+    invalid = snapshots.topic('bad', topic='', report=None, level=Level.ERROR,
+                              reason='invalid configuration: period_ms: must be > 0')
+    text = summary_text('deadline_monitor', snapshots.snapshot(
+        topics=[snapshots.topic(), invalid]))
+    lines = text.splitlines()
+    assert lines[0] == 'deadline_monitor summary (totals since start):'
+    imu = lines[2].split()
+    assert imu == ['/imu', '500', '20', '10', '1', '30.00', '25.00', 'response']
+    assert lines[3].startswith('bad') and 'invalid configuration' in lines[3]
+    assert lines[-1] == ('clock: 5000 messages, RTF since start 1.0000, last window 0.9995, '
+                         'sim resets 1')
+
+
+def test_summary_without_topics_or_clock(snapshots):
+    snap = snapshots.snapshot(topics=[], clock=snapshots.clock(
+        report=snapshots.clock_report(messages_total=0)))
+    assert summary_text('m', snap).splitlines()[2:] == ['(no topics monitored)',
+                                                         'clock: no /clock received']
