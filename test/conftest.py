@@ -167,7 +167,7 @@ class SnapshotBuilder:
             timeout_ns=1_005_500_000, window_wall_ns=5 * self.S, window_sim_ns=5 * self.S,
             messages_total=500, deadline_misses_total=20, skipped_periods_total=10,
             messages_lost_total=1, malformed_total=2, qos_deadline_events_total=3,
-            resets_total=0, pending_dropped_total=0, messages=500, deadline_misses=20,
+            resets_total=0, messages=500, deadline_misses=20,
             skipped_periods=10, messages_lost=1, loss_known=True, miss_ratio=0.04,
             rate_wall_hz=98.0, rate_sim_hz=98.5, interval_wall=self.interval('wall'),
             interval_sim=self.interval('sim', max_ns=22e6), lateness_mean_ns=1e5,

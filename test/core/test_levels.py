@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 from ros2_deadline_monitor.core.config import Thresholds, TopicConfig
 from ros2_deadline_monitor.core.cycles import CycleAnalyzer
 from ros2_deadline_monitor.core.levels import (
@@ -80,8 +82,9 @@ def test_a_reset_is_named_next_to_a_low_rtf():
 def test_reasons_are_rounded_and_tell_a_figure_from_its_limit():
     from ros2_deadline_monitor.core.reports import ClockReport
 
-    r = replace(topic_report(), timeout_ns=1_005_500_000)
-    level, reason = topic_level(r, Thresholds(), r.last_arrival_wall_ns + 1_234_000_000)
+    r = topic_report()
+    level, reason = topic_level(r, Thresholds(), r.last_arrival_wall_ns + 1_234_000_000,
+                                1_005_500_000)
     assert level == Level.ERROR
     assert reason == 'no message for 1.23 s (timeout 1.01 s)'
     clock = ClockReport(
@@ -96,5 +99,5 @@ def test_reasons_are_rounded_and_tell_a_figure_from_its_limit():
     level, reason = clock_level(replace(clock, rtf=0.3), t, S, 0.5, True)
     assert reason == 'RTF 0.300 below 0.475 (95% of target 0.5)'
     level, reason = topic_level(topic_report(late_every=5), Thresholds(miss_ratio_error=0.1),
-                                S + 1000 * MS)
+                                S + 1000 * MS, S)
     assert level == Level.ERROR and reason.startswith('miss ratio 19.0 % above 10.0 %: ')
