@@ -202,3 +202,64 @@ def start_monitor(ros_context: Any, spin: Callable[..., Spinner]) -> Iterator[Ca
     yield start
     for node in nodes:
         node.destroy_node()
+
+
+class ClockTracker:
+    """Records ``(received wall time, sim time)`` of every /clock message, off the producer."""
+
+    def __init__(self, context: Any) -> None:
+        from rclpy.node import Node
+        from rclpy.qos import QoSProfile, ReliabilityPolicy
+        from rosgraph_msgs.msg import Clock
+
+        self.node = Node('clock_tracker', context=context)
+        self.wall: list[int] = []
+        self.sim: list[int] = []
+        self.node.create_subscription(
+            Clock, '/clock', self._on_clock,
+            QoSProfile(depth=1000, reliability=ReliabilityPolicy.BEST_EFFORT))
+
+    def _on_clock(self, msg: Any, info: dict) -> None:
+        self.sim.append(msg.clock.sec * 1_000_000_000 + msg.clock.nanosec)
+        self.wall.append(info['received_timestamp'])
+
+    def rtf(self) -> float:
+        """Return the RTF the /clock process achieved, as received here."""
+        return (self.sim[-1] - self.sim[0]) / (self.wall[-1] - self.wall[0])
+
+    def sim_at(self, wall_ns: Any) -> Any:
+        """Return the sim time in force (the last sample received) at each wall time."""
+        import numpy as np
+
+        wall, sim = np.array(self.wall), np.array(self.sim)
+        return sim[np.searchsorted(wall, np.array(wall_ns), side='right') - 1]
+
+
+@pytest.fixture
+def clock_tracker(ros_context: Any, spin: Callable[..., Spinner]) -> Iterator[ClockTracker]:
+    """Yield a spinning ``ClockTracker`` of /clock."""
+    tracker = ClockTracker(ros_context)
+    spin(tracker.node)
+    yield tracker
+    tracker.node.destroy_node()
+
+
+@pytest.fixture
+def run_tool(installed_executable: Callable[[str], Any], tmp_path: Any,
+             processes: list[Any]) -> Callable[..., Any]:
+    """Return ``run_tool(name, **params)``: start an installed tool, logging to tmp_path."""
+    import subprocess
+
+    def start(name: str, **params: Any) -> subprocess.Popen:
+        args = [str(installed_executable(name)), '--ros-args']
+        for key, value in params.items():
+            if isinstance(value, bool):
+                value = 'true' if value else 'false'
+            args += ['-p', f'{key}:={value}']
+        log = open(tmp_path / f'{name}.log', 'w')  # noqa: SIM115 - closed by `processes`
+        process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+        process.log = log
+        processes.append(process)
+        return process
+
+    return start
