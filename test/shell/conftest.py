@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 import threading
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -233,6 +233,84 @@ class ClockTracker:
 
         wall, sim = np.array(self.wall), np.array(self.sim)
         return sim[np.searchsorted(wall, np.array(wall_ns), side='right') - 1]
+
+    def sim_between(self, wall_ns: Any) -> Any:
+        """Return the sim time at each wall time, interpolated between the samples around it.
+
+        Never past the next sample; after the last one, the last one's sim time.
+        """
+        import numpy as np
+
+        wall, sim = np.array(self.wall, np.int64), np.array(self.sim, np.int64)
+        at = np.asarray(wall_ns, np.int64)
+        i = np.searchsorted(wall, at, side='right') - 1
+        j = np.minimum(i + 1, len(wall) - 1)
+        span = wall[j] - wall[i]
+        step = np.maximum(sim[j] - sim[i], 0)
+        inside = np.where(span > 0, (at - wall[i]) * step // np.maximum(span, 1), 0)
+        return sim[i] + np.minimum(inside, step)
+
+
+class CycleTruth(NamedTuple):
+    """Counts of a controller's record by the reference rule, and what is ambiguous in them.
+
+    ``misses``/``skipped``: response = start delay on the timer clock + execution time
+    (monotonic), the rule the controller measures itself by. A cycle is ambiguous when that
+    rule and the sim time at its end (interpolated between the /clock samples received here)
+    disagree on whether it missed: the controller's timer clock lagged the real /clock (its
+    executor took the sample late), or the sample reached a reader after the cycle's message
+    left. A monitor sees only the second view, so such a cycle can go either way:
+    ``misses_low``..``misses_high`` bounds the count; without ambiguous cycles both equal
+    ``misses``.
+    """
+
+    cycles: int
+    misses: int
+    skipped: int
+    misses_low: int
+    misses_high: int
+    ambiguous: tuple[int, ...]
+    ties: tuple[int, ...]
+    """Cycles that started exactly one period late (on a /clock step, under sim time)."""
+
+    def describe(self) -> str:
+        """Return a one-line summary for the test output."""
+        return (f'{self.cycles} cycles: rule misses {self.misses} (bounds {self.misses_low}..'
+                f'{self.misses_high}, ambiguous cycles {list(self.ambiguous)}), skipped '
+                f'{self.skipped}, {len(self.ties)} cycles exactly one period late')
+
+
+def _cycle_truth(record: Any, tracker: ClockTracker | None, period_ns: int,
+                 deadline_ns: int | None = None) -> CycleTruth:
+    """Count ``record`` (a CycleRecord) by the reference rule; see ``CycleTruth``."""
+    import numpy as np
+
+    from ros2_deadline_monitor.core.cycles import count_cycles
+    from ros2_deadline_monitor.core.grid import GridState, replay
+
+    deadline = period_ns if deadline_ns is None else deadline_ns
+    starts = record.start_timer_ns
+    ends = starts + (record.end_mono_ns - record.start_mono_ns)
+    counts = count_cycles(starts, ends, period_ns, deadline, None, 'response')
+    slots, _ = replay(starts, period_ns, GridState())
+    rule_miss = ends - slots > deadline
+    if tracker is not None and record.timer_clock == 'sim':
+        seen_end = np.maximum(tracker.sim_between(record.end_system_ns), starts)
+        seen_miss = seen_end - slots > deadline
+    else:
+        seen_miss = rule_miss
+    ambiguous = np.flatnonzero(rule_miss != seen_miss)
+    low = counts.misses - int(rule_miss[ambiguous].sum())
+    high = counts.misses + int((~rule_miss[ambiguous]).sum())
+    ties = np.flatnonzero(starts - slots == period_ns)
+    return CycleTruth(counts.cycles, counts.misses, counts.skipped, low, high,
+                      tuple(ambiguous.tolist()), tuple(ties.tolist()))
+
+
+@pytest.fixture
+def cycle_truth() -> Callable[..., CycleTruth]:
+    """Return ``cycle_truth(record, tracker, period_ns, deadline_ns=None)``: a ``CycleTruth``."""
+    return _cycle_truth
 
 
 @pytest.fixture

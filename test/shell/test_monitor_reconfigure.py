@@ -9,7 +9,8 @@ processed. None of those settings can change a count: the rule is ``response`` (
 part), and timeouts, thresholds, the stats period and the window only change levels and
 window figures. So messages, deadline misses and skipped periods must equal the producer's
 own record, exactly as in a run without changes. The record gives the response by the
-reference rule: start delay on the timer clock plus execution time (monotonic).
+reference rule: start delay on the timer clock plus execution time (monotonic); see
+``CycleTruth`` in conftest.py for the rare cycle whose miss depends on the view of sim time.
 """
 
 from __future__ import annotations
@@ -66,9 +67,8 @@ class StallWatcher:
 
 
 def test_parameter_changes_mid_run_keep_the_counts_of_the_producers_record(
-        ros_context, spin, observer, start_monitor, run_tool, clock_tracker, wait_for,
-        tmp_path):
-    from ros2_deadline_monitor.core.cycles import count_cycles
+        ros_context, spin, observer, start_monitor, run_tool, clock_tracker, cycle_truth,
+        wait_for, tmp_path):
     from ros2_deadline_monitor.tools.cycle_record import CycleRecord
 
     run_tool('sim_clock', step_ms=1.0, target_rtf=RTF, max_lag_ms=100.0, spin_us=0)
@@ -105,24 +105,18 @@ def test_parameter_changes_mid_run_keep_the_counts_of_the_producers_record(
     assert record.timer_clock == 'sim'
     sent = len(record)
     assert clock_tracker.wall[0] < record.end_system_ns[0], 'the tracker missed the first cycles'
-    # The producer's own record, by the reference rule: response = start delay on the timer
-    # clock + execution time (monotonic). The sim time in force when the message left (the
-    # last /clock sample before it, as received here) is printed next to it.
-    executed = record.start_timer_ns + (record.end_mono_ns - record.start_mono_ns)
-    truth = count_cycles(record.start_timer_ns, executed, PERIOD_NS, PERIOD_NS, None,
-                         'response')
-    ends = clock_tracker.sim_at(record.end_system_ns)
-    by_clock = count_cycles(record.start_timer_ns, ends, PERIOD_NS, PERIOD_NS, None, 'response')
+    truth = cycle_truth(record, clock_tracker, PERIOD_NS)
     stats = wait_for(
         lambda: (t := observer.topic_stats('ctrl')) is not None and t.messages_total == sent
         and observer.latest_stats(), timeout=15.0, what=f'stats covering all {sent} messages')
     topic = next(t for t in stats.topics if t.name == 'ctrl')
-    print(f'{len(applied)} changes; sent {sent}, {int(record.injected.sum())} stalled: truth '
-          f'misses {truth.misses} skipped {truth.skipped} (last /clock sample before the end: '
-          f'{by_clock.misses}, {by_clock.skipped}); monitor misses '
-          f'{topic.deadline_misses_total} skipped {topic.skipped_periods_total}')
+    print(f'{len(applied)} changes; sent {sent}, {int(record.injected.sum())} stalled; record: '
+          f'{truth.describe()}; monitor misses {topic.deadline_misses_total} skipped '
+          f'{topic.skipped_periods_total}')
     assert truth.misses > 0 and truth.skipped > 0
     assert topic.messages_total == sent
     assert topic.messages_lost_total == 0
-    assert topic.deadline_misses_total == truth.misses
+    # Exact unless a cycle's miss depends on which view of sim time one takes (CycleTruth).
+    assert truth.misses_low <= topic.deadline_misses_total <= truth.misses_high, \
+        f'monitor {topic.deadline_misses_total} misses, the record {truth.describe()}'
     assert topic.skipped_periods_total == truth.skipped
