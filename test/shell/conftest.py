@@ -256,10 +256,12 @@ class CycleTruth(NamedTuple):
 
     ``misses``/``skipped``: response = start delay on the timer clock + execution time
     (monotonic), the rule the controller measures itself by. A cycle is ambiguous when that
-    rule and the sim time at its end (interpolated between the /clock samples received here)
-    disagree on whether it missed: the controller's timer clock lagged the real /clock (its
-    executor took the sample late), or the sample reached a reader after the cycle's message
-    left. A monitor sees only the second view, so such a cycle can go either way:
+    rule and the timer clock at its end disagree on whether it missed. Under sim time that
+    end is the sim time when its message left, interpolated between the /clock samples
+    received here: the two disagree when the controller's timer clock lagged the real /clock
+    (its executor took the sample late) or a sample reached a reader after the message left.
+    On the wall clock it is the system time when the message left. A monitor sees only the
+    second view, so such a cycle can go either way:
     ``misses_low``..``misses_high`` bounds the count; without ambiguous cycles both equal
     ``misses``.
     """
@@ -294,7 +296,9 @@ def _cycle_truth(record: Any, tracker: ClockTracker | None, period_ns: int,
     counts = count_cycles(starts, ends, period_ns, deadline, None, 'response')
     slots, _ = replay(starts, period_ns, GridState())
     rule_miss = ends - slots > deadline
-    if tracker is not None and record.timer_clock == 'sim':
+    if record.timer_clock == 'wall':
+        seen_miss = record.end_system_ns - slots > deadline
+    elif tracker is not None:
         seen_end = np.maximum(tracker.sim_between(record.end_system_ns), starts)
         seen_miss = seen_end - slots > deadline
     else:
