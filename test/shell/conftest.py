@@ -251,17 +251,84 @@ class ClockTracker:
         return sim[i] + np.minimum(inside, step)
 
 
+class MessageTimes:
+    """Sees a stamped topic raw, as the monitor does: each message's stamp and the time it left.
+
+    The time it left is the writer-side ``source_timestamp``: the moment the monitor takes as
+    a cycle's end. It can be later than the record's ``end_system_ns`` (taken just before
+    ``publish``) when the producer is preempted in between, on a loaded machine by ms.
+    """
+
+    def __init__(self, context: Any, topic: str, msg_type: Any = None) -> None:
+        from geometry_msgs.msg import TwistStamped
+        from rclpy.node import Node
+        from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+        self.node = Node('message_times', context=context)
+        self.lock = threading.Lock()
+        self.stamps: list[int] = []
+        self.left: list[int] = []
+        self.node.create_subscription(
+            msg_type or TwistStamped, topic, self._on_message,
+            QoSProfile(depth=10_000, reliability=ReliabilityPolicy.RELIABLE), raw=True)
+
+    def _on_message(self, raw: bytes, info: dict) -> None:
+        from ros2_deadline_monitor.core.cdr import read_stamp_ns
+
+        with self.lock:
+            self.stamps.append(read_stamp_ns(raw))
+            self.left.append(info['source_timestamp'])
+
+    def stalls(self, period_ns: int) -> int:
+        """Return how many start-to-start steps so far exceed 1.5 periods (stalls)."""
+        import numpy as np
+
+        with self.lock:
+            stamps = np.array(self.stamps, np.int64)
+        return int((np.diff(stamps) > 1.5 * period_ns).sum())
+
+    def left_ns(self, record: Any) -> Any:
+        """Return the time each cycle of ``record`` left, in record order (all must arrive)."""
+        import numpy as np
+
+        _wait_for(lambda: len(self.stamps) >= len(record),
+                  what=f'all {len(record)} messages of the record at message_times')
+        with self.lock:
+            stamps = np.array(self.stamps, np.int64)
+            left = np.array(self.left, np.int64)
+        assert len(stamps) == len(record), \
+            f'{len(stamps)} messages seen here, {len(record)} in the record'
+        assert (stamps == record.start_timer_ns).all(), 'messages seen out of record order'
+        return left
+
+
+@pytest.fixture
+def message_times(ros_context: Any, spin: Callable[..., Spinner]) -> Iterator[Callable]:
+    """Return ``message_times(topic, msg_type=TwistStamped)``: a spinning ``MessageTimes``."""
+    created: list[MessageTimes] = []
+
+    def make(topic: str, msg_type: Any = None) -> MessageTimes:
+        times = MessageTimes(ros_context, topic, msg_type)
+        created.append(times)
+        spin(times.node)
+        return times
+
+    yield make
+    for times in created:
+        times.node.destroy_node()
+
+
 class CycleTruth(NamedTuple):
     """Counts of a controller's record by the reference rule, and what is ambiguous in them.
 
     ``misses``/``skipped``: response = start delay on the timer clock + execution time
     (monotonic), the rule the controller measures itself by. A cycle is ambiguous when that
     rule and the timer clock at its end disagree on whether it missed. Under sim time that
-    end is the sim time when its message left, interpolated between the /clock samples
-    received here: the two disagree when the controller's timer clock lagged the real /clock
-    (its executor took the sample late) or a sample reached a reader after the message left.
-    On the wall clock it is the system time when the message left. A monitor sees only the
-    second view, so such a cycle can go either way:
+    end is the sim time when its message left (``left_ns``, else the record's end), mapped
+    between the /clock samples received here: the two disagree when the controller's timer
+    clock lagged the real /clock (its executor took the sample late) or a sample reached a
+    reader after the message left. On the wall clock it is the time the message left. A
+    monitor sees only the second view, so such a cycle can go either way:
     ``misses_low``..``misses_high`` bounds the count; without ambiguous cycles both equal
     ``misses``.
     """
@@ -283,7 +350,7 @@ class CycleTruth(NamedTuple):
 
 
 def _cycle_truth(record: Any, tracker: ClockTracker | None, period_ns: int,
-                 deadline_ns: int | None = None) -> CycleTruth:
+                 deadline_ns: int | None = None, left_ns: Any = None) -> CycleTruth:
     """Count ``record`` (a CycleRecord) by the reference rule; see ``CycleTruth``."""
     import numpy as np
 
@@ -296,10 +363,11 @@ def _cycle_truth(record: Any, tracker: ClockTracker | None, period_ns: int,
     counts = count_cycles(starts, ends, period_ns, deadline, None, 'response')
     slots, _ = replay(starts, period_ns, GridState())
     rule_miss = ends - slots > deadline
+    left = record.end_system_ns if left_ns is None else np.asarray(left_ns, np.int64)
     if record.timer_clock == 'wall':
-        seen_miss = record.end_system_ns - slots > deadline
+        seen_miss = left - slots > deadline
     elif tracker is not None:
-        seen_end = np.maximum(tracker.sim_between(record.end_system_ns), starts)
+        seen_end = np.maximum(tracker.sim_between(left), starts)
         seen_miss = seen_end - slots > deadline
     else:
         seen_miss = rule_miss
@@ -313,7 +381,7 @@ def _cycle_truth(record: Any, tracker: ClockTracker | None, period_ns: int,
 
 @pytest.fixture
 def cycle_truth() -> Callable[..., CycleTruth]:
-    """Return ``cycle_truth(record, tracker, period_ns, deadline_ns=None)``: a ``CycleTruth``."""
+    """Return ``cycle_truth(record, tracker, period_ns, deadline_ns=None, left_ns=None)``."""
     return _cycle_truth
 
 

@@ -31,7 +31,8 @@ OK, WARN, ERROR = 0, 1, 2
     pytest.param(False, True, id='wall-stalls'),
 ])
 def test_monitor_reports_the_producers_ground_truth(
-        request, observer, start_monitor, run_tool, cycle_truth, wait_for, key_values, tmp_path,
+        request, observer, start_monitor, run_tool, message_times, cycle_truth, wait_for,
+        key_values, tmp_path,
         use_sim_time, stall):
     from ros2_deadline_monitor.tools.cycle_record import CycleRecord
 
@@ -52,11 +53,13 @@ def test_monitor_reports_the_producers_ground_truth(
         wait_for(lambda: tracker.sim and (s := observer.latest_stats()) is not None
                  and s.clock.messages_total > 0, timeout=20.0,
                  what='/clock at the tracker and the monitor')
+    times = message_times('/ctrl')
     record_path = tmp_path / 'cycles.json'
-    # The controller starts its timer only once the monitor subscribed (and /clock arrived).
+    # The controller starts its timer only once the monitor and `times` subscribed (and
+    # /clock arrived).
     controller = run_tool('demo_controller', rate_hz=100.0, topic='/ctrl', duration_s=5.0,
                           stall_ms=STALL_MS if stall else 0.0, stall_every=STALL_EVERY,
-                          wait_for_subscribers=1, record_path=str(record_path),
+                          wait_for_subscribers=2, record_path=str(record_path),
                           use_sim_time=use_sim_time)
     assert controller.wait(timeout=25) == 0
     record = CycleRecord.load(record_path)
@@ -65,7 +68,8 @@ def test_monitor_reports_the_producers_ground_truth(
     sent = len(record)
     if use_sim_time:
         assert tracker.wall[0] < record.end_system_ns[0], 'the tracker missed the first cycles'
-    truth = cycle_truth(record, tracker if use_sim_time else None, PERIOD_NS)
+    truth = cycle_truth(record, tracker if use_sim_time else None, PERIOD_NS,
+                        left_ns=times.left_ns(record))
     assert truth.cycles == sent
     stats = wait_for(
         lambda: (t := observer.topic_stats('ctrl')) is not None and t.messages_total == sent

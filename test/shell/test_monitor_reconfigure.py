@@ -17,10 +17,6 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
-
-from ros2_deadline_monitor.core.cdr import read_stamp_ns
-
 PERIOD_NS = 10_000_000
 STALL_EVERY = 50
 RTF = 0.5
@@ -41,42 +37,16 @@ CHANGES = [
 ]
 
 
-class StallWatcher:
-    """Sees the controller's messages (raw, as the monitor does) and counts the stalls.
-
-    A stall shows as a start-to-start step of more than 1.5 periods between two messages.
-    """
-
-    def __init__(self, context, topic: str) -> None:
-        from geometry_msgs.msg import TwistStamped
-        from rclpy.node import Node
-        from rclpy.qos import QoSProfile
-
-        self.node = Node('stall_watcher', context=context)
-        self.stamps: list[int] = []
-        self.node.create_subscription(TwistStamped, topic, self._on_message,
-                                      QoSProfile(depth=1000), raw=True)
-
-    def _on_message(self, raw: bytes) -> None:
-        self.stamps.append(read_stamp_ns(raw))
-
-    def stalls(self) -> int:
-        """Return how many stalls arrived so far."""
-        stamps = list(self.stamps)
-        return int((np.diff(np.array(stamps, np.int64)) > 1.5 * PERIOD_NS).sum())
-
-
 def test_parameter_changes_mid_run_keep_the_counts_of_the_producers_record(
-        ros_context, spin, observer, start_monitor, run_tool, clock_tracker, cycle_truth,
-        wait_for, tmp_path):
+        observer, start_monitor, run_tool, clock_tracker, message_times, cycle_truth, wait_for,
+        tmp_path):
     from ros2_deadline_monitor.tools.cycle_record import CycleRecord
 
     run_tool('sim_clock', step_ms=1.0, target_rtf=RTF, max_lag_ms=100.0, spin_us=0)
     start_monitor(topics=['ctrl'], topic__ctrl__name='/ctrl', topic__ctrl__period_ms=10.0,
                   topic__ctrl__stamp='start', topic__ctrl__timeout_s=60.0,
                   arrival_timestamp='source', use_sim_time=True)
-    watcher = StallWatcher(ros_context, '/ctrl')
-    spin(watcher.node)
+    watcher = message_times('/ctrl')
     wait_for(lambda: clock_tracker.sim and (s := observer.latest_stats()) is not None
              and s.clock.messages_total > 0, timeout=20.0,
              what='/clock at the tracker and the monitor')
@@ -88,8 +58,9 @@ def test_parameter_changes_mid_run_keep_the_counts_of_the_producers_record(
 
     applied = []
     for number, change in enumerate(CHANGES, 1):
-        if not wait_for(lambda n=number: watcher.stalls() >= n or controller.poll() is not None,
-                        timeout=20.0, what=f'stall {number}') or watcher.stalls() < number:
+        wait_for(lambda n=number: watcher.stalls(PERIOD_NS) >= n or controller.poll() is not None,
+                 timeout=20.0, what=f'stall {number}')
+        if watcher.stalls(PERIOD_NS) < number:
             break
         time.sleep(SETTLE_S)  # not a wait for a result: places the change after the take
         results = observer.set_parameters(**change)
@@ -105,7 +76,7 @@ def test_parameter_changes_mid_run_keep_the_counts_of_the_producers_record(
     assert record.timer_clock == 'sim'
     sent = len(record)
     assert clock_tracker.wall[0] < record.end_system_ns[0], 'the tracker missed the first cycles'
-    truth = cycle_truth(record, clock_tracker, PERIOD_NS)
+    truth = cycle_truth(record, clock_tracker, PERIOD_NS, left_ns=watcher.left_ns(record))
     stats = wait_for(
         lambda: (t := observer.topic_stats('ctrl')) is not None and t.messages_total == sent
         and observer.latest_stats(), timeout=15.0, what=f'stats covering all {sent} messages')

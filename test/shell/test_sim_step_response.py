@@ -20,8 +20,8 @@ STALL_MS = 20.0
 
 
 def test_a_cycle_one_period_late_on_a_clock_step_is_a_miss(
-        ros_context, spin, observer, start_monitor, run_tool, clock_tracker, cycle_truth,
-        wait_for, tmp_path):
+        observer, start_monitor, run_tool, clock_tracker, message_times, cycle_truth, wait_for,
+        tmp_path):
     from ros2_deadline_monitor.core.cycles import count_cycles
     from ros2_deadline_monitor.tools.cycle_record import CycleRecord
 
@@ -32,16 +32,17 @@ def test_a_cycle_one_period_late_on_a_clock_step_is_a_miss(
     wait_for(lambda: clock_tracker.sim and (s := observer.latest_stats()) is not None
              and s.clock.messages_total > 0, timeout=20.0,
              what='/clock at the tracker and the monitor')
+    times = message_times('/ctrl')
     record_path = tmp_path / 'cycles.json'
     controller = run_tool('demo_controller', rate_hz=100.0, topic='/ctrl', duration_s=5.0,
-                          stall_ms=STALL_MS, stall_every=STALL_EVERY, wait_for_subscribers=1,
+                          stall_ms=STALL_MS, stall_every=STALL_EVERY, wait_for_subscribers=2,
                           record_path=str(record_path), use_sim_time=True)
     assert controller.wait(timeout=25) == 0
     record = CycleRecord.load(record_path)
     assert record.timer_clock == 'sim'
     sent = len(record)
 
-    truth = cycle_truth(record, clock_tracker, PERIOD_NS)
+    truth = cycle_truth(record, clock_tracker, PERIOD_NS, left_ns=times.left_ns(record))
     floor = count_cycles(record.start_timer_ns, clock_tracker.sim_at(record.end_system_ns),
                          PERIOD_NS, PERIOD_NS, None, 'response')
     execution = record.end_mono_ns - record.start_mono_ns
