@@ -4,7 +4,8 @@ A producer process plays a small simulator: it publishes /clock in 1 ms steps pa
 RTF 1.0 and, on its sim time, a 100 Hz ``std_msgs/Header`` stream stamped with each cycle's
 start, stalling 22 ms in every 50th cycle (its message leaves at the stall's end and the late
 cycle follows at once, as an rcl timer does). It also publishes, through the same writer,
-raw bytes too short for a stamp now and then, and once resets its world: sim time jumps back.
+raw bytes too short for a stamp now and then, and twice resets its world (sim time jumps
+back), the second reset 20 cycles after the first, with a stall between them.
 One writer per topic, so messages lost stays meaningful.
 
 The in-process monitor measures it live. A recorder in this process subscribes raw with
@@ -14,7 +15,7 @@ monitor uses: the writer-side ``source_timestamp`` of the topic messages (the mo
 ``analyze`` reads that bag with the same parameter file, and its totals (messages, misses,
 skipped, lost, malformed, resets) must equal the live monitor's final report. Nothing in the
 stream sits near a threshold (responses are 0, 12 or 22 ms against D = 10 ms; the cycle after
-the reset starts 7 ms after it), so the few microseconds between the monitor's and the
+a reset starts 7 ms after it), so the few microseconds between the monitor's and the
 recorder's receive times cannot change a count.
 """
 
@@ -27,7 +28,8 @@ import threading
 
 TOPIC = '/ctrl'
 DURATION_S = 5.0
-RESET_AT_S = 2.6
+RESET_BEFORE = (215, 235)
+"""Cycles (counted from 0) before which sim time jumps back; cycle 224 stalls."""
 MALFORMED = b'\x00\x01\x00\x00\x01\x00\x00'
 """CDR header, then 3 of the 8 stamp bytes."""
 PARAMS = {
@@ -51,8 +53,8 @@ from rclpy.signals import SignalHandlerOptions
 from rosgraph_msgs.msg import Clock
 from std_msgs.msg import Header
 
-topic, duration_s, reset_at_s, readers, malformed = (
-    sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]),
+topic, duration_s, reset_before, readers, malformed = (
+    sys.argv[1], float(sys.argv[2]), [int(c) for c in sys.argv[3].split(',')], int(sys.argv[4]),
     bytes.fromhex(sys.argv[5]))
 MS, S = 1_000_000, 1_000_000_000
 PERIOD, STALL, STALL_EVERY, MALFORMED_EVERY = 10 * MS, 22 * MS, 50, 40
@@ -94,6 +96,13 @@ while True:
         pub.publish(header(busy[0]))
         sent += 1
         busy = None
+    if busy is None and sim >= expected and cycle in reset_before:
+        # The world reset: sim time jumps back; the next cycle is 7 ms after it.
+        reset_before.remove(cycle)
+        sim = 1 * S + 3 * MS
+        expected = 1 * S + PERIOD
+        resets += 1
+        continue
     if busy is None and sim >= expected:
         start, slot = sim, expected
         nxt = slot + PERIOD
@@ -113,14 +122,8 @@ while True:
         if first_ns is None:
             first_ns = time.monotonic_ns()
     run_s = (time.monotonic_ns() - first_ns) / S if first_ns is not None else 0.0
-    if busy is None and run_s >= duration_s:
-        break
-    if not resets and busy is None and run_s >= reset_at_s:
-        # The world reset: sim time jumps back; the next cycle is 7 ms after it.
-        sim = 1 * S + 3 * MS
-        expected = 1 * S + PERIOD
-        resets += 1
-        continue
+    if busy is None and run_s >= duration_s and (not reset_before or run_s >= 3 * duration_s):
+        break  # on a slow machine, later: once both resets are in
     sim += MS
 for p in (pub, clock_pub):
     p.wait_for_all_acked(Duration(seconds=5))
@@ -187,13 +190,14 @@ def test_analyze_on_the_recorded_bag_gives_the_live_totals(
     spin(recorder.node)
     start_monitor(**{name.replace('.', '__'): value for name, value in PARAMS.items()})
     producer = subprocess.Popen(
-        [sys.executable, '-c', PRODUCER, TOPIC, str(DURATION_S), str(RESET_AT_S), '2',
-         MALFORMED.hex()], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [sys.executable, '-c', PRODUCER, TOPIC, str(DURATION_S),
+         ','.join(map(str, RESET_BEFORE)), '2', MALFORMED.hex()],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     processes.append(producer)
     out, err = producer.communicate(timeout=40)
     assert producer.returncode == 0, err
     sent = json.loads(out.strip().splitlines()[-1])
-    assert sent['resets'] == 1 and sent['malformed'] > 0
+    assert sent['resets'] == len(RESET_BEFORE) and sent['malformed'] > 0
 
     wait_for(lambda: recorder.count(TOPIC) == sent['messages']
              and recorder.count('/clock') == sent['clock'], timeout=15.0,
@@ -234,7 +238,7 @@ def test_analyze_on_the_recorded_bag_gives_the_live_totals(
     assert live.malformed_total == sent['malformed']
     assert live.messages_lost_total == 0
     # Each stall makes two misses (itself, 22 ms; the late cycle after it, 12 ms) and skips
-    # one period; the reset re-anchors the grid without either.
+    # one period; a reset re-anchors the grid without either.
     assert live.deadline_misses_total == 2 * sent['stalls']
     assert live.skipped_periods_total == sent['stalls']
 
