@@ -238,7 +238,9 @@ def test_analyze_on_the_recorded_bag_gives_the_live_totals(
     assert live.malformed_total == sent['malformed']
     assert live.messages_lost_total == 0
     # Each stall makes two misses (itself, 22 ms; the late cycle after it, 12 ms) and skips
-    # one period; a reset re-anchors the grid without either.
+    # one period; a reset re-anchors the grid without either. A malformed message is a
+    # message but no cycle: it has no start on the timer clock (placed at its arrival's sim
+    # time it re-anchors the grid, and a late one counts a miss and skips that never were).
     assert live.deadline_misses_total == 2 * sent['stalls']
     assert live.skipped_periods_total == sent['stalls']
 
