@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 import threading
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -202,3 +202,214 @@ def start_monitor(ros_context: Any, spin: Callable[..., Spinner]) -> Iterator[Ca
     yield start
     for node in nodes:
         node.destroy_node()
+
+
+class ClockTracker:
+    """Records ``(received wall time, sim time)`` of every /clock message, off the producer."""
+
+    def __init__(self, context: Any) -> None:
+        from rclpy.node import Node
+        from rclpy.qos import QoSProfile, ReliabilityPolicy
+        from rosgraph_msgs.msg import Clock
+
+        self.node = Node('clock_tracker', context=context)
+        self.wall: list[int] = []
+        self.sim: list[int] = []
+        self.node.create_subscription(
+            Clock, '/clock', self._on_clock,
+            QoSProfile(depth=1000, reliability=ReliabilityPolicy.BEST_EFFORT))
+
+    def _on_clock(self, msg: Any, info: dict) -> None:
+        self.sim.append(msg.clock.sec * 1_000_000_000 + msg.clock.nanosec)
+        self.wall.append(info['received_timestamp'])
+
+    def rtf(self) -> float:
+        """Return the RTF the /clock process achieved, as received here."""
+        return (self.sim[-1] - self.sim[0]) / (self.wall[-1] - self.wall[0])
+
+    def sim_at(self, wall_ns: Any) -> Any:
+        """Return the sim time in force (the last sample received) at each wall time."""
+        import numpy as np
+
+        wall, sim = np.array(self.wall), np.array(self.sim)
+        return sim[np.searchsorted(wall, np.array(wall_ns), side='right') - 1]
+
+    def sim_between(self, wall_ns: Any) -> Any:
+        """Return the sim time at each wall time, interpolated between the samples around it.
+
+        Never past the next sample; after the last one, the last one's sim time.
+        """
+        import numpy as np
+
+        wall, sim = np.array(self.wall, np.int64), np.array(self.sim, np.int64)
+        at = np.asarray(wall_ns, np.int64)
+        i = np.searchsorted(wall, at, side='right') - 1
+        j = np.minimum(i + 1, len(wall) - 1)
+        span = wall[j] - wall[i]
+        step = np.maximum(sim[j] - sim[i], 0)
+        inside = np.where(span > 0, (at - wall[i]) * step // np.maximum(span, 1), 0)
+        return sim[i] + np.minimum(inside, step)
+
+
+class MessageTimes:
+    """Sees a stamped topic raw, as the monitor does: each message's stamp and the time it left.
+
+    The time it left is the writer-side ``source_timestamp``: the moment the monitor takes as
+    a cycle's end. It can be later than the record's ``end_system_ns`` (taken just before
+    ``publish``) when the producer is preempted in between, on a loaded machine by ms.
+    """
+
+    def __init__(self, context: Any, topic: str, msg_type: Any = None) -> None:
+        from geometry_msgs.msg import TwistStamped
+        from rclpy.node import Node
+        from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+        self.node = Node('message_times', context=context)
+        self.lock = threading.Lock()
+        self.stamps: list[int] = []
+        self.left: list[int] = []
+        self.node.create_subscription(
+            msg_type or TwistStamped, topic, self._on_message,
+            QoSProfile(depth=10_000, reliability=ReliabilityPolicy.RELIABLE), raw=True)
+
+    def _on_message(self, raw: bytes, info: dict) -> None:
+        from ros2_deadline_monitor.core.cdr import read_stamp_ns
+
+        with self.lock:
+            self.stamps.append(read_stamp_ns(raw))
+            self.left.append(info['source_timestamp'])
+
+    def stalls(self, period_ns: int) -> int:
+        """Return how many start-to-start steps so far exceed 1.5 periods (stalls)."""
+        import numpy as np
+
+        with self.lock:
+            stamps = np.array(self.stamps, np.int64)
+        return int((np.diff(stamps) > 1.5 * period_ns).sum())
+
+    def left_ns(self, record: Any) -> Any:
+        """Return the time each cycle of ``record`` left, in record order (all must arrive)."""
+        import numpy as np
+
+        _wait_for(lambda: len(self.stamps) >= len(record),
+                  what=f'all {len(record)} messages of the record at message_times')
+        with self.lock:
+            stamps = np.array(self.stamps, np.int64)
+            left = np.array(self.left, np.int64)
+        assert len(stamps) == len(record), \
+            f'{len(stamps)} messages seen here, {len(record)} in the record'
+        assert (stamps == record.start_timer_ns).all(), 'messages seen out of record order'
+        return left
+
+
+@pytest.fixture
+def message_times(ros_context: Any, spin: Callable[..., Spinner]) -> Iterator[Callable]:
+    """Return ``message_times(topic, msg_type=TwistStamped)``: a spinning ``MessageTimes``."""
+    created: list[MessageTimes] = []
+
+    def make(topic: str, msg_type: Any = None) -> MessageTimes:
+        times = MessageTimes(ros_context, topic, msg_type)
+        created.append(times)
+        spin(times.node)
+        return times
+
+    yield make
+    for times in created:
+        times.node.destroy_node()
+
+
+class CycleTruth(NamedTuple):
+    """Counts of a controller's record by the reference rule, and what is ambiguous in them.
+
+    ``misses``/``skipped``: response = start delay on the timer clock + execution time
+    (monotonic), the rule the controller measures itself by. A cycle is ambiguous when that
+    rule and the timer clock at its end disagree on whether it missed. Under sim time that
+    end is the sim time when its message left (``left_ns``, else the record's end), mapped
+    between the /clock samples received here: the two disagree when the controller's timer
+    clock lagged the real /clock (its executor took the sample late) or a sample reached a
+    reader after the message left. On the wall clock it is the time the message left. A
+    monitor sees only the second view, so such a cycle can go either way:
+    ``misses_low``..``misses_high`` bounds the count; without ambiguous cycles both equal
+    ``misses``.
+    """
+
+    cycles: int
+    misses: int
+    skipped: int
+    misses_low: int
+    misses_high: int
+    ambiguous: tuple[int, ...]
+    ties: tuple[int, ...]
+    """Cycles that started exactly one period late (on a /clock step, under sim time)."""
+
+    def describe(self) -> str:
+        """Return a one-line summary for the test output."""
+        return (f'{self.cycles} cycles: rule misses {self.misses} (bounds {self.misses_low}..'
+                f'{self.misses_high}, ambiguous cycles {list(self.ambiguous)}), skipped '
+                f'{self.skipped}, {len(self.ties)} cycles exactly one period late')
+
+
+def _cycle_truth(record: Any, tracker: ClockTracker | None, period_ns: int,
+                 deadline_ns: int | None = None, left_ns: Any = None) -> CycleTruth:
+    """Count ``record`` (a CycleRecord) by the reference rule; see ``CycleTruth``."""
+    import numpy as np
+
+    from ros2_deadline_monitor.core.cycles import count_cycles
+    from ros2_deadline_monitor.core.grid import GridState, replay
+
+    deadline = period_ns if deadline_ns is None else deadline_ns
+    starts = record.start_timer_ns
+    ends = starts + (record.end_mono_ns - record.start_mono_ns)
+    counts = count_cycles(starts, ends, period_ns, deadline, None, 'response')
+    slots, _ = replay(starts, period_ns, GridState())
+    rule_miss = ends - slots > deadline
+    left = record.end_system_ns if left_ns is None else np.asarray(left_ns, np.int64)
+    if record.timer_clock == 'wall':
+        seen_miss = left - slots > deadline
+    elif tracker is not None:
+        seen_end = np.maximum(tracker.sim_between(left), starts)
+        seen_miss = seen_end - slots > deadline
+    else:
+        seen_miss = rule_miss
+    ambiguous = np.flatnonzero(rule_miss != seen_miss)
+    low = counts.misses - int(rule_miss[ambiguous].sum())
+    high = counts.misses + int((~rule_miss[ambiguous]).sum())
+    ties = np.flatnonzero(starts - slots == period_ns)
+    return CycleTruth(counts.cycles, counts.misses, counts.skipped, low, high,
+                      tuple(ambiguous.tolist()), tuple(ties.tolist()))
+
+
+@pytest.fixture
+def cycle_truth() -> Callable[..., CycleTruth]:
+    """Return ``cycle_truth(record, tracker, period_ns, deadline_ns=None, left_ns=None)``."""
+    return _cycle_truth
+
+
+@pytest.fixture
+def clock_tracker(ros_context: Any, spin: Callable[..., Spinner]) -> Iterator[ClockTracker]:
+    """Yield a spinning ``ClockTracker`` of /clock."""
+    tracker = ClockTracker(ros_context)
+    spin(tracker.node)
+    yield tracker
+    tracker.node.destroy_node()
+
+
+@pytest.fixture
+def run_tool(installed_executable: Callable[[str], Any], tmp_path: Any,
+             processes: list[Any]) -> Callable[..., Any]:
+    """Return ``run_tool(name, **params)``: start an installed tool, logging to tmp_path."""
+    import subprocess
+
+    def start(name: str, **params: Any) -> subprocess.Popen:
+        args = [str(installed_executable(name)), '--ros-args']
+        for key, value in params.items():
+            if isinstance(value, bool):
+                value = 'true' if value else 'false'
+            args += ['-p', f'{key}:={value}']
+        log = open(tmp_path / f'{name}.log', 'w')  # noqa: SIM115 - closed by `processes`
+        process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+        process.log = log
+        processes.append(process)
+        return process
+
+    return start
