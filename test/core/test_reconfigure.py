@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ros2_deadline_monitor.core.config import AnalysisConfig, NS_PER_S, TopicConfig
-from ros2_deadline_monitor.core.cycles import count_cycles, CycleAnalyzer
-from ros2_deadline_monitor.core.rtf import RtfAnalyzer
+from ros2_deadline_monitor.core.cycles import count_cycles
+from ros2_deadline_monitor.core.session import Session
 
 MS = 1_000_000
 US = 1_000
@@ -56,14 +56,14 @@ def stream(cycles: int = 350):
 def run(changes: dict[int, dict]) -> tuple[int, int, int]:
     """Feed the stream, applying ``changes[i]`` (TopicConfig fields) before event ``i``."""
     starts, ends, arrivals = stream()
-    clock = RtfAnalyzer()
+    analysis = AnalysisConfig()
+    session = Session(analysis, use_sim_time=True, start_wall_ns=wall_of(SIM0))
     sim = SIM0
     while sim <= ends[-1] + 10 * MS:
-        clock.record(wall_of(sim), sim)
+        session.clock_sample(wall_of(sim), sim)
         sim += MS
-    analysis = AnalysisConfig()
-    analyzer = CycleAnalyzer(CONFIG, analysis)
     config = CONFIG
+    session.configure({'ctrl': config})
     for i, (start, arrival) in enumerate(zip(starts, arrivals, strict=True)):
         if i in changes:
             change = dict(changes[i])
@@ -71,9 +71,9 @@ def run(changes: dict[int, dict]) -> tuple[int, int, int]:
             if window is not None:
                 analysis = replace(analysis, window_ns=window)
             config = config.with_changes(**change)
-            analyzer.reconfigure(config, analysis)
-        analyzer.record(arrival, start, i + 1, 64)
-    report = analyzer.report(arrivals[-1] + MS, clock)
+            session.configure({'ctrl': config}, analysis=analysis)
+        session.message('ctrl', arrival, start, i + 1, 64)
+    report = session.snapshot(arrivals[-1] + MS, final=True).topics[0].report
     return report.messages_total, report.deadline_misses_total, report.skipped_periods_total
 
 

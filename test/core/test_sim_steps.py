@@ -95,7 +95,8 @@ def test_execution_inside_a_clock_step_is_kept_in_the_response():
                                          stamp='start', clock='sim'))
     for seq, (start, end) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True), 1):
         analyzer.record(end, start, seq, 64)
-    report = analyzer.report(int(ends[-1]) + 10 * MS, clock)
+    analyzer.process(clock)
+    report = analyzer.report(int(ends[-1]) + 10 * MS)
     assert report.rule == 'response' and report.timer_clock == 'sim'
     assert report.messages_total == len(starts)
     assert report.skipped_periods_total == truth.skipped == STALLS

@@ -205,7 +205,11 @@ def start_monitor(ros_context: Any, spin: Callable[..., Spinner]) -> Iterator[Ca
 
 
 class ClockTracker:
-    """Records ``(received wall time, sim time)`` of every /clock message, off the producer."""
+    """Records ``(writer-side wall time, sim time)`` of every /clock message, off the producer.
+
+    The writer-side ``source_timestamp`` is what the monitor places /clock samples at (with
+    its default ``arrival_timestamp: source``), and it is the same for every subscriber.
+    """
 
     def __init__(self, context: Any) -> None:
         from rclpy.node import Node
@@ -221,14 +225,14 @@ class ClockTracker:
 
     def _on_clock(self, msg: Any, info: dict) -> None:
         self.sim.append(msg.clock.sec * 1_000_000_000 + msg.clock.nanosec)
-        self.wall.append(info['received_timestamp'])
+        self.wall.append(info['source_timestamp'])
 
     def rtf(self) -> float:
         """Return the RTF the /clock process achieved, as received here."""
         return (self.sim[-1] - self.sim[0]) / (self.wall[-1] - self.wall[0])
 
     def sim_at(self, wall_ns: Any) -> Any:
-        """Return the sim time in force (the last sample received) at each wall time."""
+        """Return the sim time in force (the latest sample) at each wall time."""
         import numpy as np
 
         wall, sim = np.array(self.wall), np.array(self.sim)
@@ -237,7 +241,7 @@ class ClockTracker:
     def sim_between(self, wall_ns: Any) -> Any:
         """Return the sim time at each wall time, interpolated between the samples around it.
 
-        Never past the next sample; after the last one, the last one's sim time.
+        Never reaching the next sample; after the last one, the last one's sim time.
         """
         import numpy as np
 
@@ -248,7 +252,7 @@ class ClockTracker:
         span = wall[j] - wall[i]
         step = np.maximum(sim[j] - sim[i], 0)
         inside = np.where(span > 0, (at - wall[i]) * step // np.maximum(span, 1), 0)
-        return sim[i] + np.minimum(inside, step)
+        return sim[i] + np.where(step > 0, np.minimum(inside, step - 1), 0)
 
 
 class MessageTimes:
@@ -330,7 +334,7 @@ class CycleTruth(NamedTuple):
     reader after the message left. On the wall clock it is the time the message left. A
     monitor sees only the second view, so such a cycle can go either way:
     ``misses_low``..``misses_high`` bounds the count; without ambiguous cycles both equal
-    ``misses``.
+    ``misses``. ``observed`` counts by the second view: what the monitor must report exactly.
     """
 
     cycles: int
@@ -340,13 +344,15 @@ class CycleTruth(NamedTuple):
     misses_high: int
     ambiguous: tuple[int, ...]
     ties: tuple[int, ...]
+    observed: int
     """Cycles that started exactly one period late (on a /clock step, under sim time)."""
 
     def describe(self) -> str:
         """Return a one-line summary for the test output."""
         return (f'{self.cycles} cycles: rule misses {self.misses} (bounds {self.misses_low}..'
-                f'{self.misses_high}, ambiguous cycles {list(self.ambiguous)}), skipped '
-                f'{self.skipped}, {len(self.ties)} cycles exactly one period late')
+                f'{self.misses_high}, ambiguous cycles {list(self.ambiguous)}, as a monitor '
+                f'sees them {self.observed}), skipped {self.skipped}, {len(self.ties)} cycles '
+                'exactly one period late')
 
 
 def _cycle_truth(record: Any, tracker: ClockTracker | None, period_ns: int,
@@ -376,7 +382,7 @@ def _cycle_truth(record: Any, tracker: ClockTracker | None, period_ns: int,
     high = counts.misses + int((~rule_miss[ambiguous]).sum())
     ties = np.flatnonzero(starts - slots == period_ns)
     return CycleTruth(counts.cycles, counts.misses, counts.skipped, low, high,
-                      tuple(ambiguous.tolist()), tuple(ties.tolist()))
+                      tuple(ambiguous.tolist()), tuple(ties.tolist()), int(seen_miss.sum()))
 
 
 @pytest.fixture

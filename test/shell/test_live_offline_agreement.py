@@ -10,8 +10,8 @@ One writer per topic, so messages lost stays meaningful.
 
 The in-process monitor measures it live. A recorder in this process subscribes raw with
 ``(msg, info)`` and writes every message into an MCAP with rosbags, with the log time the
-monitor uses: the writer-side ``source_timestamp`` of the topic messages (the monitor's
-``arrival_timestamp: source``) and the ``received_timestamp`` of the /clock samples. Then
+monitor uses: the writer-side ``source_timestamp`` of every message, the /clock samples
+included (the monitor's ``arrival_timestamp: source``). Then
 ``analyze`` reads that bag with the same parameter file, and its totals (messages, misses,
 skipped, lost, malformed, resets) must equal the live monitor's final report. Nothing in the
 stream sits near a threshold (responses are 0, 12 or 22 ms against D = 10 ms; the cycle after
@@ -156,7 +156,7 @@ class Recorder:
 
     def _on_clock(self, raw: bytes, info: dict) -> None:
         with self.lock:
-            self.messages.append(('/clock', info['received_timestamp'], bytes(raw)))
+            self.messages.append(('/clock', info['source_timestamp'], bytes(raw)))
 
     def count(self, topic: str) -> int:
         """Return how many messages of ``topic`` arrived."""
