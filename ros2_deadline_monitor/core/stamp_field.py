@@ -118,12 +118,14 @@ class SequenceType:
 
 @dataclass(frozen=True)
 class OpaqueType:
-    """A member whose serialized width this module does not know (``wchar``, ``long double``).
+    """A member whose serialized form is unknown (``wchar``, a type without a definition).
 
-    It can be described, so that fields before it still resolve, but never skipped.
+    It can be described, so that fields before it still resolve, but never skipped or
+    entered; ``reason`` says why.
     """
 
     description: str
+    reason: str = 'its serialized width differs between middlewares'
 
 
 @dataclass(frozen=True)
@@ -390,9 +392,11 @@ def _steps(field_type: FieldType, what: str) -> list[_Step]:
 def _check_skippable(field_type: FieldType, what: str) -> None:
     if isinstance(field_type, OpaqueType) or (
             isinstance(field_type, StringType) and field_type.wide):
+        reason = (field_type.reason if isinstance(field_type, OpaqueType)
+                  else OpaqueType('wstring').reason)
         raise _UnreachableError(
-            f'{what} ({_describe(field_type)}) comes before it, and its serialized width '
-            'differs between middlewares, so the bytes after it cannot be located')
+            f'{what} ({_describe(field_type)}) comes before it, and {reason}, so the bytes '
+            'after it cannot be located')
 
 
 class _UnreachableError(Exception):
@@ -633,7 +637,8 @@ def resolve_stamp_field(layout: MessageLayout, path: str = DEFAULT_STAMP_FIELD) 
         for step in steps:
             if not isinstance(current, MessageLayout):
                 hint = (f' (index it: {walked}[0].{step.name})'
-                        if isinstance(current, (ArrayType, SequenceType)) else '')
+                        if isinstance(current, (ArrayType, SequenceType)) else
+                        f' ({current.reason})' if isinstance(current, OpaqueType) else '')
                 raise StampFieldError(
                     f'{type_name} {path}: {walked} is a {_describe(current)}, not a message, '
                     f'so it has no field {step.name!r}{hint}')

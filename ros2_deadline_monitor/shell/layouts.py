@@ -43,8 +43,9 @@ def message_type_name(msg_class: type) -> str:
 def message_layout(msg_class: type) -> MessageLayout:
     """Return the layout of an rclpy message class, nested types included.
 
-    Raises ``StampFieldError`` when a nested type cannot be imported (so a stamp path
-    through it cannot be resolved); the class itself is trusted to be a message.
+    A nested type that cannot be imported becomes an ``OpaqueType``, so that only a stamp
+    behind or inside it is refused (with that reason); the class itself is trusted to be a
+    message.
     """
     names = list(msg_class.get_fields_and_field_types())
     slots = msg_class.SLOT_TYPES
@@ -63,8 +64,8 @@ def _field_type(slot: definition.AbstractType) -> FieldType:
         type_name = '/'.join([*slot.namespaces, slot.name])
         try:
             return message_layout(import_message(type_name))
-        except MessageTypeError as err:
-            raise StampFieldError(f'cannot describe nested type {type_name}: {err}') from None
+        except MessageTypeError as err:  # only a stamp behind or inside it is unreachable
+            return OpaqueType(type_name, f'its type cannot be described: {err}')
     if isinstance(slot, (definition.BoundedString, definition.UnboundedString)):
         return StringType(bound=getattr(slot, 'maximum_size', None))
     if isinstance(slot, (definition.BoundedWString, definition.UnboundedWString)):
