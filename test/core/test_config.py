@@ -32,6 +32,7 @@ def test_defaults_follow_the_design():
     ({'deadline_ns': 10 ** 19}, 'topic.cmd.deadline'),
     ({'rule': 'fastest'}, 'topic.cmd.rule'),
     ({'stamp': 'end'}, 'topic.cmd.stamp'),
+    ({'stamp_field': 'a.[0]'}, r'topic\.cmd\.stamp_field: .*part 2'),
     ({'clock': 'steady'}, 'topic.cmd.clock'),
     ({'topic': 'not a topic'}, 'invalid topic name'),
     ({'topic': '/a//b'}, 'invalid topic name'),
