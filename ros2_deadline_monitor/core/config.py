@@ -112,6 +112,15 @@ class TopicConfig:
             raise ConfigError(f'{prefix}.clock must be one of {CLOCKS}, got {self.clock!r}')
 
     @property
+    def stamp_required(self) -> bool:
+        """True when the topic must have a readable stamp: ``stamp: start`` or a set field.
+
+        Otherwise a type without the default ``header.stamp`` simply has no stamp (arrivals
+        start the cycles, no message age) and is no configuration error.
+        """
+        return self.stamp == 'start' or self.stamp_field != DEFAULT_STAMP_FIELD
+
+    @property
     def effective_rule(self) -> str:
         """The miss rule in force: configured, else ``response`` when a start stamp exists."""
         if self.rule is not None:

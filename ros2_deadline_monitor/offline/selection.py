@@ -82,7 +82,7 @@ def topic_stamp_rule(bag: BagSource, config: TopicConfig, topic: BagTopic) -> St
     with the reason. Otherwise (the default path, arrivals start the cycles) a type without
     that stamp just has none: None, as before stamp fields existed.
     """
-    needed = config.stamp == 'start' or config.stamp_field != DEFAULT_STAMP_FIELD
+    needed = config.stamp_required
     try:
         return bag_stamp_rule(bag, topic.msgtype, config.stamp_field)
     except BagError as err:
@@ -107,7 +107,7 @@ def _stamped(bag: BagSource, config: TopicConfig, topic: BagTopic) -> bool:
         return False
     if rule.leading:
         return True
-    if config.stamp == 'start' or config.stamp_field != DEFAULT_STAMP_FIELD:
+    if config.stamp_required:
         # The replay reads only a leading stamp until it takes a StampRule (issue 12).
         raise ConfigError(f'{topic.name}: the stamp is not the first field '
                           f'({rule.describe()}); the bag replay does not read such stamps yet')

@@ -65,3 +65,10 @@ def test_thresholds_and_analysis_validation():
         AnalysisConfig(target_rtf=0)
     with pytest.raises(ConfigError, match='window_cycles'):
         AnalysisConfig(window_cycles=1)
+
+
+def test_a_stamp_is_required_for_start_or_a_chosen_field():
+    assert not TopicConfig(name='a', topic='/a').stamp_required
+    assert TopicConfig(name='a', topic='/a', stamp='start').stamp_required
+    assert TopicConfig(name='a', topic='/a', stamp_field='transforms[0].header.stamp'
+                       ).stamp_required
