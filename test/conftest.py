@@ -10,13 +10,14 @@ tree without the messages.
 """
 
 from collections.abc import Callable, Iterator
+import importlib
 import importlib.util
 import os
 from pathlib import Path
 import signal
 import subprocess
 import sys
-from typing import TYPE_CHECKING
+from typing import Any, TYPE_CHECKING
 
 import pytest
 
@@ -30,6 +31,8 @@ os.environ.setdefault('RMW_IMPLEMENTATION', 'rmw_fastrtps_cpp')
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = 'ros2_deadline_monitor'
+TEST_MSGS = 'deadline_monitor_test_msgs'
+TEST_MSG_DIR = REPO_ROOT / 'test' / 'interfaces' / TEST_MSGS / 'msg'
 
 
 def _is_repo_root(entry: str) -> bool:
@@ -243,3 +246,20 @@ class SnapshotBuilder:
 def snapshots() -> SnapshotBuilder:
     """Return builders of hand-made snapshots (pure values, no ROS)."""
     return SnapshotBuilder()
+@pytest.fixture(scope='session')
+def test_msgs() -> Any:
+    """Return the module ``deadline_monitor_test_msgs.msg``: the project's test interfaces.
+
+    They are built by ``scripts/dev setup`` only (a plain ``colcon build`` skips a package
+    nested in another), so the tests needing them skip elsewhere, e.g. in ``colcon test`` of a
+    real ROS install. Under ``scripts/dev test`` (which sets
+    ``DEADLINE_MONITOR_TEST_INTERFACES=required``) a missing build fails instead.
+    """
+    try:
+        return importlib.import_module(f'{TEST_MSGS}.msg')
+    except ImportError as err:
+        reason = (f'the test interfaces {TEST_MSGS} are not built ({err}); scripts/dev setup '
+                  'builds them from test/interfaces')
+        if os.environ.get('DEADLINE_MONITOR_TEST_INTERFACES') == 'required':
+            pytest.fail(reason)
+        pytest.skip(reason)

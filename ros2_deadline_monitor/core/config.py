@@ -11,6 +11,7 @@ import math
 import re
 
 from .errors import ConfigError
+from .stamp_field import check_stamp_field, DEFAULT_STAMP_FIELD
 
 RULES = ('interval', 'response')
 STAMPS = ('none', 'start')
@@ -63,6 +64,10 @@ class TopicConfig:
     period, the rule is
     ``response`` when the header stamp marks the cycle start and ``interval`` otherwise, the
     wall budget is ``period / target_rtf + jitter``.
+
+    ``stamp_field`` is where the stamp is in the message (``header.stamp``,
+    ``transforms[0].header.stamp``); only its syntax is checked here, whether the topic's type
+    has it is decided when the type is known (``core.stamp_field.resolve_stamp_field``).
     """
 
     name: str
@@ -73,6 +78,7 @@ class TopicConfig:
     jitter_fraction: float = DEFAULT_JITTER_FRACTION
     rule: str | None = None
     stamp: str = 'none'
+    stamp_field: str = DEFAULT_STAMP_FIELD
     clock: str = 'wall'
     wall_budget_ns: int | None = None
     timeout_ns: int | None = None
@@ -101,8 +107,18 @@ class TopicConfig:
             raise ConfigError(f'{prefix}.rule must be one of {RULES}, got {self.rule!r}')
         if self.stamp not in STAMPS:
             raise ConfigError(f'{prefix}.stamp must be one of {STAMPS}, got {self.stamp!r}')
+        check_stamp_field(f'{prefix}.stamp_field', self.stamp_field)
         if self.clock not in CLOCKS:
             raise ConfigError(f'{prefix}.clock must be one of {CLOCKS}, got {self.clock!r}')
+
+    @property
+    def stamp_required(self) -> bool:
+        """True when the topic must have a readable stamp: ``stamp: start`` or a set field.
+
+        Otherwise a type without the default ``header.stamp`` simply has no stamp (arrivals
+        start the cycles, no message age) and is no configuration error.
+        """
+        return self.stamp == 'start' or self.stamp_field != DEFAULT_STAMP_FIELD
 
     @property
     def effective_rule(self) -> str:

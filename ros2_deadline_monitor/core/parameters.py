@@ -35,6 +35,7 @@ from .config import (
     TopicConfig,
 )
 from .errors import ConfigError
+from .stamp_field import check_stamp_field, DEFAULT_STAMP_FIELD
 
 TOPICS = 'topics'
 USE_SIM_TIME = 'use_sim_time'
@@ -144,8 +145,15 @@ TOPIC_SPECS: tuple[ParamSpec, ...] = (
               "slot > D) or 'auto' (response when stamp is 'start', else interval).",
               choices=(AUTO, *RULES)),
     ParamSpec('stamp', STAMPS[0],
-              "What header.stamp means: 'none' (not the cycle start: the arrival is used) or "
-              "'start' (the producer stamps the start of its cycle).", choices=STAMPS),
+              "What the stamp (stamp_field) means: 'none' (not the cycle start: the arrival "
+              "is used) or 'start' (the producer stamps the start of its cycle).",
+              choices=STAMPS),
+    ParamSpec('stamp_field', DEFAULT_STAMP_FIELD,
+              'Where the stamp is in the message, as a field path to a builtin_interfaces/Time: '
+              "'header.stamp', 'transforms[0].header.stamp' (tf2_msgs/TFMessage), 'stamp'. "
+              'Read from the raw bytes; a path the type does not have is rejected when the '
+              "type is known. With the default, a type without 'header' whose first field is "
+              'a Header or a Time (or a Time topic) uses that.'),
     ParamSpec('clock', AUTO,
               "Clock of the producing timer: 'sim', 'wall' or 'auto' (sim when use_sim_time "
               "is true).", choices=(AUTO, *CLOCKS)),
@@ -355,6 +363,7 @@ def topic_config_from(topic_id: str, values: Mapping[str, Any], use_sim_time: bo
         jitter_fraction=percent / 100,
         rule=None if rule == AUTO else rule,
         stamp=_choice(name('stamp'), get('stamp'), STAMPS),
+        stamp_field=check_stamp_field(name('stamp_field'), get('stamp_field')),
         clock=clock,
         wall_budget_ns=_optional_ms(name('wall_budget_ms'), get('wall_budget_ms')),
         timeout_ns=timeout_ns,

@@ -16,6 +16,7 @@ from typing import TextIO
 
 from ros2_deadline_monitor.core.config import CLOCKS, duration_ns, NS_PER_MS, RULES, STAMPS
 from ros2_deadline_monitor.core.errors import ConfigError, MonitorError
+from ros2_deadline_monitor.core.stamp_field import parse_stamp_field, StampFieldError
 
 from .accumulate import EXACT_CAP, REL_BIN
 from .bag import BagSource
@@ -69,6 +70,15 @@ def _zero_ok_ms(text: str) -> int:
             f'expected a number of milliseconds >= 0, got {text!r}') from None
 
 
+def _stamp_field(text: str) -> str:
+    """``argparse`` type: a field path such as ``transforms[0].header.stamp``."""
+    try:
+        parse_stamp_field(text)
+    except StampFieldError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    return text
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the command line of ``analyze``."""
     parser = argparse.ArgumentParser(
@@ -92,6 +102,10 @@ def build_parser() -> argparse.ArgumentParser:
     topics.add_argument('--stamp', choices=STAMPS,
                         help="what header.stamp means: 'start' (cycle start) or 'none' "
                              '(default: none; the arrival starts the cycle)')
+    topics.add_argument('--stamp-field', metavar='PATH', type=_stamp_field,
+                        help='where the stamp is in each message, a field path to a '
+                             'builtin_interfaces/Time (default: header.stamp; e.g. '
+                             'transforms[0].header.stamp for tf2_msgs/TFMessage)')
     topics.add_argument('--rule', choices=RULES,
                         help='deadline miss rule (default: response with --stamp start, else '
                              'interval)')
@@ -116,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _overrides(args: argparse.Namespace) -> Overrides:
     return Overrides(topics=tuple(args.topic), period_ns=args.period_ms,
                      deadline_ns=args.deadline_ms, jitter_ns=args.jitter_ms, stamp=args.stamp,
-                     rule=args.rule, clock=args.clock)
+                     stamp_field=args.stamp_field, rule=args.rule, clock=args.clock)
 
 
 def _write_text(target: str, text: str, stdout: TextIO) -> None:

@@ -7,12 +7,18 @@ import re
 
 from ros2_deadline_monitor.core.config import AnalysisConfig, TopicConfig
 from ros2_deadline_monitor.core.errors import BagError, ConfigError
+from ros2_deadline_monitor.core.stamp_field import (
+    DEFAULT_STAMP_FIELD,
+    StampFieldError,
+    StampRule,
+)
 
 from .bag import BagSource, BagTopic, CLOCK_TYPE, PACKAGE, STATS_TYPE
 from .config_file import FileConfig
+from .layouts import bag_stamp_rule
 from .replay import Plan, TopicPlan
 
-__all__ = ['EXCLUDED_TOPICS', 'Overrides', 'build_plan', 'topic_id']
+__all__ = ['EXCLUDED_TOPICS', 'Overrides', 'build_plan', 'topic_id', 'topic_stamp_rule']
 
 EXCLUDED_TOPICS = frozenset({
     '/clock', '/rosout', '/parameter_events', '/diagnostics', '/diagnostics_agg',
@@ -30,6 +36,7 @@ class Overrides:
     deadline_ns: int | None = None
     jitter_ns: int | None = None
     stamp: str | None = None
+    stamp_field: str | None = None
     rule: str | None = None
     clock: str | None = None
 
@@ -38,7 +45,8 @@ class Overrides:
         changes = {k: v for k, v in (
             ('period_ns', self.period_ns), ('deadline_ns', self.deadline_ns),
             ('jitter_tolerance_ns', self.jitter_ns), ('stamp', self.stamp),
-            ('rule', self.rule), ('clock', self.clock)) if v is not None}
+            ('stamp_field', self.stamp_field), ('rule', self.rule),
+            ('clock', self.clock)) if v is not None}
         return replace(config, **changes) if changes else config
 
 
@@ -66,18 +74,44 @@ def _missing(names: list[str], bag: BagSource) -> BagError:
     return BagError(f'{which} {", ".join(names)} not in the bag {bag.path} (it has: {have})')
 
 
-def _stamped(bag: BagSource, config: TopicConfig, topic: BagTopic) -> bool:
-    """Whether stamps can be read; an error when ``stamp: start`` cannot be honoured."""
+def topic_stamp_rule(bag: BagSource, config: TopicConfig, topic: BagTopic) -> StampRule | None:
+    """Resolve the topic's ``stamp_field`` against its type as the bag defines it.
+
+    The stamp is needed when ``stamp`` is ``start`` or a ``stamp_field`` was set: then a type
+    the bag does not define is a ``BagError`` and a path it does not have a ``ConfigError``
+    with the reason. Otherwise (the default path, arrivals start the cycles) a type without
+    that stamp just has none: None, as before stamp fields existed.
+    """
+    needed = config.stamp_required
     try:
-        stamped = bag.has_leading_stamp(topic.msgtype)
+        return bag_stamp_rule(bag, topic.msgtype, config.stamp_field)
     except BagError as err:
-        if config.stamp == 'start':
-            raise BagError(f'{topic.name}: {err} (needed to read its header stamp)') from None
+        if needed:
+            raise BagError(f'{topic.name}: {err} (needed to read its stamp)') from None
+    except StampFieldError as err:
+        if not needed:
+            return None
+        if config.stamp_field == DEFAULT_STAMP_FIELD:
+            raise ConfigError(f'{topic.name} ({topic.msgtype}) has no header stamp: stamp '
+                              '"start" needs a header.stamp, a std_msgs/Header or '
+                              'builtin_interfaces/Time first field, or a --stamp-field '
+                              f'({err})') from None
+        raise ConfigError(f'{topic.name}: stamp_field: {err}') from None
+    return None
+
+
+def _stamped(bag: BagSource, config: TopicConfig, topic: BagTopic) -> bool:
+    """Whether the replay reads stamps; an error when the configuration cannot be honoured."""
+    rule = topic_stamp_rule(bag, config, topic)
+    if rule is None:
         return False
-    if config.stamp == 'start' and not stamped:
-        raise ConfigError(f'{topic.name} ({topic.msgtype}) has no header stamp: stamp "start" '
-                          'needs a std_msgs/Header or builtin_interfaces/Time first field')
-    return stamped
+    if rule.leading:
+        return True
+    if config.stamp_required:
+        # The replay reads only a leading stamp until it takes a StampRule (issue 12).
+        raise ConfigError(f'{topic.name}: the stamp is not the first field '
+                          f'({rule.describe()}); the bag replay does not read such stamps yet')
+    return False
 
 
 def build_plan(bag: BagSource, file_config: FileConfig | None,

@@ -32,6 +32,7 @@ def test_defaults_follow_the_design():
     ({'deadline_ns': 10 ** 19}, 'topic.cmd.deadline'),
     ({'rule': 'fastest'}, 'topic.cmd.rule'),
     ({'stamp': 'end'}, 'topic.cmd.stamp'),
+    ({'stamp_field': 'a.[0]'}, r'topic\.cmd\.stamp_field: .*part 2'),
     ({'clock': 'steady'}, 'topic.cmd.clock'),
     ({'topic': 'not a topic'}, 'invalid topic name'),
     ({'topic': '/a//b'}, 'invalid topic name'),
@@ -64,3 +65,10 @@ def test_thresholds_and_analysis_validation():
         AnalysisConfig(target_rtf=0)
     with pytest.raises(ConfigError, match='window_cycles'):
         AnalysisConfig(window_cycles=1)
+
+
+def test_a_stamp_is_required_for_start_or_a_chosen_field():
+    assert not TopicConfig(name='a', topic='/a').stamp_required
+    assert TopicConfig(name='a', topic='/a', stamp='start').stamp_required
+    assert TopicConfig(name='a', topic='/a', stamp_field='transforms[0].header.stamp'
+                       ).stamp_required

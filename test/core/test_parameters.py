@@ -30,6 +30,7 @@ def test_topic_defaults_follow_the_design():
     assert cfg.jitter_tolerance_ns is None  # the core's 5 % of the (learned) period
     assert cfg.rule is None and cfg.effective_rule == 'interval'
     assert cfg.stamp == 'none'
+    assert cfg.stamp_field == 'header.stamp'
     assert cfg.clock == 'wall'
     assert config(use_sim_time=True).clock == 'sim'
     assert cfg.wall_budget_ns is None and cfg.timeout_ns is None and cfg.qos_deadline_ns is None
@@ -79,6 +80,10 @@ def test_jitter_percent_applies_when_no_jitter_in_ms_is_given():
     ({'rate_hz': 1e-6}, 'topic.imu.rate_hz'),
     ({'rule': 'bogus'}, 'topic.imu.rule must be one of auto, interval, response'),
     ({'stamp': 'end'}, 'topic.imu.stamp'),
+    ({'stamp_field': 'header..stamp'}, 'topic.imu.stamp_field: '),
+    ({'stamp_field': 'transforms[x].header.stamp'}, 'topic.imu.stamp_field: '),
+    ({'stamp_field': ''}, 'topic.imu.stamp_field: '),
+    ({'stamp_field': 5}, 'topic.imu.stamp_field: '),
     ({'clock': 'tai'}, 'topic.imu.clock'),
     ({'name': 'not a topic'}, 'topic.imu.name'),
     ({'name': '/a//b'}, 'topic.imu.name'),
@@ -134,3 +139,8 @@ def test_parameter_name_helpers():
     assert split_topic_param('stats_period_s') is None
     assert is_double('topic.imu.period_ms') and is_double('stats_period_s')
     assert not is_double('topic.imu.rule') and not is_double('window_cycles')
+
+
+def test_stamp_field_is_passed_on_after_its_syntax_is_checked():
+    cfg = config(stamp_field='transforms[0].header.stamp', stamp='start')
+    assert cfg.stamp_field == 'transforms[0].header.stamp'

@@ -86,3 +86,18 @@ def test_topics_are_added_and_removed_at_runtime(ros_context, spin, observer, st
     (result,) = observer.set_parameters(topics=['other'])
     assert result.successful, result.reason
     wait_for(lambda: names() == ['other'], what='the removed topic to disappear')
+
+
+def test_stamp_field_with_bad_syntax_is_rejected_with_the_reason(
+        ros_context, spin, observer, start_monitor, wait_for):
+    start_monitor(topics=['beat'], topic__beat__name='/beat', stats_period_s=0.2)
+    _producer(ros_context, spin)
+    wait_for(lambda: (t := observer.topic_stats('beat')) and t.messages_total > 0,
+             what='messages on /beat')
+    for bad in ('header..stamp', 'transforms[x].header.stamp', ''):
+        (result,) = observer.set_parameters(topic__beat__stamp_field=bad)
+        assert not result.successful, bad
+        assert 'topic.beat.stamp_field' in result.reason, result.reason
+    assert observer.get_parameter('topic.beat.stamp_field') == 'header.stamp'
+    (result,) = observer.set_parameters(topic__beat__stamp_field='header.stamp')
+    assert result.successful, result.reason
