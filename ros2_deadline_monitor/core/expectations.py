@@ -305,12 +305,15 @@ class Outcome:
         sign = '<=' if self.bound == 'max' else '>='
         return f'{sign} {_number(self.limit, self.unit)}'
 
-    def line(self) -> str:
-        """One line for a terminal or a CI log: status, topic, figure, measured, limit."""
-        status = 'ok  ' if self.passed else 'FAIL'
-        text = (f'{status} {self.topic}: {self.figure} {self.measured_text}, expected '
+    def describe(self) -> str:
+        """Topic, figure, measured value and limit (and why it is unknown), without status."""
+        text = (f'{self.topic}: {self.figure} {self.measured_text}, expected '
                 f'{self.limit_text} ({self.key})')
         return f'{text}: {self.reason}' if self.reason else text
+
+    def line(self) -> str:
+        """One line for a terminal or a CI log: ``FAIL`` or ``ok``, then ``describe()``."""
+        return f'{"ok  " if self.passed else "FAIL"} {self.describe()}'
 
 
 def _number(value: float, unit: str) -> str:
