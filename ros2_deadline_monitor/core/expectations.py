@@ -204,7 +204,13 @@ def expectations_from(values: Mapping[str, Any], topic_ids: Iterable[str]) -> Ex
         elif parts[0] == 'topic' and len(parts) == 3 and parts[2] == EXPECT:
             raise ExpectationError(f'{name} must be a mapping of limits '
                                    f'({", ".join(_TOPIC_SPECS)}), got {value!r}')
-    return Expectations(topics={k: tuple(v) for k, v in topics.items()}, clock=tuple(clock))
+    order = {spec.key: i for i, spec in enumerate(TOPIC_LIMITS + CLOCK_LIMITS)}
+
+    def ordered(limits: list[Limit]) -> tuple[Limit, ...]:
+        return tuple(sorted(limits, key=lambda limit: order[limit.key]))
+
+    return Expectations(topics={k: ordered(v) for k, v in topics.items()},
+                        clock=ordered(clock))
 
 
 def _unknown_parameter(name: str, form: str) -> ExpectationError:

@@ -189,7 +189,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help='relative worsening that counts as a regression (default: '
                            f'{100 * DEFAULT_TOLERANCE:g} %%; from 0 any increase does)')
     for spec in TOPIC_LIMITS + CLOCK_LIMITS:
-        gate.add_argument(f'--expect-{spec.key.replace("_", "-")}', metavar='X',
+        gate.add_argument(f'--expect-{spec.key.replace("_", "-")}',
+                          metavar='N' if spec.integer else 'X',
                           dest=f'expect_{spec.key}', help=_limit_help(spec))
     bar = out.add_mutually_exclusive_group()
     bar.add_argument('--progress', dest='progress', action='store_true', default=None,
