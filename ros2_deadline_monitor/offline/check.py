@@ -115,7 +115,8 @@ class BagRun:
     messages: int = 0
     seconds: float = 0.0
     peak_rss_mb: float = 0.0
-    """Peak resident memory of the process that analyzed the bag."""
+    """Peak resident memory while the bag was analyzed (of the whole process where the peak
+    cannot be reset)."""
 
     @property
     def failed(self) -> bool:
@@ -167,6 +168,7 @@ def judge(path: str, result: BagResult, job: CheckJob, warnings: Sequence[str] =
 
 def check_bag(path: str, job: CheckJob) -> BagRun:
     """Analyze and judge one bag; a bag that cannot be analyzed gives a ``BagRun`` with error."""
+    reset_peak_rss()
     began = time.perf_counter()
     try:
         result, warnings = analyze_result(path, job)
@@ -180,8 +182,8 @@ def check_bags(paths: Sequence[str], job: CheckJob, jobs: int = 1,
                done: Callable[[BagRun], None] | None = None) -> list[BagRun]:
     """Check every bag, ``jobs`` at a time in worker processes; results in ``paths`` order.
 
-    Each bag gets a fresh worker process (so its peak RSS is its own and memory is returned
-    between bags); ``done`` is called as each finishes.
+    Each bag's ``peak_rss_mb`` is its own (the peak is reset when a bag starts, where Linux
+    allows); ``done`` is called as each finishes.
     """
     if jobs <= 1 or len(paths) <= 1:
         runs = []
@@ -191,8 +193,7 @@ def check_bags(paths: Sequence[str], job: CheckJob, jobs: int = 1,
                 done(runs[-1])
         return runs
     by_path: dict[int, BagRun] = {}
-    with ProcessPoolExecutor(max_workers=min(jobs, len(paths)), mp_context=_context(),
-                             max_tasks_per_child=1) as pool:
+    with ProcessPoolExecutor(max_workers=min(jobs, len(paths)), mp_context=_context()) as pool:
         futures = {pool.submit(check_bag, path, job): i for i, path in enumerate(paths)}
         for future in as_completed(futures):
             i = futures[future]
@@ -208,17 +209,23 @@ def check_bags(paths: Sequence[str], job: CheckJob, jobs: int = 1,
 
 
 def _context() -> multiprocessing.context.BaseContext:
-    """Return a start method whose workers come from a server with the analyzer imported.
+    """Return ``fork`` where it exists: workers start with the analyzer already imported.
 
-    A fresh process per bag needs ``max_tasks_per_child``, which rules out plain ``fork``;
-    ``forkserver`` with the heavy modules preloaded starts each worker in milliseconds.
+    (``forkserver`` or ``spawn`` import numpy and rosbags again in every worker, which costs
+    more than a small bag's analysis.) The parent holds no threads when it forks.
     """
-    if 'forkserver' not in multiprocessing.get_all_start_methods():
-        return multiprocessing.get_context('spawn')
-    context = multiprocessing.get_context('forkserver')
-    context.set_forkserver_preload(['numpy', 'rosbags.rosbag2', __name__,
-                                    'ros2_deadline_monitor.offline.replay'])
-    return context
+    if 'fork' in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context('fork')
+    return multiprocessing.get_context()
+
+
+def reset_peak_rss() -> None:
+    """Start a new peak-RSS measurement for this process (Linux: ``clear_refs`` 5)."""
+    try:
+        with open('/proc/self/clear_refs', 'w') as refs:
+            refs.write('5')
+    except OSError:
+        pass
 
 
 def exit_status(runs: Iterable[BagRun]) -> int:
