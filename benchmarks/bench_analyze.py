@@ -172,15 +172,18 @@ def child_jobs(jobs: int, bags: str) -> dict:
     job = CheckJob(file_config=None, overrides=Overrides(stamp='start'),
                    expectations=Expectations(every_topic=(parse_limit('max_misses', '0'),)))
     began = time.perf_counter()
+    cpu = time.process_time()
     runs = check_bags(paths, job, jobs=jobs)
     seconds = time.perf_counter() - began
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)  # the workers, reaped by now
+    cpu_s = time.process_time() - cpu + children.ru_utime + children.ru_stime
     errors = [r.error for r in runs if r.error]
     return {'seconds': seconds, 'code': 1 if errors else 0, 'errors': errors,
             'messages': sum(r.messages for r in runs),
             'misses': [r.figures.topics[0].deadline_misses for r in runs if r.figures],
             'failed': sum(r.failed for r in runs),
             'job_rss_mb': [r.peak_rss_mb for r in runs],
-            'job_seconds': [r.seconds for r in runs], 'rss_mb': _rss_mb()}
+            'job_seconds': [r.seconds for r in runs], 'rss_mb': _rss_mb(), 'cpu_s': cpu_s}
 
 
 def measure(kind: str, bag: Path | str) -> dict:
@@ -268,6 +271,11 @@ def _jobs(args: argparse.Namespace, tmp: str) -> list[str]:
     out.append(f'  {"speed-up --jobs 2 / --jobs 1":28} {speedups[0]:>10.2f} '
                f'{statistics.median(speedups):>10.2f} {speedups[-1]:>10.2f}   (target >= 1.7 '
                f'on 2 cores; {cpu_count()} usable here)')
+    cpu1 = statistics.median(r['cpu_s'] for r in results[1])
+    cpu2 = statistics.median(r['cpu_s'] for r in results[2])
+    out.append(f'  CPU s, all processes (median)  --jobs 1 {cpu1:.2f}, --jobs 2 {cpu2:.2f} '
+               f'({cpu2 / cpu1:.2f}x: the cost of the worker processes; the speed-up needs 2 '
+               'idle cores)')
     rss1 = [mb for r in results[1] for mb in r['job_rss_mb']]
     rss2 = [mb for r in results[2] for mb in r['job_rss_mb']]
     out.append(f'  peak RSS per job (bag): --jobs 2 {min(rss2):.0f}-{max(rss2):.0f} MB, --jobs 1 '
