@@ -24,8 +24,9 @@ from typing import Any
 from .errors import ExpectationError
 
 __all__ = [
-    'CLOCK_LIMITS', 'CLOCK_PREFIX', 'CLOCK_SUBJECT', 'ClockFigures', 'Expectations', 'Limit',
-    'LimitSpec', 'Outcome', 'RunFigures', 'TOPIC_LIMITS', 'TopicFigures', 'Verdict',
+    'CLOCK_LIMITS', 'CLOCK_PREFIX', 'CLOCK_SUBJECT', 'ClockFigures', 'EVERY_TOPIC',
+    'Expectations', 'Limit', 'LimitSpec', 'Outcome', 'RunFigures', 'TOPIC_LIMITS',
+    'TopicFigures', 'Verdict',
     'evaluate', 'expectation_names', 'expectations_from', 'known', 'limit_value', 'parse_limit',
 ]
 
@@ -33,6 +34,8 @@ EXPECT = 'expect'
 CLOCK_PREFIX = f'clock.{EXPECT}.'
 CLOCK_SUBJECT = 'clock'
 """``Outcome.topic_id`` of the clock's expectations."""
+EVERY_TOPIC = '(every topic)'
+"""``Outcome.topic`` of an every-topic limit when the run has no topic at all."""
 
 
 @dataclass(frozen=True)
@@ -366,9 +369,10 @@ def _check(limit: Limit, topic_id: str, topic: str, figures: Any,
 def evaluate(expectations: Expectations, figures: RunFigures) -> Verdict:
     """Check every expectation against a run's figures.
 
-    Topic limits apply to the topics in ``figures`` (``every_topic`` to each of them); a
-    topic identifier with limits but no figures (it was not in the run) fails each of its
-    limits as unknown. Clock limits without clock figures fail as unknown too.
+    Topic limits apply to the topics in ``figures`` (``every_topic`` to each of them; with no
+    topic at all each fails once as unknown); a topic identifier with limits but no figures
+    (it was not in the run) fails each of its limits as unknown. Clock limits without clock
+    figures fail as unknown too.
     """
     outcomes: list[Outcome] = []
     seen = set()
@@ -376,6 +380,10 @@ def evaluate(expectations: Expectations, figures: RunFigures) -> Verdict:
         seen.add(topic.topic_id)
         for limit in expectations.for_topic(topic.topic_id):
             outcomes.append(_check(limit, topic.topic_id, topic.topic, topic, topic.unknown))
+    if not figures.topics:
+        for limit in expectations.every_topic:
+            outcomes.append(_check(limit, EVERY_TOPIC, EVERY_TOPIC, None,
+                                   {limit.spec.figure: 'no topic was analyzed'}))
     for topic_id, limits in expectations.topics.items():
         if topic_id in seen:
             continue

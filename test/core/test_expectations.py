@@ -178,3 +178,11 @@ def test_clock_limits_without_clock_fail() -> None:
 def test_no_expectations_is_a_vacuous_pass() -> None:
     verdict = evaluate(Expectations(), run())
     assert verdict.ok and verdict.outcomes == ()
+
+
+def test_every_topic_limit_without_topics_fails() -> None:
+    exp = Expectations(every_topic=(parse_limit('max_misses', '0'),))
+    outcome, = evaluate(exp, RunFigures(topics=(), clock=None)).outcomes
+    assert not outcome.passed
+    assert outcome.line() == ('FAIL (every topic): deadline misses unknown, expected <= 0 '
+                              '(max_misses): unknown: no topic was analyzed')
