@@ -127,12 +127,13 @@ def child_read(bag: str) -> dict:
 
     before = _rss_mb()
     began = time.perf_counter()
+    cpu = time.process_time()
     count = 0
     with Reader(Path(bag)) as reader:
         for _ in reader.messages():
             count += 1
-    return {'seconds': time.perf_counter() - began, 'messages': count, 'rss_mb': _rss_mb(),
-            'rss_before_mb': before}
+    return {'seconds': time.perf_counter() - began, 'cpu_s': time.process_time() - cpu,
+            'messages': count, 'rss_mb': _rss_mb(), 'rss_before_mb': before}
 
 
 def child_analyze(bag: str) -> dict:
@@ -145,6 +146,7 @@ def child_analyze(bag: str) -> dict:
     before = _rss_mb()
     stdout = sys.stdout
     began = time.perf_counter()
+    cpu = time.process_time()
     with open(os.devnull, 'w') as devnull:
         sys.stdout = devnull
         try:
@@ -152,9 +154,11 @@ def child_analyze(bag: str) -> dict:
         finally:
             sys.stdout = stdout
     seconds = time.perf_counter() - began
+    cpu_s = time.process_time() - cpu
     result = json.loads(out.read_text())
     topic = result['topics'][0]
-    return {'seconds': seconds, 'code': code, 'rss_mb': _rss_mb(), 'rss_before_mb': before,
+    return {'seconds': seconds, 'cpu_s': cpu_s, 'code': code, 'rss_mb': _rss_mb(),
+            'rss_before_mb': before,
             'messages': result['topics'][0]['messages_total'] + result['clock']['messages_total'],
             'misses': topic['deadline_misses_total'], 'skipped': topic['skipped_periods_total'],
             'p99_exact': topic['percentiles_exact']}
@@ -228,6 +232,11 @@ def _single(args: argparse.Namespace, tmp: str) -> list[str]:
         out.append(f'  {"analyze (table only)":28} ' + ' '.join(f'{r:>10,.0f}' for r in ana))
         out.append(f'  {"ratio analyze / read":28} {ana[0] / read[0]:>10.2f} '
                    f'{ana[1] / read[1]:>10.2f} {ana[2] / read[2]:>10.2f}   (target >= 1.0)')
+        cpu_read = _rates([{'seconds': r['cpu_s']} for r in reads], n)
+        cpu_ana = _rates([{'seconds': r['cpu_s']} for r in analyses], n)
+        out.append(f'  {"ratio by CPU time":28} {cpu_ana[0] / cpu_read[0]:>10.2f} '
+                   f'{cpu_ana[1] / cpu_read[1]:>10.2f} {cpu_ana[2] / cpu_read[2]:>10.2f}   '
+                   '(msg per CPU s; less sensitive to machine load)')
         out.append(f'  peak RSS: analyze {max(r["rss_mb"] for r in analyses):.0f} MB '
                    f'(after imports {min(r["rss_before_mb"] for r in analyses):.0f} MB), plain '
                    f'read {max(r["rss_mb"] for r in reads):.0f} MB; p99 exact: '
