@@ -130,7 +130,8 @@ def _percent(text: str) -> float:
 
 def _limit_help(spec: LimitSpec) -> str:
     scope = 'the clock' if spec in CLOCK_LIMITS else 'every topic'
-    return f'{spec.description[:-1]} ({scope})'.replace('%', '%%')
+    text = spec.description[0].lower() + spec.description[1:-1]
+    return f'{text} ({scope})'.replace('%', '%%')
 
 
 def build_parser() -> argparse.ArgumentParser:

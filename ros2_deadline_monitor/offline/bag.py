@@ -111,7 +111,10 @@ class BagSource:
         if not self.path.exists():
             raise BagError(f'{self.path}: no such file or directory')
         if self.path.is_dir() and not (self.path / 'metadata.yaml').is_file():
-            raise BagError(f'{self.path} is not a rosbag2 bag: it has no metadata.yaml')
+            inner = len(list(self.path.glob('*/metadata.yaml')))
+            hint = (f' (it holds {inner} bag{"s" if inner > 1 else ""}: give them all, '
+                    f'e.g. {self.path}/*/)' if inner else '')
+            raise BagError(f'{self.path} is not a rosbag2 bag: it has no metadata.yaml{hint}')
         try:
             self._reader = Reader(self.path)
             self._reader.open()

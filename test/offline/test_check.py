@@ -303,3 +303,9 @@ def test_bad_baseline_exits_2(ref, tmp_path: Path, capsys, content: str, message
     code, out, err = gate(capsys, str(ref.path), '--baseline', str(base))
     assert code == 2 and out == ''
     assert err.startswith('ERROR: ') and err.count('\n') == 1 and message in err, err
+
+
+def test_a_directory_of_bags_is_named_as_such(ref, tmp_path: Path, capsys) -> None:
+    code, _, err = gate(capsys, str(tmp_path), '--check', '--expect-max-misses', '0')
+    assert code == 1
+    assert f'it holds 1 bag: give them all, e.g. {tmp_path}/*/' in err
