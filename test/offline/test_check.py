@@ -309,3 +309,14 @@ def test_a_directory_of_bags_is_named_as_such(ref, tmp_path: Path, capsys) -> No
     code, _, err = gate(capsys, str(tmp_path), '--check', '--expect-max-misses', '0')
     assert code == 1
     assert f'it holds 1 bag: give them all, e.g. {tmp_path}/*/' in err
+
+
+def test_gate_flags_parse() -> None:
+    from ros2_deadline_monitor.offline.analyze import build_parser
+
+    args = build_parser().parse_args(['a', 'b', '--check', '--jobs', '0', '--junit', 'r.xml',
+                                      '--expect-max-misses', '3', '--baseline-tolerance', '5'])
+    assert args.bag == ['a', 'b'] and args.check and args.junit == 'r.xml'
+    assert args.jobs >= 1  # 0: one per usable CPU
+    assert (args.expect_max_misses, args.baseline_tolerance) == ('3', 5.0)
+    assert build_parser().parse_args(['a']).baseline_tolerance == 10.0
