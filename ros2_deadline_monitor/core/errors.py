@@ -15,3 +15,7 @@ class CdrError(MonitorError):
 
 class BagError(MonitorError):
     """A bag cannot be read or lacks what the analysis needs."""
+
+
+class ExpectationError(ConfigError):
+    """An expectation, or a baseline to compare with, is invalid (CLIs exit with status 2)."""

@@ -2,24 +2,51 @@
 
 Runs without ROS (``python -m ros2_deadline_monitor.analyze``) and never imports rclpy;
 bags are read with ``rosbags``. Errors are one ``ERROR: ...`` line on stderr and exit code 1
-(2 for usage errors), never a traceback.
+(2 for usage errors and invalid expectations or baselines), never a traceback. ``--check``
+turns it into a CI gate (exit 3 when an expectation fails); several bags are analyzed in
+parallel worker processes (``--jobs``) and summarized in one table.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 import sys
 import textwrap
+import time
 from typing import TextIO
 
 from ros2_deadline_monitor.core.config import CLOCKS, duration_ns, NS_PER_MS, RULES, STAMPS
-from ros2_deadline_monitor.core.errors import ConfigError, MonitorError
+from ros2_deadline_monitor.core.errors import ConfigError, ExpectationError, MonitorError
+from ros2_deadline_monitor.core.expectations import (
+    CLOCK_LIMITS,
+    Expectations,
+    Limit,
+    LimitSpec,
+    parse_limit,
+    TOPIC_LIMITS,
+)
+from ros2_deadline_monitor.core.junit import junit_xml
 from ros2_deadline_monitor.core.stamp_field import parse_stamp_field, StampFieldError
 
 from .accumulate import EXACT_CAP, REL_BIN
 from .bag import BagSource
+from .baseline import DEFAULT_TOLERANCE, format_comparison, load_baseline
+from .check import (
+    BagRun,
+    check_bags,
+    CheckJob,
+    EXIT_ERROR,
+    EXIT_FAILED,
+    EXIT_OK,
+    exit_status,
+    EXIT_USAGE,
+    format_runs,
+    judge,
+    junit_suite,
+)
 from .config_file import FileConfig, load_config
 from .progress import ProgressBar
 from .replay import BagAnalysis
@@ -49,7 +76,18 @@ with --stamp start its header stamp marks the cycle start. Whole-bag counts, mea
 maxima are exact; percentiles are exact up to {EXACT_CAP:,} values per series and within
 {REL_BIN / 2:.2%} beyond.
 
-Exit status: 0 success, 1 error (one line on stderr), 2 usage error.
+CI gate: limits come from the config file (topic.<id>.expect.max_misses: 0,
+clock.expect.min_rtf: 0.95, ...) and from --expect-* flags (for every topic; they win).
+With --check a figure that cannot be measured fails its limit as unknown (messages lost:
+always, since bags carry no publication sequence numbers).
+
+    analyze run.mcap --config cfg.yaml --check --junit report.xml
+    analyze runs/*/ --check --jobs 2 --baseline golden.json
+
+Exit status: 0 success (with --check: every expectation held, nothing regressed), 1 a bag
+could not be analyzed (one line on stderr; with several bags: any of them, even if another
+failed, as the verdict is incomplete), 2 usage error or invalid expectation / baseline,
+3 an expectation failed or (with --baseline) a figure regressed, with --check.
 """
 
 
@@ -79,13 +117,41 @@ def _stamp_field(text: str) -> str:
     return text
 
 
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f'expected a number of jobs >= 0, got {text!r}')
+    return value or (len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity')
+                     else os.cpu_count() or 1)
+
+
+def _percent(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float('inf'):
+        raise argparse.ArgumentTypeError(f'expected a percentage >= 0, got {text!r}')
+    return value
+
+
+def _limit_help(spec: LimitSpec) -> str:
+    scope = 'the clock' if spec in CLOCK_LIMITS else 'every topic'
+    text = spec.description[0].lower() + spec.description[1:-1]
+    return f'{text} ({scope})'.replace('%', '%%')
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the command line of ``analyze``."""
     parser = argparse.ArgumentParser(
         prog='analyze', description=DESCRIPTION, epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('bag', metavar='BAG',
-                        help='bag directory (with metadata.yaml) or a single .mcap / .db3 file')
+    parser.add_argument('bag', metavar='BAG', nargs='+',
+                        help='bag directory (with metadata.yaml) or a single .mcap / .db3 file; '
+                             'several: each is checked and one summary table printed')
     parser.add_argument('--config', metavar='YAML',
                         help="the monitor's parameter file (e.g. config/monitor.yaml): topics "
                              'and their settings, as for the live node')
@@ -119,6 +185,28 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument('--plot', metavar='DIR', help='write PNG figures into DIR (needs matplotlib)')
     out.add_argument('--html', metavar='FILE',
                      help='write one self-contained HTML report with tables and figures')
+    gate = parser.add_argument_group(
+        'CI gate (limits: topic.<id>.expect.* and clock.expect.* in --config, or these flags)')
+    gate.add_argument('--check', action='store_true',
+                      help='exit 3 when an expectation fails (or a figure regressed against '
+                           '--baseline), printing one line per failure')
+    gate.add_argument('--junit', metavar='FILE',
+                      help='write the outcomes as JUnit XML (a testcase per topic and the '
+                           'clock), for GitHub Actions, GitLab and Jenkins')
+    gate.add_argument('--jobs', metavar='N', type=_jobs, default=1,
+                      help='analyze several bags in N worker processes (0: one per CPU; '
+                           'default 1)')
+    gate.add_argument('--baseline', metavar='JSON',
+                      help='compare with a file written earlier by analyze --json and flag '
+                           'figures that got worse')
+    gate.add_argument('--baseline-tolerance', metavar='PCT', type=_percent,
+                      default=100 * DEFAULT_TOLERANCE,
+                      help='relative worsening that counts as a regression (default: '
+                           f'{100 * DEFAULT_TOLERANCE:g} %%; from 0 any increase does)')
+    for spec in TOPIC_LIMITS + CLOCK_LIMITS:
+        gate.add_argument(f'--expect-{spec.key.replace("_", "-")}',
+                          metavar='N' if spec.integer else 'X',
+                          dest=f'expect_{spec.key}', help=_limit_help(spec))
     bar = out.add_mutually_exclusive_group()
     bar.add_argument('--progress', dest='progress', action='store_true', default=None,
                      help='show a progress bar on stderr (default: when stderr is a terminal)')
@@ -152,15 +240,122 @@ def _csv_text(result: BagResult) -> str:
     return buffer.getvalue()
 
 
+class UsageError(ExpectationError):
+    """Options that do not go together (exit status 2)."""
+
+
+def _expectations(args: argparse.Namespace, file_config: FileConfig | None) -> Expectations:
+    """Return the file's expectations overridden by the ``--expect-*`` flags."""
+    base = file_config.expectations if file_config is not None else Expectations()
+    topic: list[Limit] = []
+    clock: list[Limit] = []
+    for spec in TOPIC_LIMITS + CLOCK_LIMITS:
+        text = getattr(args, f'expect_{spec.key}')
+        if text is not None:
+            is_clock = spec in CLOCK_LIMITS
+            (clock if is_clock else topic).append(parse_limit(spec.key, text, clock=is_clock))
+    return base.with_overrides(every_topic=topic, clock=clock)
+
+
+def _job(args: argparse.Namespace) -> CheckJob:
+    """Read and validate everything the gate needs before any bag is opened."""
+    file_config: FileConfig | None = load_config(args.config) if args.config else None
+    expectations = _expectations(args, file_config)
+    baseline = load_baseline(args.baseline) if args.baseline else None
+    if args.check and expectations.empty and baseline is None:
+        raise UsageError('--check: nothing to check; set limits in --config '
+                         '(topic.<id>.expect.*, clock.expect.*), give --expect-* flags or '
+                         '--baseline')
+    if len(args.bag) > 1:
+        given = [f'--{k}' for k in ('json', 'csv', 'plot', 'html') if getattr(args, k)]
+        if given:
+            raise UsageError(f'{", ".join(given)} take one bag, got {len(args.bag)}; '
+                             'run analyze once per bag for those outputs')
+    return CheckJob(file_config=file_config, overrides=_overrides(args),
+                    expectations=expectations, baseline=baseline,
+                    baseline_name=args.baseline or '',
+                    tolerance=args.baseline_tolerance / 100)
+
+
+def _gated(args: argparse.Namespace) -> bool:
+    return bool(args.check or args.junit or args.baseline)
+
+
+def _write_junit(target: str, runs: list[BagRun], stdout: TextIO) -> None:
+    data = junit_xml([junit_suite(r) for r in runs])
+    if target == '-':
+        stdout.write(data.decode())
+        return
+    try:
+        Path(target).write_bytes(data)
+    except OSError as err:
+        raise MonitorError(f'cannot write {target}: {err.strerror or err}') from None
+
+
+def _report_gate(args: argparse.Namespace, run_: BagRun, out: TextIO) -> int:
+    """Print the failures and the baseline table; return the gate's exit status."""
+    if run_.comparison is not None:
+        out.write(format_comparison(run_.comparison) + '\n')
+    verdict = run_.verdict
+    if verdict is not None and (args.check or args.junit) and verdict.outcomes:
+        for outcome in verdict.failed:
+            out.write(outcome.line() + '\n')
+        held = len(verdict.passed)
+        out.write(f'check: {held} of {len(verdict.outcomes)} expectations held'
+                  f'{"" if verdict.ok else f", {len(verdict.failed)} failed"}\n')
+    if args.junit:
+        _write_junit(args.junit, [run_], out)
+    return EXIT_FAILED if args.check and run_.failed else EXIT_OK
+
+
+def run_many(args: argparse.Namespace, job: CheckJob, stdout: TextIO, stderr: TextIO) -> int:
+    """Check several bags in parallel and print one table, worst first."""
+    enabled = args.progress if args.progress is not None else stderr.isatty()
+    total = len(args.bag)
+    finished = 0
+
+    def done(run_: BagRun) -> None:
+        nonlocal finished
+        finished += 1
+        if enabled:
+            stderr.write(f'[{finished}/{total}] {run_.status} {run_.bag} '
+                         f'({run_.seconds:.1f} s)\n')
+
+    runs = check_bags(list(args.bag), job, jobs=args.jobs, done=done)
+    stdout.write(format_runs(runs) + '\n')
+    for run_ in runs:
+        for warning in run_.warnings:
+            stderr.write(f'WARNING: {run_.bag}: {warning}\n')
+    if args.check:
+        for run_ in runs:
+            failures = [o.line() for o in run_.verdict.failed] if run_.verdict else []
+            failures += [d.line() for d in run_.comparison.regressions] if run_.comparison \
+                else []
+            for line in failures:
+                stdout.write(f'{run_.bag}: {line}\n')
+    if args.junit:
+        _write_junit(args.junit, runs, stdout)
+    for run_ in runs:
+        if run_.error:
+            stderr.write(f'ERROR: {run_.bag}: {run_.error}\n')
+    status = exit_status(runs)
+    return status if args.check or status == EXIT_ERROR else EXIT_OK
+
+
 def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     """Do what ``args`` ask; raise ``MonitorError`` for anything the user must fix."""
-    file_config: FileConfig | None = load_config(args.config) if args.config else None
+    job = _job(args)
+    if len(args.bag) > 1:
+        return run_many(args, job, stdout, stderr)
+    path = args.bag[0]
+    file_config = job.file_config
     want_series = bool(args.plot or args.html)
     if want_series:
         from .plots import require_matplotlib
 
         require_matplotlib()
-    with BagSource(args.bag) as bag:
+    began = time.perf_counter()
+    with BagSource(path) as bag:
         plan, warnings = build_plan(bag, file_config, _overrides(args))
         for warning in warnings:
             stderr.write(f'WARNING: {warning}\n')
@@ -172,7 +367,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             result = analysis.run()
         finally:
             bar.close()
-    to_stdout = '-' in (args.json, args.csv)
+    to_stdout = '-' in (args.json, args.csv, args.junit)
     if not to_stdout:
         stdout.write(format_table(result) + '\n')
     if args.json:
@@ -202,7 +397,11 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         _write_text(args.html, html_report(result, images or {}), stdout)
         if not to_stdout:
             stdout.write(f'Report: {args.html}\n')
-    return 0
+    if _gated(args):
+        gate_out = stderr if to_stdout else stdout
+        return _report_gate(args, judge(path, result, job, seconds=time.perf_counter() - began),
+                            gate_out)
+    return EXIT_OK
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -214,9 +413,12 @@ def main(argv: list[str] | None = None) -> int:
         return int(exit_.code or 0) if not isinstance(exit_.code, str) else 2
     try:
         return run(args, sys.stdout, sys.stderr)
+    except ExpectationError as err:
+        sys.stderr.write(f'ERROR: {err}\n')
+        return EXIT_USAGE
     except MonitorError as err:
         sys.stderr.write(f'ERROR: {err}\n')
-        return 1
+        return EXIT_ERROR
     except KeyboardInterrupt:
         sys.stderr.write('ERROR: interrupted\n')
         return 130

@@ -16,6 +16,7 @@ from typing import Any
 
 from ros2_deadline_monitor.core.config import AnalysisConfig, TopicConfig
 from ros2_deadline_monitor.core.errors import ConfigError
+from ros2_deadline_monitor.core.expectations import Expectations, expectations_from
 from ros2_deadline_monitor.core.parameters import (
     AUTO,
     check_unique_topics,
@@ -40,7 +41,8 @@ class FileConfig:
 
     ``clocks`` holds the identifiers whose clock was ``auto`` (the analyzer decides from the
     bag); ``clock_topic`` is the node's ``clock_topic``; ``warnings`` names keys that look
-    like typos (``topic.<id>.<unknown field>``).
+    like typos (``topic.<id>.<unknown field>``); ``expectations`` holds the
+    ``topic.<id>.expect.*`` and ``clock.expect.*`` limits.
     """
 
     path: str
@@ -51,6 +53,7 @@ class FileConfig:
     clock_topic: str
     use_sim_time: bool | None
     warnings: tuple[str, ...]
+    expectations: Expectations = Expectations()
 
 
 def flatten(params: Mapping[str, Any], prefix: str = '') -> dict[str, Any]:
@@ -108,7 +111,7 @@ def load_config(path: str | Path) -> FileConfig:
     try:
         return parse_parameters(values, str(path), node)
     except ConfigError as err:
-        raise ConfigError(f'{path}: {err}') from None
+        raise type(err)(f'{path}: {err}') from None
 
 
 def _resolve(topic: str, namespace: str) -> str:
@@ -135,12 +138,13 @@ def parse_parameters(values: Mapping[str, Any], path: str = '<parameters>',
     configs = [topic_config_from(topic_id, values, use_sim_time=False, resolve=resolve)
                for topic_id in ids]
     check_unique_topics(configs)
+    expectations = expectations_from(values, ids)
     auto = {topic_id for topic_id in ids
             if values.get(topic_param(topic_id, 'clock'), AUTO) == AUTO}
     warnings = []
     for name in sorted(values):
         parts = name.split('.')
-        if len(parts) == 3 and parts[0] == 'topic':
+        if len(parts) == 3 and parts[0] == 'topic' and parts[2] != 'expect':
             if parts[2] not in TOPIC_FIELDS:
                 warnings.append(f'{name}: unknown setting, ignored')
             elif parts[1] not in ids:
@@ -156,4 +160,5 @@ def parse_parameters(values: Mapping[str, Any], path: str = '<parameters>',
         clock_topic=resolve(settings.clock_topic),
         use_sim_time=bool(use_sim_time) if use_sim_time is not None else None,
         warnings=tuple(warnings),
+        expectations=expectations,
     )

@@ -19,7 +19,12 @@ from ros2_deadline_monitor.core.reports import IntervalSummary
 
 from .results import BagResult, ClockResult, RecordedStats, TopicResult
 
-__all__ = ['format_table', 'to_json', 'write_csv']
+__all__ = ['JSON_FORMAT', 'JSON_VERSION', 'format_table', 'to_json', 'write_csv']
+
+JSON_FORMAT = 'ros2_deadline_monitor/analyze'
+"""``format`` of the JSON document ``analyze --json`` writes (``--baseline`` checks it)."""
+JSON_VERSION = 1
+"""``version`` of that document: raised when a key changes meaning or disappears."""
 
 LEVELS = {0: 'OK', 1: 'WARN', 2: 'ERROR', 3: 'STALE', -1: '-'}
 _POINT_FIELDS = ('_at_ns', 'first_arrival_ns', 'last_arrival_ns', 'start_ns')
@@ -54,8 +59,8 @@ def _plain(value: Any) -> Any:
 
 
 def to_json(result: BagResult) -> dict[str, Any]:
-    """Return the whole result as a JSON-ready dict."""
-    return _plain(result)
+    """Return the whole result as a JSON-ready dict, led by its ``format`` and ``version``."""
+    return {'format': JSON_FORMAT, 'version': JSON_VERSION, **_plain(result)}
 
 
 # -- CSV ------------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ def one_error(capsys: pytest.CaptureFixture[str], code: int, argv: list[str]) ->
 
 def test_parser_defaults() -> None:
     args = build_parser().parse_args(['bag'])
-    assert args.bag == 'bag'
+    assert args.bag == ['bag']
     assert args.topic == []
     assert (args.config, args.period_ms, args.stamp, args.rule, args.clock) == (None,) * 5
     assert (args.json, args.csv, args.plot, args.html) == (None,) * 4
@@ -58,7 +58,8 @@ def test_parser_converts_ms_and_collects_topics() -> None:
 
 @pytest.mark.parametrize('argv', [
     [], ['bag', '--stamp', 'header'], ['bag', '--period-ms', '-3'], ['bag', '--period-ms', 'x'],
-    ['bag', '--clock', 'steady'], ['bag', '--progress', '--no-progress'], ['a', 'b'],
+    ['bag', '--clock', 'steady'], ['bag', '--progress', '--no-progress'], ['bag', '--jobs', '-1'],
+    ['bag', '--baseline-tolerance', 'x'],
 ])
 def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == 2

@@ -110,3 +110,42 @@ def test_open_errors_are_bag_errors(tmp_path: Path) -> None:
     (tmp_path / 'metadata.yaml').write_text('rosbag2_bagfile_information: {version: 99}\n')
     with pytest.raises(BagError, match='cannot open bag'):
         BagSource(tmp_path)
+
+
+# -- the fast MCAP path -----------------------------------------------------------------------
+
+def _many_chunks_bag(bags, path: Path) -> Path:
+    """Three topics, ties in log time across topics, enough data for several MCAP chunks."""
+    messages = []
+    for k in range(30_000):
+        t = T0 + (k // 3) * MS  # three messages share each log time
+        topic = ('/a', '/b', '/clock')[k % 3]
+        raw = bags.clock_cdr(k) if topic == '/clock' else bags.header_cdr(k, b'x' * (k % 50))
+        messages.append((topic, t, raw))
+    return bags.write(path, 'mcap', {'/a': 'std_msgs/msg/Header', '/b': 'std_msgs/msg/Header',
+                                     '/clock': 'rosgraph_msgs/msg/Clock'}, messages)
+
+
+def test_fast_mcap_reading_equals_rosbags(bags, tmp_path: Path) -> None:
+    from ros2_deadline_monitor.offline.bag import _mcap_messages
+
+    path = _many_chunks_bag(bags, tmp_path / 'chunks')
+    with BagSource(path) as bag:
+        reader = bag._reader
+        assert len(reader.storage.storages[0].chunks) > 1
+        for names in (['/a', '/b', '/clock'], ['/b'], ['/clock', '/a']):
+            conns = [c for n in names for c in bag.topics[n].connections]
+            fast = _mcap_messages(reader, conns)
+            assert fast is not None
+            assert list(fast) == list(reader.messages(conns))
+            assert list(bag.messages(conns)) == list(reader.messages(conns))
+
+
+def test_fast_mcap_falls_back_for_sqlite3(bags, tmp_path: Path) -> None:
+    from ros2_deadline_monitor.offline.bag import _mcap_messages
+
+    ref = bags.reference(tmp_path / 'bag', 'sqlite3')
+    with BagSource(ref.path) as bag:
+        conns = list(bag.topics['/demo/cmd'].connections)
+        assert _mcap_messages(bag._reader, conns) is None
+        assert len(list(bag.messages(conns))) == len(ref.starts)
