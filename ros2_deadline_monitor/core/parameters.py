@@ -76,8 +76,9 @@ GLOBAL_SPECS: tuple[ParamSpec, ...] = (
     ParamSpec('window_cycles', _DEFAULT_ANALYSIS.window_cycles,
               'Most cycles kept per topic for the window figures (bounds memory).', 2, 1_000_000),
     ParamSpec('learn_intervals', _DEFAULT_ANALYSIS.learn_intervals,
-              'Intervals whose median becomes the period of a topic without a configured '
-              'period.', 2, 10_000),
+              'Intervals the period of a topic without a configured period is learned from '
+              '(their span over the timer grid slots they cover, snapped to a whole rate in Hz '
+              'within 1 %).', 2, 10_000),
     ParamSpec('target_rtf', _DEFAULT_ANALYSIS.target_rtf,
               'Real time factor the simulator aims at; scales the RTF levels and the default '
               'wall budget of sim-clock topics.', 0.001, 1000.0),
@@ -127,7 +128,7 @@ TOPIC_SPECS: tuple[ParamSpec, ...] = (
               'Topic to monitor; default: the identifier, as a name relative to the node '
               'namespace.'),
     ParamSpec('period_ms', 0.0,
-              'Expected cycle period T (ms); 0 = learn it from the median of the first '
+              'Expected cycle period T (ms); 0 = learn it from the first learn_intervals '
               'intervals (or use rate_hz).', 0.0, _MAX_MS),
     ParamSpec('rate_hz', 0.0,
               'Expected rate (Hz), an alternative to period_ms; 0 = unset. Set only one of the '

@@ -66,7 +66,7 @@ time factor from /clock. Bags holding the monitor's own MonitorStats are summari
 _DEFAULTS = textwrap.fill(
     'Without --config or --topic every topic is analyzed except infrastructure topics '
     f'({", ".join(sorted(EXCLUDED_TOPICS))}) and the monitor\'s own stats, each with its '
-    'period learned from the median interval. Flags override the config file for every '
+    'period learned from its first intervals. Flags override the config file for every '
     'selected topic.', 88)
 EPILOG = f"""\
 {_DEFAULTS}
@@ -160,7 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help='analyze this topic (repeat for several); with --config: only '
                              'these of the configured ones')
     topics.add_argument('--period-ms', metavar='X', type=_positive_ms,
-                        help='expected period T (default: learned from the median interval)')
+                        help='expected period T (default: learned from the first intervals)')
     topics.add_argument('--deadline-ms', metavar='X', type=_positive_ms,
                         help='deadline D for the response rule (default: the period)')
     topics.add_argument('--jitter-ms', metavar='X', type=_zero_ok_ms,

@@ -212,7 +212,7 @@ def format_table(result: BagResult) -> str:
            f'{bag.message_count:,} messages in {bag.topic_count} topics)']
     if result.topics:
         out += ['', _topic_rows(result.topics)]
-        legend = ['* period learned from the median interval. Misses per rule: response = '
+        legend = ['* period learned from the first intervals. Misses per rule: response = '
                   'end - scheduled slot > deadline; interval = interval > period + jitter.']
         for t in result.topics:
             details = (f'{t.topic}: deadline {_ms(t.deadline_ns, 3)} ms, jitter '
