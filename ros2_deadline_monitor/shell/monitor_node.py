@@ -10,13 +10,10 @@ steady time takes the session's ``Snapshot`` to the sinks: ``MonitorStats`` on `
 
 from __future__ import annotations
 
-from dataclasses import replace
-import re
 import sys
 import time
 from typing import Any
 
-from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.duration import Duration
 from rclpy.node import Node
@@ -27,43 +24,21 @@ from rosgraph_msgs.msg import Clock as ClockMsg
 from ros2_deadline_monitor.core.config import NS_PER_S
 from ros2_deadline_monitor.core.errors import ConfigError, MonitorError
 from ros2_deadline_monitor.core.host import HostSampler
-from ros2_deadline_monitor.core.parameters import (
-    all_names,
-    check_change,
-    desired_topics,
-    GLOBAL_SPECS,
-    MonitorSettings,
-    parse_topic_ids,
-    settings_from,
-    split_topic_param,
-    TOPICS,
-    unknown_parameter_warnings,
-    USE_SIM_TIME,
-)
+from ros2_deadline_monitor.core.parameters import MonitorSettings, TOPICS
 from ros2_deadline_monitor.core.session import Session, TopicState
 from ros2_deadline_monitor.core.snapshot import Snapshot
 from ros2_deadline_monitor.msg import MonitorStats
 from ros2_deadline_monitor.shell import conversions, diagnostics, summary
-from ros2_deadline_monitor.shell.message_types import import_message, MessageTypeError
-from ros2_deadline_monitor.shell.parameters import (
-    coerce_integers,
-    current_values,
-    declare_globals,
-    declare_topic,
-    undeclare_topic,
-)
+from ros2_deadline_monitor.shell.node_parameters import NodeParameters
 from ros2_deadline_monitor.shell.qos import CLOCK_QOS, STATS_QOS
-from ros2_deadline_monitor.shell.subscriptions import TopicMonitor
+from ros2_deadline_monitor.shell.subscriptions import SimulatorRtf, TopicMonitor
 
 NODE_NAME = 'deadline_monitor'
 STATS_TOPIC = '~/stats'
 POLL_PERIOD_S = 0.5
 """How often the graph is checked for topics that do not exist yet (steady clock)."""
-SIMULATOR_RTF_TYPES = ('std_msgs/msg/Float32', 'std_msgs/msg/Float64')
 FINAL_ACK_TIMEOUT_NS = NS_PER_S
 """Longest wait at shutdown for subscribers to acknowledge the final stats."""
-
-_GLOBAL_NAMES = frozenset(spec.name for spec in GLOBAL_SPECS)
 
 
 class StartupError(MonitorError):
@@ -80,47 +55,37 @@ class MonitorNode(Node):
         listed but none of them has valid settings.
         """
         super().__init__(node_name, **kwargs)
-        self._declaring = False
         self._topics: dict[str, TopicMonitor] = {}
-        self._skipped_ids: dict[str, str] = {}
-        self._invalid: dict[str, str] = {}
-        self._declare_errors: dict[str, dict[str, str]] = {}
-        self._simulator_rtf_sub = None
         self._stats_late_ns = 0
         self._reset_logged_ns = -(1 << 62)
         self._resets_unlogged = 0
-        errors = self._declare(declare_globals)
+        self.parameters = NodeParameters(self)
+        errors = self.parameters.declare_globals()
         if errors:
             raise StartupError('invalid parameter value: ' + '; '.join(errors))
         try:
-            self._settings = settings_from(current_values(self, _GLOBAL_NAMES))
+            self._settings = self.parameters.settings()
         except ConfigError as err:
             raise StartupError(str(err)) from None
         settings = self._settings
         self.session = Session(
-            settings.analysis, use_sim_time=self._use_sim_time(), start_wall_ns=time.time_ns(),
-            clock_topic=settings.clock_topic, arrival_timestamp=settings.arrival_timestamp,
+            settings.analysis, use_sim_time=self.parameters.use_sim_time(),
+            start_wall_ns=time.time_ns(), clock_topic=settings.clock_topic,
+            arrival_timestamp=settings.arrival_timestamp,
             stats_period_ns=settings.stats_period_ns)
-        topic_ids = self._startup_topic_ids()
-        for topic_id in topic_ids:
-            self._declare_topic(topic_id)
+        topic_ids = self.parameters.declare_startup_topics()
         self._host = HostSampler()
         self._reader = self._create_reader()
         self._reconcile()
-        for warning in unknown_parameter_warnings(self._parameter_overrides, self._parameters,
-                                                  topic_ids):
-            self.get_logger().warning(warning)
-        if (topic_ids or self._skipped_ids) and not self._topics:
+        if (topic_ids or self.parameters.skipped) and not self._topics:
             raise StartupError('none of the configured topics has valid settings: '
-                               + '; '.join(self._skipped_ids.values()) + '; '.join(
-                                   self._invalid_reasons().values()))
+                               + '; '.join(self.parameters.invalid_reasons().values()))
         if not topic_ids:
             self.get_logger().warning(
                 f'no topics configured (parameter {TOPICS}): monitoring the clock only')
-        self.add_pre_set_parameters_callback(coerce_integers)
-        self.add_on_set_parameters_callback(self._validate_parameters)
-        self.add_post_set_parameters_callback(self._apply_parameters)
+        self.parameters.watch(self.parameters.validate, self._apply_parameters)
 
+        self._simulator_rtf = SimulatorRtf(self, settings.simulator_rtf_topic, self.session)
         self._stats_publisher = self.create_publisher(MonitorStats, STATS_TOPIC, STATS_QOS)
         self._diagnostics = diagnostics.DiagnosticsOutput(self, settings.hardware_id)
         # In batched mode /clock is taken with the topics, first, so their events find the
@@ -160,64 +125,15 @@ class MonitorNode(Node):
         """The monitored topics by identifier."""
         return dict(self._topics)
 
-    def _use_sim_time(self) -> bool:
-        return bool(self.get_parameter(USE_SIM_TIME).value)
-
-    def _topic_ids(self) -> list[str]:
-        return list(self.get_parameter(TOPICS).value or [])
-
-    def _declare(self, declare: Any, *args: Any) -> list[str]:
-        self._declaring = True
-        try:
-            return declare(self, *args)
-        finally:
-            self._declaring = False
-
-    def _startup_topic_ids(self) -> list[str]:
-        """Return the valid identifiers of ``topics``; skip (and report) the others.
-
-        At start-up a bad entry (not an identifier, listed twice) must not stop the
-        monitoring of the good ones; ``topics`` is set to the valid list. At run time a bad
-        list is rejected instead (``_validate_parameters``).
-        """
-        valid: list[str] = []
-        for topic_id in self._topic_ids():
-            try:
-                parse_topic_ids([*valid, topic_id])
-            except ConfigError as err:
-                self._skipped_ids[str(topic_id)] = str(err)
-                self.get_logger().error(f'topic {topic_id!r} is not monitored: {err}')
-                continue
-            valid.append(topic_id)
-        if self._skipped_ids:
-            self.set_parameters([Parameter(TOPICS, Parameter.Type.STRING_ARRAY, valid)])
-        return valid
-
-    def _declare_topic(self, topic_id: str) -> None:
-        errors = self._declare(declare_topic, topic_id)
-        if errors:
-            self._declare_errors[topic_id] = {e.split(':', 1)[0]: e for e in errors}
-
-    def _invalid_reasons(self) -> dict[str, str]:
-        # No '/' in a status name (rqt_robot_monitor splits on it).
-        skipped = {re.sub(r'\W', '_', k): v for k, v in self._skipped_ids.items()}
-        return {**self._invalid, **skipped}
-
     def _reconcile(self) -> None:
         """Make the session and the subscriptions match the parameters."""
-        topic_ids = self._topic_ids()
-        desired, invalid = desired_topics(
-            topic_ids, current_values(self, all_names(topic_ids)), self._use_sim_time(),
-            self.resolve_topic_name, self._declare_errors)
-        for topic_id, reason in invalid.items():
-            if self._invalid.get(topic_id) != reason:
-                self.get_logger().error(f'topic {topic_id!r} is not monitored: {reason}')
-        self._invalid = invalid
+        desired = self.parameters.desired()
         settings = self._settings
         old = {topic_id: monitor.config for topic_id, monitor in self._topics.items()}
         changes = self.session.configure(
-            desired, self._invalid_reasons(), analysis=settings.analysis,
-            use_sim_time=self._use_sim_time(), stats_period_ns=settings.stats_period_ns)
+            desired, self.parameters.invalid_reasons(), analysis=settings.analysis,
+            use_sim_time=self.parameters.use_sim_time(),
+            stats_period_ns=settings.stats_period_ns)
         for topic_id in changes.removed:
             self._topics.pop(topic_id).close()
             if topic_id not in desired:
@@ -231,44 +147,15 @@ class MonitorNode(Node):
             self._topics[topic_id].reconfigure(old[topic_id])
             self.get_logger().info(f'{topic_id}: settings changed: {", ".join(names)}')
 
-    def _validate_parameters(self, parameters: list[Parameter]) -> SetParametersResult:
-        """Reject a change that would give an invalid configuration; nothing is applied here."""
-        if self._declaring:
-            return SetParametersResult(successful=True)
-        topic_ids = self._topic_ids()
-        try:
-            check_change(current_values(self, all_names(topic_ids)),
-                         {p.name: p.value for p in parameters}, self._invalid,
-                         self.resolve_topic_name)
-        except ConfigError as err:
-            return SetParametersResult(successful=False, reason=str(err))
-        return SetParametersResult(successful=True)
-
     def _apply_parameters(self, parameters: list[Parameter]) -> None:
         """Apply an accepted change to what is received from now on.
 
         What is queued was received under the old settings: it is taken first.
         """
-        if self._declaring:
-            return
         self.take_all()
-        names = {p.name for p in parameters}
-        for name in names:
-            split = split_topic_param(name)
-            if split and split[0] in self._declare_errors:
-                self._declare_errors[split[0]].pop(name, None)
-                if not self._declare_errors[split[0]]:
-                    del self._declare_errors[split[0]]
-        if TOPICS in names:
-            self._skipped_ids.clear()
-            listed = self._topic_ids()
-            for topic_id in listed:
-                self._declare_topic(topic_id)
-            for topic_id in set(self._topics) - set(listed):
-                self._declare(undeclare_topic, topic_id)
-        if _GLOBAL_NAMES & names:
+        if self.parameters.applied(p.name for p in parameters):
             old = self._settings
-            self._settings = settings_from(current_values(self, _GLOBAL_NAMES))
+            self._settings = self.parameters.settings()
             if self._settings.stats_period_ns != old.stats_period_ns:
                 self._start_stats_timer()
             if self._settings.hardware_id != old.hardware_id:
@@ -338,26 +225,7 @@ class MonitorNode(Node):
         """Look for topics that do not exist yet and check the ones that do."""
         for monitor in self._topics.values():
             monitor.poll()
-        if self._settings.simulator_rtf_topic and self._simulator_rtf_sub is None:
-            self._poll_simulator_rtf()
-
-    def _poll_simulator_rtf(self) -> None:
-        topic = self._settings.simulator_rtf_topic
-        types = {p.topic_type for p in self.get_publishers_info_by_topic(topic)}
-        if len(types) != 1:
-            return
-        type_name = types.pop()
-        try:
-            if type_name not in SIMULATOR_RTF_TYPES:
-                raise MessageTypeError(f'{topic} has type {type_name}; expected one of '
-                                       f'{", ".join(SIMULATOR_RTF_TYPES)}: ignored')
-            msg_class = import_message(type_name)
-        except MessageTypeError as err:
-            self._settings = replace(self._settings, simulator_rtf_topic='')
-            self.get_logger().error(f'simulator_rtf_topic: {err}')
-            return
-        self._simulator_rtf_sub = self.create_subscription(
-            msg_class, topic, lambda msg: self.session.simulator_rtf(msg.data), CLOCK_QOS)
+        self._simulator_rtf.poll()
 
     def _start_stats_timer(self) -> None:
         if self._stats_timer is not None:

@@ -43,7 +43,13 @@ from ros2_deadline_monitor.shell.message_types import (
     import_message,
     MessageTypeError,
 )
-from ros2_deadline_monitor.shell.qos import all_reliable, choose_qos, queue_depth, take_depth
+from ros2_deadline_monitor.shell.qos import (
+    all_reliable,
+    choose_qos,
+    CLOCK_QOS,
+    queue_depth,
+    take_depth,
+)
 
 SEQUENCE_KEY = 'publication_sequence_number'
 _INT64_MAX = 2**63 - 1
@@ -293,3 +299,42 @@ class TopicMonitor:
     def close(self) -> None:
         """Destroy the subscription."""
         self._unsubscribe()
+
+
+SIMULATOR_RTF_TYPES = ('std_msgs/msg/Float32', 'std_msgs/msg/Float64')
+
+
+class SimulatorRtf:
+    """The simulator's own RTF topic (``simulator_rtf_topic``), shown next to the measured one.
+
+    Subscribed once its publisher appears with a ``Float32``/``Float64``; another type is
+    reported once and the topic ignored.
+    """
+
+    def __init__(self, node: Node, topic: str, session: Session) -> None:
+        """Watch ``topic`` ('' for none) for ``node``, feeding ``session``."""
+        self._node = node
+        self._topic = topic
+        self._session = session
+        self._subscription: Subscription | None = None
+
+    def poll(self) -> None:
+        """Subscribe when the topic has appeared with a usable type."""
+        if not self._topic or self._subscription is not None:
+            return
+        types = {p.topic_type for p in self._node.get_publishers_info_by_topic(self._topic)}
+        if len(types) != 1:
+            return
+        type_name = types.pop()
+        try:
+            if type_name not in SIMULATOR_RTF_TYPES:
+                raise MessageTypeError(f'{self._topic} has type {type_name}; expected one of '
+                                       f'{", ".join(SIMULATOR_RTF_TYPES)}: ignored')
+            msg_class = import_message(type_name)
+        except MessageTypeError as err:
+            self._topic = ''
+            self._node.get_logger().error(f'simulator_rtf_topic: {err}')
+            return
+        session = self._session
+        self._subscription = self._node.create_subscription(
+            msg_class, self._topic, lambda msg: session.simulator_rtf(msg.data), CLOCK_QOS)
