@@ -86,14 +86,7 @@ class RtfAnalyzer:
 
     def sim_at(self, wall_ns: np.ndarray) -> np.ndarray:
         """Sim time in force at each wall time (the latest sample at or before it)."""
-        wall, sim = self._all()
-        out = np.full(len(wall_ns), NO_VALUE, np.int64)
-        if len(wall) == 0:
-            return out
-        idx = np.searchsorted(wall, wall_ns, side='right') - 1
-        known = idx >= 0
-        out[known] = sim[idx[known]]
-        return out
+        return self._sim_of(wall_ns, within_step=False)
 
     def sim_in_step(self, wall_ns: np.ndarray) -> np.ndarray:
         """Sim time at each wall time, placed inside its /clock step.
@@ -103,6 +96,9 @@ class RtfAnalyzer:
         of a cycle that ends inside a step is kept (DESIGN.md §3). After the last sample
         (or across a reset or a pause) it is the latest sample's sim time, as ``sim_at``.
         """
+        return self._sim_of(wall_ns, within_step=True)
+
+    def _sim_of(self, wall_ns: np.ndarray, within_step: bool) -> np.ndarray:
         wall, sim = self._all()
         out = np.full(len(wall_ns), NO_VALUE, np.int64)
         if len(wall) == 0:
@@ -111,7 +107,7 @@ class RtfAnalyzer:
         known = idx >= 0
         out[known] = sim[idx[known]]
         inside = known & (idx + 1 < len(wall))
-        if inside.any():
+        if within_step and inside.any():
             i = idx[inside]
             dwall = wall[i + 1] - wall[i]
             dsim = sim[i + 1] - sim[i]
