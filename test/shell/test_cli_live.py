@@ -164,3 +164,24 @@ def test_monitor_watch_shows_the_table_and_then_the_summary(installed_executable
     # The alternate screen is left before the summary, which stays readable after exit.
     assert text.rindex('\x1b[?1049l') < text.index('deadline_monitor summary')
     assert 'Traceback' not in text
+
+
+def test_flags_win_over_the_params_file_and_add_to_its_topics(installed_executable, processes,
+                                                              observer, wait_for, tmp_path):
+    params = tmp_path / 'monitor.yaml'
+    params.write_text(
+        '/**:\n  ros__parameters:\n    topics: [cmd, other]\n'
+        f'    topic.cmd.name: {TOPIC}\n    topic.cmd.period_ms: 20.0\n'
+        '    topic.other.name: /cli_test/other\n    topic.other.period_ms: 30.0\n')
+    start(processes, installed_executable('monitor'), TOPIC, '/cli_test/new', '--rate-hz',
+          '200', '--ros-args', '--params-file', str(params), '-p', 'stats_period_s:=0.2')
+    stats = wait_for(observer.latest_stats, timeout=20.0, what='the monitor to report')
+    assert sorted(t.name for t in stats.topics) == ['cli_test_new', 'cmd', 'other']
+    assert observer.get_parameter('topics') == ['cmd', 'other', 'cli_test_new']
+    # The configured topic keeps its identifier; the flag replaced the file's period.
+    assert observer.get_parameter('topic.cmd.rate_hz') == 200.0
+    assert observer.get_parameter('topic.cmd.period_ms') == 0.0
+    assert observer.get_parameter('topic.other.period_ms') == 30.0
+    assert observer.get_parameter('topic.cli_test_new.name') == '/cli_test/new'
+    assert {t.name: t.period_ms for t in stats.topics} == {
+        'cmd': 5.0, 'other': 30.0, 'cli_test_new': 5.0}
