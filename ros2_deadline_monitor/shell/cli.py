@@ -15,15 +15,10 @@ line is one ``ERROR:`` line and exit code 2, never a traceback.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Iterator, Mapping, Sequence
-import contextlib
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-import os
-from pathlib import Path
-import re
 import signal
 import sys
-import tempfile
 import threading
 from typing import Any, TextIO
 
@@ -36,15 +31,20 @@ from ros2_deadline_monitor.core.topic_flags import (
     topic_id,
     TopicFlags,
 )
-from ros2_deadline_monitor.shell.usage import EXIT_USAGE, UsageError, UsageParser
+from ros2_deadline_monitor.shell.usage import (
+    check_ros_arguments,
+    EXIT_USAGE,
+    rcl_reason,
+    stderr_held,
+    UsageError,
+    UsageParser,
+    without_ros_args,
+)
 
 __all__ = ['build_parser', 'CommandLine', 'main', 'parse_command_line', 'topic_overrides']
 
 SPIN_TIMEOUT_S = 0.1
 """Longest wait before a SIGINT/SIGTERM is noticed."""
-LOG_LEVELS = ('debug', 'info', 'warn', 'error', 'fatal', 'unset')
-"""What rcutils accepts after ``--log-level`` (in any case), alone or as ``NAME:=LEVEL``."""
-
 DESCRIPTION = """\
 Monitor deadline misses, skipped timer periods and intervals of ROS 2 topics next to the
 simulator's real time factor; publishes MonitorStats on ~/stats (/deadline_monitor/stats)
@@ -116,48 +116,6 @@ def parse_command_line(argv: Sequence[str]) -> CommandLine:
     return CommandLine(tuple(args.topics), flags, args.watch)
 
 
-def ros_arguments(argv: Sequence[str]) -> Iterator[list[str]]:
-    """Yield the argument lists of each ``--ros-args ... [--]`` section of ``argv``."""
-    section: list[str] | None = None
-    for arg in argv:
-        if section is None:
-            if arg == '--ros-args':
-                section = []
-        elif arg == '--':
-            yield section
-            section = None
-        elif arg == '--ros-args':
-            continue
-        else:
-            section.append(arg)
-    if section is not None:
-        yield section
-
-
-def check_ros_arguments(argv: Sequence[str]) -> None:
-    """Reject a bad ``--log-level`` and a missing ``--params-file`` before rcl sees them.
-
-    rcl would refuse them too, but with a traceback-shaped message and its own log line;
-    these are the two mistakes people make, so they get a sentence that says the fix.
-    """
-    for section in ros_arguments(argv):
-        for flag, value in zip(section, [*section[1:], None], strict=True):
-            if flag == '--log-level':
-                _check_log_level(value)
-            elif flag == '--params-file':
-                if value is None or not Path(value).is_file():
-                    raise UsageError(f'--params-file: no such file: {value!r}')
-
-
-def _check_log_level(value: str | None) -> None:
-    level = value.rpartition(':=')[2] if value else ''
-    if level.lower() not in LOG_LEVELS:
-        raise UsageError(
-            f'--log-level {value or ""}: expected one of {", ".join(LOG_LEVELS)}, alone or '
-            'for one logger (--log-level deadline_monitor:=debug: the monitor only, without '
-            "rcl's and the middleware's debug output)")
-
-
 def topic_overrides(command: CommandLine, configured: Mapping[str, str],
                     resolve: Callable[[str], str] = str) -> dict[str, Any]:
     """Return the parameter values (name -> value) the command line's topics stand for.
@@ -221,57 +179,6 @@ def configured_topics(node_name: str, topics: Sequence[str]
         probe.destroy_node()
 
 
-@contextlib.contextmanager
-def _stderr_held() -> Iterator[Callable[[], str]]:
-    """Hold back what C code writes to stderr; pass it on unless the caller drops it.
-
-    rcl prints its own "Failed to parse global arguments" line before rclpy raises: on bad
-    arguments the user should see one line, ours. Yields a function returning the text and
-    marking it as consumed.
-    """
-    sys.stderr.flush()
-    saved = os.dup(2)
-    held = tempfile.TemporaryFile()
-    consumed = False
-
-    def take() -> str:
-        nonlocal consumed
-        consumed = True
-        held.seek(0)
-        return held.read().decode(errors='replace')
-
-    os.dup2(held.fileno(), 2)
-    try:
-        yield take
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        if not consumed:
-            held.seek(0)
-            sys.stderr.write(held.read().decode(errors='replace'))
-            sys.stderr.flush()
-        held.close()
-
-
-def _rcl_reason(err: BaseException) -> str:
-    """Return the sentence of an rcl error, without its source locations (``, at file.c:12``)."""
-    text = re.sub(r',? at /?\S+\.c:\d+', '', str(err)).strip()
-    for prefix in ('failed to initialize rcl: ', 'Failed to parse ROS arguments: '):
-        text = text.removeprefix(prefix)
-    return text or type(err).__name__
-
-
-def _without_ros_args(remove_ros_args: Callable[[list[str]], list[str]],
-                      args: list[str]) -> list[str]:
-    """Return ``args`` without the ROS arguments; ``UsageError`` if rcl cannot parse them."""
-    with _stderr_held() as take:
-        try:
-            return remove_ros_args(['monitor', *args])[1:]
-        except Exception as err:  # noqa: BLE001 - rclpy raises RCLInvalidROSArgsError & co
-            take()
-            raise UsageError(f'invalid ROS arguments: {_rcl_reason(err)}') from None
-
-
 def _error(text: str, stream: TextIO | None = None) -> int:
     print(f'ERROR: {text}', file=stream or sys.stderr)
     return EXIT_USAGE
@@ -284,7 +191,6 @@ def main(argv: list[str] | None = None) -> int:
     from rclpy.node import Node
     from rclpy.parameter import Parameter
     from rclpy.signals import SignalHandlerOptions
-    from rclpy.utilities import remove_ros_args
 
     from ros2_deadline_monitor.shell.monitor_node import MonitorNode, NODE_NAME, StartupError
     from ros2_deadline_monitor.shell.watch import Display, make_display, StatsWatcher
@@ -292,20 +198,20 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         check_ros_arguments(args)
-        command = parse_command_line(_without_ros_args(remove_ros_args, args))
+        command = parse_command_line(without_ros_args('monitor', args))
     except UsageError as err:
         return _error(f'{err} (see monitor --help)')
     except SystemExit as exit_:  # --help
         return int(exit_.code or 0) if not isinstance(exit_.code, str) else EXIT_USAGE
 
     try:
-        with _stderr_held() as take:
+        with stderr_held() as take:
             try:
                 rclpy.init(args=['monitor', *args],
                            signal_handler_options=SignalHandlerOptions.NO)
             except Exception as err:  # noqa: BLE001 - rclpy raises RCLError and subclasses
                 take()
-                raise _InitError(_rcl_reason(err)) from None
+                raise _InitError(rcl_reason(err)) from None
     except _InitError as err:
         return _error(f'invalid ROS arguments: {err}')
     stop = threading.Event()

@@ -18,7 +18,15 @@ from typing import Any, Protocol, TextIO
 from ros2_deadline_monitor.core.config import check_topic_name
 from ros2_deadline_monitor.core.errors import ConfigError
 from ros2_deadline_monitor.shell import terminal_view
-from ros2_deadline_monitor.shell.usage import EXIT_USAGE, UsageError, UsageParser
+from ros2_deadline_monitor.shell.usage import (
+    check_ros_arguments,
+    EXIT_USAGE,
+    rcl_reason,
+    stderr_held,
+    UsageError,
+    UsageParser,
+    without_ros_args,
+)
 
 NODE_NAME = 'deadline_monitor'
 """Default name of the monitor whose stats are shown (``monitor_node.NODE_NAME``)."""
@@ -154,11 +162,11 @@ def main(argv: list[str] | None = None) -> int:
     from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
     from rclpy.node import Node
     from rclpy.signals import SignalHandlerOptions
-    from rclpy.utilities import remove_ros_args
 
     args_in = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = build_parser().parse_args(remove_ros_args(['watch', *args_in])[1:])
+        check_ros_arguments(args_in)
+        args = build_parser().parse_args(without_ros_args('watch', args_in))
         if args.count < 0:
             raise UsageError(f'--count must be >= 0, got {args.count}')
         topic = stats_topic(args.namespace, args.node)
@@ -171,8 +179,18 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exit_:  # --help
         return int(exit_.code or 0)
 
+    try:
+        with stderr_held() as take:
+            try:
+                rclpy.init(args=['watch', *args_in],
+                           signal_handler_options=SignalHandlerOptions.NO)
+            except Exception as err:  # noqa: BLE001 - rclpy raises RCLError and subclasses
+                take()
+                raise UsageError(rcl_reason(err)) from None
+    except UsageError as err:
+        print(f'ERROR: invalid ROS arguments: {err}', file=sys.stderr)
+        return EXIT_USAGE
     stop = threading.Event()
-    rclpy.init(args=['watch', *args_in], signal_handler_options=SignalHandlerOptions.NO)
     previous = {sig: signal.signal(sig, lambda *_: stop.set())
                 for sig in (signal.SIGINT, signal.SIGTERM)}
     node = None

@@ -5,18 +5,21 @@ from __future__ import annotations
 import pytest
 
 from ros2_deadline_monitor.core.topic_flags import TopicFlags
+from ros2_deadline_monitor.shell import watch
 from ros2_deadline_monitor.shell.cli import (
-    _rcl_reason,
     build_parser,
-    check_ros_arguments,
     CommandLine,
     main,
     parse_command_line,
-    ros_arguments,
     topic_overrides,
 )
 from ros2_deadline_monitor.shell.parameters import TOPIC_SPECS
-from ros2_deadline_monitor.shell.usage import UsageError
+from ros2_deadline_monitor.shell.usage import (
+    check_ros_arguments,
+    rcl_reason,
+    ros_arguments,
+    UsageError,
+)
 
 
 def test_topics_and_flags_become_per_topic_parameters():
@@ -145,7 +148,7 @@ def test_rcl_errors_lose_their_source_locations():
                        'Error: Expected lexeme type (18) not found, at '
                        '/project/src/rcl/lexer_lookahead.c:239, at '
                        '/project/src/rcl/arguments.c:352')
-    assert _rcl_reason(err) == ("Couldn't parse remap rule: '-r x'. Error: Expected lexeme "
+    assert rcl_reason(err) == ("Couldn't parse remap rule: '-r x'. Error: Expected lexeme "
                                 'type (18) not found')
 
 
@@ -174,3 +177,15 @@ def test_main_prints_one_error_line_and_returns_2(argv, capsys):
 def test_main_help_exits_0(capsys):
     assert main(['--help']) == 0
     assert 'usage: monitor' in capsys.readouterr().out
+
+
+@pytest.mark.parametrize('argv', [
+    ['--bogus'], ['--count', '-1'], ['--count', 'x'], ['--node', 'bad name'],
+    ['--ros-args', '--log-level', 'bogus'], ['--ros-args', '-r', '__node:='],
+])
+def test_watch_refuses_a_bad_command_line_in_one_line(argv, capsys):
+    assert watch.main(argv) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith('ERROR: '), captured.err
+    assert 'Traceback' not in captured.err
