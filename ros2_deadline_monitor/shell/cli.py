@@ -231,9 +231,10 @@ def main(argv: list[str] | None = None) -> int:
         executor.add_node(node)
         if command.watch:
             # Another node on the same executor, reading the monitor's published stats like
-            # any other subscriber: the view cannot change what the monitor measures.
+            # any other subscriber: the view cannot change what the monitor measures. Without
+            # the global ROS arguments, or `-r __node:=x` would give it the monitor's name.
             view_node = Node(f'{node.get_name()}_watch', namespace=node.get_namespace(),
-                             start_parameter_services=False)
+                             use_global_arguments=False, start_parameter_services=False)
             topic = node.resolve_topic_name('~/stats')
             display = make_display(sys.stdout, topic, screen=True,
                                    warn=lambda text: print(f'WARNING: {text}',

@@ -185,3 +185,16 @@ def test_flags_win_over_the_params_file_and_add_to_its_topics(installed_executab
     assert observer.get_parameter('topic.cli_test_new.name') == '/cli_test/new'
     assert {t.name: t.period_ms for t in stats.topics} == {
         'cmd': 5.0, 'other': 30.0, 'cli_test_new': 5.0}
+
+
+def test_monitor_watch_with_a_renamed_node(installed_executable, processes):
+    """A global `__node` remap renames the monitor only; the view follows its stats."""
+    view = Pty(str(installed_executable('monitor')), TOPIC, '--watch', '--ros-args',
+               '-r', '__node:=renamed', '-r', '__ns:=/robot1', '-p', 'stats_period_s:=0.2')
+    try:
+        assert view.read_until(lambda text: 'STALE' in text, timeout=30), view.text
+    finally:
+        view.interrupt()
+    assert view.wait(timeout=30) == 0, view.text
+    assert '/robot1/renamed/stats' in view.text
+    assert 'renamed summary' in view.text
