@@ -186,6 +186,20 @@ def _error(text: str, stream: TextIO | None = None) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the monitor until SIGINT/SIGTERM; 2 for a bad command line or configuration."""
+    # A Ctrl-C while rclpy is still being imported (about half a second) must stop the
+    # monitor, not print a traceback: the handlers come first, the imports after.
+    stop = threading.Event()
+    previous = {sig: signal.signal(sig, lambda *_: stop.set())
+                for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        return _run(list(sys.argv[1:] if argv is None else argv), stop)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _run(args: list[str], stop: threading.Event) -> int:
+    """Check the command line, then run the monitor (and the view) until ``stop``."""
     import rclpy
     from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
     from rclpy.node import Node
@@ -195,7 +209,6 @@ def main(argv: list[str] | None = None) -> int:
     from ros2_deadline_monitor.shell.monitor_node import MonitorNode, NODE_NAME, StartupError
     from ros2_deadline_monitor.shell.watch import Display, make_display, StatsWatcher
 
-    args = list(sys.argv[1:] if argv is None else argv)
     try:
         check_ros_arguments(args)
         command = parse_command_line(without_ros_args('monitor', args))
@@ -203,7 +216,8 @@ def main(argv: list[str] | None = None) -> int:
         return _error(f'{err} (see monitor --help)')
     except SystemExit as exit_:  # --help
         return int(exit_.code or 0) if not isinstance(exit_.code, str) else EXIT_USAGE
-
+    if stop.is_set():
+        return 0
     try:
         with stderr_held() as take:
             try:
@@ -214,9 +228,6 @@ def main(argv: list[str] | None = None) -> int:
                 raise _InitError(rcl_reason(err)) from None
     except _InitError as err:
         return _error(f'invalid ROS arguments: {err}')
-    stop = threading.Event()
-    previous = {sig: signal.signal(sig, lambda *_: stop.set())
-                for sig in (signal.SIGINT, signal.SIGTERM)}
     node = view_node = None
     display: Display | None = None
     try:
@@ -253,8 +264,6 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if display is not None:
             display.close()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
         for each in (view_node, node):
             if each is not None:
                 each.destroy_node()
