@@ -46,9 +46,11 @@ def test_every_value_has_the_type_of_its_parameter():
     """A float where the node declares a double: an int would be refused like in YAML."""
     command = parse_command_line(['/x', '--rate-hz', '200', '--jitter-ms', '0', '--deadline-ms',
                                   '5', '--timeout-s', '3', '--stamp', 'none', '--rule',
-                                  'interval', '--clock', 'sim'])
+                                  'interval', '--clock', 'sim', '--stamp-field',
+                                  'transforms[0].header.stamp'])
     specs = {spec.name: spec for spec in TOPIC_SPECS}
     values = topic_overrides(command, {})
+    assert values['topic.x.stamp_field'] == 'transforms[0].header.stamp'
     for name, value in values.items():
         if name.startswith('topic.x.'):
             assert type(value) is type(specs[name.rsplit('.', 1)[1]].default), name
@@ -105,6 +107,7 @@ def test_identifiers_are_unique_and_valid():
     (['/x', '--period-ms', '10', '--rate-hz', '100'], 'not allowed with argument'),
     (['/x', '--stamp', 'header'], "invalid choice: 'header'"),
     (['/x', '/x'], 'topic /x is given twice'),
+    (['/x', '--stamp-field', 'header..stamp'], 'is not a field path'),
 ])
 def test_bad_command_lines_are_refused_with_a_reason(argv, says):
     with pytest.raises(UsageError) as caught:
@@ -155,7 +158,7 @@ def test_rcl_errors_lose_their_source_locations():
 def test_help_lists_every_option_and_points_to_the_parameters():
     text = build_parser().format_help()
     for option in ('TOPIC', '--period-ms', '--rate-hz', '--deadline-ms', '--jitter-ms',
-                   '--stamp', '--rule', '--clock', '--timeout-s', '--watch'):
+                   '--stamp', '--stamp-field', '--rule', '--clock', '--timeout-s', '--watch'):
         assert option in text, option
     assert 'config/monitor.yaml' in text and 'README' in text
     assert '--params-file' in text and 'Precedence' in text
