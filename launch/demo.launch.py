@@ -16,6 +16,9 @@ monitor.launch.py: it watches exactly the controller's topic, with the controlle
 the simulator's target RTF, and needs no config file.
 """
 
+import os
+import sys
+
 from launch.actions import DeclareLaunchArgument, Shutdown, TimerAction
 from launch.conditions import IfCondition
 from launch.launch_description import LaunchDescription
@@ -106,6 +109,9 @@ def generate_launch_description() -> LaunchDescription:
         }],
         output='screen',
         emulate_tty=True,
+        # emulate_tty would make rcutils colour lines that end up in a redirected file.
+        additional_env={'RCUTILS_COLORIZED_OUTPUT': os.environ.get(
+            'RCUTILS_COLORIZED_OUTPUT', '1' if sys.stdout.isatty() else '0')},
     )
 
     stop = TimerAction(

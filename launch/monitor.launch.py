@@ -14,15 +14,31 @@ gazebo.launch.py includes this file; demo.launch.py declares its own monitor wit
 settings.
 """
 
+import os
+import sys
+
 from launch.actions import DeclareLaunchArgument
 from launch.conditions import IfCondition
 from launch.launch_description import LaunchDescription
-from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution, PythonExpression
 from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 
 PACKAGE = 'ros2_deadline_monitor'
 BOOLEANS = ['true', 'false', 'True', 'False']
+NODE_NAME = 'deadline_monitor'
+LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'fatal']
+"""rcutils severities; ``choices`` makes launch refuse anything else before a node starts."""
+
+
+def colour_env() -> dict[str, str]:
+    """Colour the monitor's log lines only when this launch writes to a terminal.
+
+    emulate_tty makes the node believe it has one (for line-buffered output), so rcutils
+    would colour lines that end up in a redirected file; a user's own setting is kept.
+    """
+    default = '1' if sys.stdout.isatty() else '0'
+    return {'RCUTILS_COLORIZED_OUTPUT': os.environ.get('RCUTILS_COLORIZED_OUTPUT', default)}
 
 
 def generate_launch_description() -> LaunchDescription:
@@ -47,25 +63,31 @@ def generate_launch_description() -> LaunchDescription:
             description='Follow /clock for ROS time (true next to a simulator). Statistics '
                         'are still reported on a steady wall-clock timer.'),
         DeclareLaunchArgument(
-            'log_level', default_value='info',
-            description='Logging level of the monitor node: debug, info, warn, error or '
-                        'fatal.'),
+            'log_level', default_value='info', choices=LOG_LEVELS,
+            description="Logging level of the monitor's own logger; rcl and the middleware "
+                        "stay at info (their debug output would bury the monitor's)."),
         DeclareLaunchArgument(
             'start_aggregator', default_value='false', choices=BOOLEANS,
             description='Also start diagnostic_aggregator with '
                         'config/diagnostic_aggregator.yaml, for rqt_robot_monitor.'),
     ]
 
+    # '--log-level <logger>:=<level>' sets the monitor's logger only. Its name is the node's
+    # namespace with dots, then the node name: robot1/deadline_monitor -> robot1.deadline_monitor.
+    logger = PythonExpression([
+        "'.'.join([part for part in '", LaunchConfiguration('namespace'),
+        f"'.split('/') if part] + ['{NODE_NAME}'])"])
     monitor = Node(
         package=PACKAGE,
         executable='monitor',
-        name='deadline_monitor',
+        name=NODE_NAME,
         namespace=LaunchConfiguration('namespace'),
         # The file first, then the launch argument: a later entry wins.
         parameters=[config, {'use_sim_time': use_sim_time}],
-        ros_arguments=['--log-level', LaunchConfiguration('log_level')],
+        ros_arguments=['--log-level', [logger, ':=', LaunchConfiguration('log_level')]],
         output='screen',
         emulate_tty=True,
+        additional_env=colour_env(),
     )
 
     # Left at its default node name (the YAML is keyed by it) and in the root namespace:

@@ -14,6 +14,7 @@ PACKAGE = 'ros2_deadline_monitor'
 # DESIGN.md section 10: users script against these names.
 EXECUTABLES = {
     'monitor': 'ros2_deadline_monitor.shell.cli:main',
+    'watch': 'ros2_deadline_monitor.shell.watch:main',
     'sim_clock': 'ros2_deadline_monitor.tools.sim_clock:main',
     'demo_controller': 'ros2_deadline_monitor.tools.demo_controller:main',
     'demo': 'ros2_deadline_monitor.tools.demo:main',

@@ -18,8 +18,7 @@ import textwrap
 import time
 from typing import TextIO
 
-from ros2_deadline_monitor.core.config import CLOCKS, duration_ns, NS_PER_MS, RULES, STAMPS
-from ros2_deadline_monitor.core.errors import ConfigError, ExpectationError, MonitorError
+from ros2_deadline_monitor.core.errors import ExpectationError, MonitorError
 from ros2_deadline_monitor.core.expectations import (
     CLOCK_LIMITS,
     Expectations,
@@ -29,7 +28,7 @@ from ros2_deadline_monitor.core.expectations import (
     TOPIC_LIMITS,
 )
 from ros2_deadline_monitor.core.junit import junit_xml
-from ros2_deadline_monitor.core.stamp_field import parse_stamp_field, StampFieldError
+from ros2_deadline_monitor.core.topic_flags import add_topic_flags, topic_flags
 
 from .accumulate import EXACT_CAP, REL_BIN
 from .bag import BagSource
@@ -91,32 +90,6 @@ failed, as the verdict is incomplete), 2 usage error or invalid expectation / ba
 """
 
 
-def _positive_ms(text: str) -> int:
-    """``argparse`` type: a positive number of ms, as int ns."""
-    try:
-        return duration_ns('value', float(text), NS_PER_MS)
-    except (ValueError, ConfigError):
-        raise argparse.ArgumentTypeError(
-            f'expected a positive number of milliseconds, got {text!r}') from None
-
-
-def _zero_ok_ms(text: str) -> int:
-    try:
-        return duration_ns('value', float(text), NS_PER_MS, zero_ok=True)
-    except (ValueError, ConfigError):
-        raise argparse.ArgumentTypeError(
-            f'expected a number of milliseconds >= 0, got {text!r}') from None
-
-
-def _stamp_field(text: str) -> str:
-    """``argparse`` type: a field path such as ``transforms[0].header.stamp``."""
-    try:
-        parse_stamp_field(text)
-    except StampFieldError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-    return text
-
-
 def _jobs(text: str) -> int:
     try:
         value = int(text)
@@ -159,26 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
     topics.add_argument('--topic', metavar='NAME', action='append', default=[],
                         help='analyze this topic (repeat for several); with --config: only '
                              'these of the configured ones')
-    topics.add_argument('--period-ms', metavar='X', type=_positive_ms,
-                        help='expected period T (default: learned from the first intervals)')
-    topics.add_argument('--deadline-ms', metavar='X', type=_positive_ms,
-                        help='deadline D for the response rule (default: the period)')
-    topics.add_argument('--jitter-ms', metavar='X', type=_zero_ok_ms,
-                        help='jitter tolerance J (default: 5%% of the period)')
-    topics.add_argument('--stamp', choices=STAMPS,
-                        help="what header.stamp means: 'start' (cycle start) or 'none' "
-                             '(default: none; the arrival starts the cycle)')
-    topics.add_argument('--stamp-field', metavar='PATH', type=_stamp_field,
-                        help='where the stamp is in each message, a field path to a '
-                             'builtin_interfaces/Time (default: header.stamp; e.g. '
-                             'transforms[0].header.stamp for tf2_msgs/TFMessage)')
-    topics.add_argument('--rule', choices=RULES,
-                        help='deadline miss rule (default: response with --stamp start, else '
-                             'interval)')
-    topics.add_argument('--clock', choices=CLOCKS,
-                        help="clock of the producing timer (default: 'sim' when the bag has "
-                             "/clock, unless the header stamps are on the wall clock; else "
-                             "'wall')")
+    add_topic_flags(topics, clock_default="'sim' when the bag has /clock, unless the "
+                    "header stamps are on the wall clock; else 'wall'")
     out = parser.add_argument_group('outputs (the table goes to stdout unless a FILE is -)')
     out.add_argument('--json', metavar='FILE', help="write every figure as JSON ('-': stdout)")
     out.add_argument('--csv', metavar='FILE', help="write one row per topic as CSV ('-': stdout)")
@@ -216,9 +171,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _overrides(args: argparse.Namespace) -> Overrides:
-    return Overrides(topics=tuple(args.topic), period_ns=args.period_ms,
-                     deadline_ns=args.deadline_ms, jitter_ns=args.jitter_ms, stamp=args.stamp,
-                     stamp_field=args.stamp_field, rule=args.rule, clock=args.clock)
+    flags = topic_flags(args)
+    return Overrides(topics=tuple(args.topic), period_ns=flags.period_ns,
+                     deadline_ns=flags.ns('deadline_ms'), jitter_ns=flags.ns('jitter_ms'),
+                     stamp=flags.stamp, stamp_field=flags.stamp_field, rule=flags.rule,
+                     clock=flags.clock, timeout_ns=flags.ns('timeout_s'))
 
 
 def _write_text(target: str, text: str, stdout: TextIO) -> None:

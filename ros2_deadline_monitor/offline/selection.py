@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-import re
 
 from ros2_deadline_monitor.core.config import AnalysisConfig, TopicConfig
 from ros2_deadline_monitor.core.errors import BagError, ConfigError
@@ -12,6 +11,7 @@ from ros2_deadline_monitor.core.stamp_field import (
     StampFieldError,
     StampRule,
 )
+from ros2_deadline_monitor.core.topic_flags import topic_id
 
 from .bag import BagSource, BagTopic, CLOCK_TYPE, PACKAGE, STATS_TYPE
 from .config_file import FileConfig
@@ -39,6 +39,7 @@ class Overrides:
     stamp_field: str | None = None
     rule: str | None = None
     clock: str | None = None
+    timeout_ns: int | None = None
 
     def apply(self, config: TopicConfig) -> TopicConfig:
         """Return ``config`` with every given flag applied."""
@@ -46,20 +47,8 @@ class Overrides:
             ('period_ns', self.period_ns), ('deadline_ns', self.deadline_ns),
             ('jitter_tolerance_ns', self.jitter_ns), ('stamp', self.stamp),
             ('stamp_field', self.stamp_field), ('rule', self.rule),
-            ('clock', self.clock)) if v is not None}
+            ('clock', self.clock), ('timeout_ns', self.timeout_ns)) if v is not None}
         return replace(config, **changes) if changes else config
-
-
-def topic_id(topic: str, taken: set[str]) -> str:
-    """Make a configuration identifier for a topic name (``/demo/cmd`` -> ``demo_cmd``)."""
-    base = re.sub(r'[^A-Za-z0-9_]+', '_', topic).strip('_') or 'topic'
-    if not base[0].isalpha():
-        base = f't_{base}'
-    name, i = base, 2
-    while name in taken:
-        name, i = f'{base}_{i}', i + 1
-    taken.add(name)
-    return name
 
 
 def _default_topics(bag: BagSource, clock_topic: str) -> list[str]:

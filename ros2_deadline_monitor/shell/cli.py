@@ -1,68 +1,278 @@
-"""The ``monitor`` command: parse the command line, run the node until SIGINT/SIGTERM."""
+"""``monitor``: the command line of the monitor node.
+
+    monitor /demo/cmd /imu/data --period-ms 10 --stamp start
+    monitor --ros-args --params-file config/monitor.yaml -p use_sim_time:=true
+    monitor /demo/cmd --watch
+
+Topics named on the command line are added to the parameter ``topics`` (their identifiers are
+made from the names) and the per-topic flags are set on each of them. They reach the node as
+constructor ``parameter_overrides``, so they behave exactly like ``-p`` and show in
+``ros2 param get``; rclpy applies those after ``--ros-args`` (the params file and ``-p``), so an
+explicit flag wins over a file. Everything is checked before anything starts: a bad command
+line is one ``ERROR:`` line and exit code 2, never a traceback.
+"""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 import signal
 import sys
 import threading
+from typing import Any, TextIO
+
+from ros2_deadline_monitor.core.config import check_topic_name
+from ros2_deadline_monitor.core.errors import ConfigError
+from ros2_deadline_monitor.core.parameters import topic_param, TOPICS
+from ros2_deadline_monitor.core.topic_flags import (
+    add_topic_flags,
+    topic_flags,
+    topic_id,
+    TopicFlags,
+)
+from ros2_deadline_monitor.shell.usage import (
+    check_ros_arguments,
+    EXIT_USAGE,
+    rcl_reason,
+    stderr_held,
+    UsageError,
+    UsageParser,
+    without_ros_args,
+)
+
+__all__ = ['build_parser', 'CommandLine', 'main', 'parse_command_line', 'topic_overrides']
 
 SPIN_TIMEOUT_S = 0.1
 """Longest wait before a SIGINT/SIGTERM is noticed."""
-EXIT_CONFIG_ERROR = 2
+DESCRIPTION = """\
+Monitor deadline misses, skipped timer periods and intervals of ROS 2 topics next to the
+simulator's real time factor; publishes MonitorStats on ~/stats (/deadline_monitor/stats)
+and one status per topic, the clock and the host on /diagnostics.
+"""
+EPILOG = """\
+Topics and their settings can also come from ROS parameters: --ros-args --params-file
+config/monitor.yaml (every parameter is documented there and in the README) or
+-p topics:=[cmd] -p topic.cmd.name:=/demo/cmd -p topic.cmd.period_ms:=10.0.
+Each TOPIC given here is added to those (a TOPIC already configured keeps its identifier),
+and the per-topic flags apply to the TOPICs given here only. Precedence: flags here, then
+-p, then the params file.
+
+Examples:
+  monitor /demo/cmd --period-ms 10 --stamp start
+  monitor /demo/cmd --watch --ros-args -p use_sim_time:=true
+  monitor --ros-args --params-file config/monitor.yaml --log-level deadline_monitor:=debug
+  ros2 run ros2_deadline_monitor monitor /imu/data --rate-hz 200
+
+Exit status: 0 after SIGINT/SIGTERM, 2 for a bad command line or configuration.
+"""
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """Return the command line parser; settings are ROS parameters (-p, --params-file)."""
-    return argparse.ArgumentParser(
-        prog='monitor',
-        description='Monitor deadline misses, skipped periods and intervals of ROS 2 topics '
-                    'next to the real time factor; publishes ~/stats and /diagnostics.',
-        epilog='Example: monitor --ros-args --params-file config/monitor.yaml '
-               '-p use_sim_time:=true')
+    """Build the command line of ``monitor`` (ROS arguments are removed before parsing)."""
+    parser = UsageParser(prog='monitor', description=DESCRIPTION, epilog=EPILOG,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('topics', metavar='TOPIC', nargs='*',
+                        help='a topic to monitor, e.g. /demo/cmd (any type; repeat for several)')
+    per_topic = parser.add_argument_group(
+        'per-topic settings (for every TOPIC above; the same flags as analyze)')
+    add_topic_flags(per_topic, clock_default="'sim' with use_sim_time:=true, else 'wall'")
+    view = parser.add_argument_group('view')
+    view.add_argument('--watch', action='store_true',
+                      help='show the live table of the watch executable in this terminal')
+    return parser
+
+
+@dataclass(frozen=True)
+class CommandLine:
+    """What the (non-ROS) command line asked for."""
+
+    topics: tuple[str, ...] = ()
+    flags: TopicFlags = TopicFlags()
+    watch: bool = False
+
+
+def parse_command_line(argv: Sequence[str]) -> CommandLine:
+    """Parse and check the arguments left after ``remove_ros_args`` (no program name).
+
+    Raises ``UsageError`` for anything that must not start a monitor.
+    """
+    args = build_parser().parse_args(list(argv))
+    flags = topic_flags(args)
+    if flags.given() and not args.topics:
+        raise UsageError(f'{", ".join(flags.given())} given but no TOPIC: name the topics '
+                         'they are for (e.g. monitor /demo/cmd --period-ms 10), or set '
+                         '-p topic.<id>.<setting> for topics of a params file')
+    seen: set[str] = set()
+    for topic in args.topics:
+        try:
+            check_topic_name(topic)
+        except ConfigError:
+            raise UsageError(f'invalid topic name {topic!r} (e.g. /demo/cmd: letters, digits '
+                             'and underscores between slashes)') from None
+        if topic in seen:
+            raise UsageError(f'topic {topic} is given twice')
+        seen.add(topic)
+    return CommandLine(tuple(args.topics), flags, args.watch)
+
+
+def topic_overrides(command: CommandLine, configured: Mapping[str, str],
+                    resolve: Callable[[str], str] = str) -> dict[str, Any]:
+    """Return the parameter values (name -> value) the command line's topics stand for.
+
+    ``configured`` maps the identifiers already listed in ``topics`` (by the params file or
+    ``-p``) to their resolved topic names. A TOPIC already configured keeps its identifier
+    and only gets the flags; a new one gets an identifier made from its name and is appended
+    to ``topics``. Nothing is returned without topics: ``topics`` stays as configured.
+    """
+    if not command.topics:
+        return {}
+    by_name = {name: topic_id_ for topic_id_, name in configured.items()}
+    taken = set(configured)
+    ids = list(configured)
+    values: dict[str, Any] = {}
+    fields = command.flags.parameters()
+    for topic in command.topics:
+        known = by_name.get(resolve(topic))
+        if known is None:
+            known = topic_id(topic, taken)
+            ids.append(known)
+            values[topic_param(known, 'name')] = topic
+        for field, value in fields.items():
+            values[topic_param(known, field)] = value
+    values[TOPICS] = ids
+    return values
+
+
+def configured_topics(node_name: str, topics: Sequence[str]
+                      ) -> tuple[dict[str, str], dict[str, str]]:
+    """Read ``topics`` and ``topic.<id>.name`` as the monitor will get them from ``--ros-args``.
+
+    A short-lived node with the monitor's name sees the same params file entries, ``-p``
+    values and remappings (``__node``, ``__ns``), and resolves names the way the monitor will;
+    it declares none of the monitor's parameters. Returns ``{id: resolved name}`` of the
+    configured topics and ``{topic: resolved name}`` of ``topics``.
+    """
+    from rclpy.node import Node
+
+    probe = Node(node_name, automatically_declare_parameters_from_overrides=True,
+                 start_parameter_services=False, enable_rosout=False)
+
+    def resolve(name: Any) -> str:
+        try:
+            return probe.resolve_topic_name(str(name))
+        except Exception:  # noqa: BLE001 - rclpy raises several types; the node reports it
+            return str(name)
+
+    try:
+        listed = probe.get_parameter(TOPICS).value if probe.has_parameter(TOPICS) else []
+        configured: dict[str, str] = {}
+        for topic_id_ in listed if isinstance(listed, (list, tuple)) else []:
+            if not isinstance(topic_id_, str) or topic_id_ in configured:
+                continue
+            name_param = topic_param(topic_id_, 'name')
+            name = (probe.get_parameter(name_param).value if probe.has_parameter(name_param)
+                    else topic_id_)
+            configured[topic_id_] = resolve(name)
+        return configured, {topic: resolve(topic) for topic in topics}
+    finally:
+        probe.destroy_node()
+
+
+def _error(text: str, stream: TextIO | None = None) -> int:
+    print(f'ERROR: {text}', file=stream or sys.stderr)
+    return EXIT_USAGE
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the monitor until SIGINT/SIGTERM; exit 2 when the configuration is unusable."""
-    # A Ctrl-C while rclpy is still being imported must stop the monitor, not print a
-    # traceback: the handlers come first, the imports (about half a second) after.
+    """Run the monitor until SIGINT/SIGTERM; 2 for a bad command line or configuration."""
+    # A Ctrl-C while rclpy is still being imported (about half a second) must stop the
+    # monitor, not print a traceback: the handlers come first, the imports after.
     stop = threading.Event()
     previous = {sig: signal.signal(sig, lambda *_: stop.set())
                 for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        return _run(list(sys.argv[1:] if argv is None else argv), stop)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _run(args: list[str], stop: threading.Event) -> int:
+    """Check the command line, then run the monitor (and the view) until ``stop``."""
     import rclpy
     from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+    from rclpy.node import Node
+    from rclpy.parameter import Parameter
     from rclpy.signals import SignalHandlerOptions
-    from rclpy.utilities import remove_ros_args
 
-    from ros2_deadline_monitor.shell.monitor_node import MonitorNode, StartupError
+    from ros2_deadline_monitor.shell.monitor_node import MonitorNode, NODE_NAME, StartupError
+    from ros2_deadline_monitor.shell.watch import Display, make_display, StatsWatcher
 
-    args = sys.argv if argv is None else [sys.argv[0], *argv]
-    build_parser().parse_args(remove_ros_args(args)[1:])
+    try:
+        check_ros_arguments(args)
+        command = parse_command_line(without_ros_args('monitor', args))
+    except UsageError as err:
+        return _error(f'{err} (see monitor --help)')
+    except SystemExit as exit_:  # --help
+        return int(exit_.code or 0) if not isinstance(exit_.code, str) else EXIT_USAGE
     if stop.is_set():
         return 0
-    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    node = None
+    try:
+        with stderr_held() as take:
+            try:
+                rclpy.init(args=['monitor', *args],
+                           signal_handler_options=SignalHandlerOptions.NO)
+            except Exception as err:  # noqa: BLE001 - rclpy raises RCLError and subclasses
+                take()
+                raise _InitError(rcl_reason(err)) from None
+    except _InitError as err:
+        return _error(f'invalid ROS arguments: {err}')
+    node = view_node = None
+    display: Display | None = None
     try:
         try:
-            node = MonitorNode()
+            configured, resolved = configured_topics(NODE_NAME, command.topics)
+            values = topic_overrides(command, configured, lambda t: resolved.get(t, t))
+            node = MonitorNode(parameter_overrides=[Parameter(name, value=value)
+                                                    for name, value in values.items()])
         except StartupError as err:
-            print(f'ERROR: {err}', file=sys.stderr)
-            return EXIT_CONFIG_ERROR
+            return _error(str(err))
         executor = SingleThreadedExecutor()
         executor.add_node(node)
+        if command.watch:
+            # Another node on the same executor, reading the monitor's published stats like
+            # any other subscriber: the view cannot change what the monitor measures. Without
+            # the global ROS arguments, or `-r __node:=x` would give it the monitor's name.
+            view_node = Node(f'{node.get_name()}_watch', namespace=node.get_namespace(),
+                             use_global_arguments=False, start_parameter_services=False)
+            topic = node.resolve_topic_name('~/stats')
+            display = make_display(sys.stdout, topic, screen=True,
+                                   warn=lambda text: print(f'WARNING: {text}',
+                                                           file=sys.stderr))
+            StatsWatcher(view_node, topic, display)
+            executor.add_node(view_node)
         while not stop.is_set() and rclpy.ok():
             executor.spin_once(timeout_sec=SPIN_TIMEOUT_S)
+        if display is not None:
+            display.close()  # leave the alternate screen: the summary must stay readable
+            display = None
         if rclpy.ok():
             node.finish()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        if node is not None:
-            node.destroy_node()
+        if display is not None:
+            display.close()
+        for each in (view_node, node):
+            if each is not None:
+                each.destroy_node()
         rclpy.try_shutdown()
     return 0
+
+
+class _InitError(Exception):
+    """rclpy.init refused the ROS arguments."""
 
 
 if __name__ == '__main__':

@@ -27,6 +27,7 @@ import time
 from typing import Any
 
 from ..core import format as fmt
+from ..core.config import Thresholds
 from ..core.cycles import count_cycles
 from .cycle_record import CycleRecord
 
@@ -298,15 +299,45 @@ def format_phase(result: PhaseResult) -> str:
     return '\n'.join(lines)
 
 
+DEFAULT_THRESHOLDS = Thresholds()
+
+
+def pace_sentence(rtf: float | None, worst_bin: float | None, target: float,
+                  thresholds: Thresholds = DEFAULT_THRESHOLDS) -> str:
+    """Say what the RTF figures say about the simulator, with the monitor's clock levels.
+
+    The clock is WARN below ``rtf_warn_fraction`` of the target and ERROR below
+    ``rtf_error_fraction``; a whole-phase RTF can look fine while one 100 ms window froze,
+    so the worst window is judged as well.
+    """
+    if rtf is None or math.isnan(rtf):
+        return 'no RTF was measured'
+    figures = f'RTF {_fmt(rtf)} against a target of {target:g}'
+    worst = '' if worst_bin is None or math.isnan(worst_bin) else _fmt(worst_bin)
+    froze = bool(worst) and worst_bin < thresholds.rtf_error_fraction * target
+    if rtf < thresholds.rtf_warn_fraction * target:
+        tail = f', worst 100 ms window {worst}' if worst else ''
+        return f'the simulator fell behind ({figures}{tail})'
+    if froze:
+        return (f'the simulator kept pace on average ({figures}) but not throughout (worst '
+                f'100 ms window {worst})')
+    tail = f', worst 100 ms window {worst}' if worst else ''
+    return f'the simulator kept pace ({figures}{tail})'
+
+
 def headline(results: Sequence[PhaseResult]) -> str | None:
-    """State the claim of the reference measurement with this run's numbers."""
+    """State the claim of the reference measurement with this run's numbers, as they are."""
     stalled = next((r for r in results if r.phase == 'sim_rtf1_injected' and r.monitor), None)
     if stalled is None:
         return None
     m = stalled.monitor
-    return (f"RTF {_fmt(m['rtf'])} and {m.get('misses')} deadline misses, "
-            f"{m.get('skipped')} skipped periods in the same run: the simulator kept pace, "
-            'the control loop did not.')
+    target = next(p.target_rtf for p in PHASES if p.name == stalled.phase)
+    misses, skipped = m.get('misses'), m.get('skipped')
+    loop = ('the control loop did not keep its deadlines' if misses or skipped
+            else 'the control loop kept every deadline')
+    clock = pace_sentence(m.get('rtf'), m.get('rtf_100ms_min'), target)
+    return (f"RTF {_fmt(m.get('rtf'))} and {misses} deadline misses, {skipped} skipped "
+            f'periods in the same run: {clock}; {loop}.')
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import partial
 import math
 from pathlib import Path
+import signal
 import sys
 import threading
 import time
@@ -32,6 +33,7 @@ from rclpy.exceptions import InvalidParameterTypeException, ParameterException
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.signals import SignalHandlerOptions
 from rclpy.utilities import remove_ros_args
 from rosgraph_msgs.msg import Clock
 from std_msgs.msg import Float64
@@ -342,8 +344,14 @@ def run_node(program: str, parser: argparse.ArgumentParser, make_node: Callable[
     """
     args = list(sys.argv[1:] if argv is None else argv)
     parser.parse_args(remove_ros_args([program, *args])[1:])
-    # rclpy's default handlers turn SIGINT and SIGTERM alike into a context shutdown.
-    rclpy.init(args=[program, *args])
+    # Our own handlers only set an event: rclpy's would shut the context down at once, so
+    # close() would log its summary through a dead rosout publisher ("publisher's context is
+    # invalid"), and a second SIGINT (ros2 run forwards Ctrl-C, the terminal sends it too)
+    # would raise KeyboardInterrupt inside close() and lose the summary line.
+    stop = threading.Event()
+    rclpy.init(args=[program, *args], signal_handler_options=SignalHandlerOptions.NO)
+    previous = {sig: signal.signal(sig, lambda *_: stop.set())
+                for sig in (signal.SIGINT, signal.SIGTERM)}
     node = None
     status = 0
     try:
@@ -351,26 +359,26 @@ def run_node(program: str, parser: argparse.ArgumentParser, make_node: Callable[
         node.start()
         executor = SingleThreadedExecutor()
         executor.add_node(node)
-        while not node.finished.is_set():
+        while not node.finished.is_set() and not stop.is_set() and rclpy.ok():
             executor.spin_once(timeout_sec=0.1)
     except (ConfigError, ParameterException) as err:
         print(parameter_error(program, err), file=sys.stderr)
         status = 2
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
-    except Exception:
-        if rclpy.ok():
-            raise
-        # A signal shut the context down while setting up: a normal stop.
     finally:
-        if node is not None:
-            try:
-                node.close()
-            except OSError as err:
-                print(f'ERROR: {program}: {err}', file=sys.stderr)
-                status = 1
-            node.destroy_node()
-        rclpy.try_shutdown()
+        try:
+            if node is not None:
+                try:
+                    node.close()
+                except OSError as err:
+                    print(f'ERROR: {program}: {err}', file=sys.stderr)
+                    status = 1
+                node.destroy_node()
+            rclpy.try_shutdown()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
     return status
 
 

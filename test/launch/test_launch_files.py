@@ -345,6 +345,89 @@ def test_package_code_never_imports_launch():
                     f'{path.relative_to(REPO_ROOT)} imports {module}')
 
 
+# -- argument validation and the monitor's log level ---------------------------------------
+
+RCUTILS_LEVELS = {'debug', 'info', 'warn', 'error', 'fatal'}
+
+
+def monitor_node_call(name: str) -> ast.Call:
+    lf = launch_file(name)
+    return next(call for package, executable, call in lf.nodes()
+                if package == PACKAGE and executable == 'monitor')
+
+
+def test_log_level_is_checked_by_launch_before_any_node_starts():
+    """``log_level:=bogus`` must be refused by launch with a sentence, not by rcl in the node."""
+    lf = launch_file('monitor.launch.py')
+    choices = lf.keyword(lf.declared_arguments()['log_level'], 'choices')
+    assert choices is not None, 'log_level needs choices='
+    values = ast.literal_eval(choices) if not isinstance(choices, ast.Name) else next(
+        ast.literal_eval(value) for name_, value in module_assignments(lf.tree)
+        if name_ == choices.id)
+    assert set(values) == RCUTILS_LEVELS
+
+
+def test_every_launch_argument_with_few_values_lists_them():
+    for name in LAUNCH_FILES:
+        lf = launch_file(name)
+        for argument in ('use_sim_time', 'start_aggregator', 'log_level'):
+            call = lf.declared_arguments().get(argument)
+            if call is not None:
+                assert lf.keyword(call, 'choices') is not None, f'{name}: {argument}'
+
+
+def _logger_expression(lf: LaunchFile, call: ast.Call) -> ast.Call:
+    """Return the ``PythonExpression`` that names the logger ``--log-level`` applies to."""
+    ros_arguments = lf.keyword(call, 'ros_arguments')
+    assert isinstance(ros_arguments, ast.List)
+    assert lf.text(ros_arguments.elts[0]) == '--log-level'
+    value = ros_arguments.elts[1]
+    assert isinstance(value, ast.List), 'the level must name a logger: <logger>:=<level>'
+    assert lf.text(value.elts[1]) == ':='
+    logger = value.elts[0]
+    assert isinstance(logger, ast.Name)
+    expression = next(node.value for node in ast.walk(lf.tree)
+                      if isinstance(node, ast.Assign)
+                      and any(isinstance(t, ast.Name) and t.id == logger.id
+                              for t in node.targets))
+    assert isinstance(expression, ast.Call) and call_name(expression) == 'PythonExpression'
+    return expression
+
+
+@pytest.mark.parametrize(('namespace', 'logger'), [
+    ('', 'deadline_monitor'), ('robot1', 'robot1.deadline_monitor'),
+    ('/fleet/robot1/', 'fleet.robot1.deadline_monitor'),
+])
+def test_log_level_applies_to_the_monitor_logger_only(namespace, logger):
+    """Only the monitor logs at debug: rcl and the middleware printed 1,902 lines in 10 s."""
+    lf = launch_file('monitor.launch.py')
+    expression = _logger_expression(lf, monitor_node_call('monitor.launch.py'))
+    pieces = expression.args[0]
+    assert isinstance(pieces, ast.List)
+    text = ''
+    for piece in pieces.elts:
+        if isinstance(piece, ast.Call) and call_name(piece) == 'LaunchConfiguration':
+            assert lf.first_text(piece, 'variable_name') == 'namespace'
+            text += namespace
+        elif isinstance(piece, ast.JoinedStr):
+            text += ''.join(lf.text(v) or lf.constants[v.value.id]
+                            if isinstance(v, ast.FormattedValue) else v.value
+                            for v in piece.values)
+        else:
+            text += lf.text(piece)
+    assert eval(text, {}) == logger  # noqa: S307 - our own launch file's expression
+
+
+@pytest.mark.parametrize('name', ['monitor.launch.py', 'demo.launch.py'])
+def test_monitor_colours_only_a_terminal(name):
+    """emulate_tty makes rcutils colour redirected output unless the launch says otherwise."""
+    call = monitor_node_call(name)
+    env = launch_file(name).keyword(call, 'additional_env')
+    assert env is not None, f'{name}: the monitor needs additional_env'
+    source = launch_file(name).path.read_text(encoding='utf-8')
+    assert "'RCUTILS_COLORIZED_OUTPUT'" in source and 'sys.stdout.isatty()' in source
+
+
 # -- with launch and launch_ros installed ----------------------------------------------------
 
 
@@ -500,3 +583,14 @@ def test_demo_launch_measures_the_controller(ros_context):
     finally:
         code, output = run.stop()
     assert returncode == 0 and code == 0, output
+
+
+@requires_launch
+def test_a_bad_log_level_is_refused_without_a_traceback(ros_context):
+    run = LaunchRun(ros_context, 'monitor.launch.py', 'log_level:=bogus')
+    returncode = run.process.wait(timeout=30.0)
+    _, output = run.stop()
+    assert returncode != 0, output
+    assert 'log_level' in output and 'bogus' in output
+    assert 'Traceback' not in output and 'RCLInvalidROSArgsError' not in output
+    assert not run.stats

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from ros2_deadline_monitor.core.cycles import count_cycles
+from ros2_deadline_monitor.core.topic_flags import topic_flags
 from ros2_deadline_monitor.offline.analyze import build_parser, main
 
 MS = 1_000_000
@@ -50,7 +51,9 @@ def test_parser_converts_ms_and_collects_topics() -> None:
         '--jitter-ms', '0', '--stamp', 'start', '--rule', 'interval', '--clock', 'sim',
         '--no-progress'])
     assert args.topic == ['/a', 'b']
-    assert (args.period_ms, args.deadline_ms, args.jitter_ms) == (10 * MS, 2_500_000, 0)
+    flags = topic_flags(args)
+    assert (flags.period_ns, flags.ns('deadline_ms'), flags.ns('jitter_ms')) == (
+        10 * MS, 2_500_000, 0)
     assert (args.stamp, args.rule, args.clock, args.progress) == ('start', 'interval', 'sim',
                                                                     False)
     assert build_parser().parse_args(['bag', '--progress']).progress is True
@@ -60,6 +63,8 @@ def test_parser_converts_ms_and_collects_topics() -> None:
     [], ['bag', '--stamp', 'header'], ['bag', '--period-ms', '-3'], ['bag', '--period-ms', 'x'],
     ['bag', '--clock', 'steady'], ['bag', '--progress', '--no-progress'], ['bag', '--jobs', '-1'],
     ['bag', '--baseline-tolerance', 'x'],
+    ['bag', '--period-ms', '0'], ['bag', '--period-ms', 'nan'],
+    ['bag', '--period-ms', '10', '--rate-hz', '100'], ['bag', '--rate-hz', '0'],
 ])
 def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == 2

@@ -63,6 +63,7 @@ def test_invalid_global_setting_exits_with_2(run_monitor):
 def test_shutdown_publishes_final_stats_and_a_summary(run_monitor, observer, wait_for, sig):
     process = run_monitor('--params-file', str(MONITOR_YAML), '-p', 'stats_period_s:=0.3',
                           '-p', 'topics:=[controller, imu, broken, whole]',
+                          '-p', 'topic.imu.name:=/imu/data',
                           '-p', 'topic.broken.rule:=bogus', '-p', 'topic.broken.name:=/b',
                           '-p', 'topic.whole.period_ms:=10', '-p', 'topic.whole.name:=/w')
     # A periodic report first: it shows the stats writer has matched the observer.

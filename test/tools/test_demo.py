@@ -1,10 +1,14 @@
 """The reference measurement as separate processes: monitor == controller's own record."""
 
+import math
+
 import pytest
 
 from ros2_deadline_monitor.tools.demo import (
     build_parser,
     format_phase,
+    headline,
+    PhaseResult,
     PHASES,
     run_phase,
     StatsListener,
@@ -55,3 +59,30 @@ def test_demo_command_prints_a_table_and_exits_cleanly(installed_executable):
     assert done.returncode == 0, done.stderr
     assert '== wall_injected' in done.stdout
     assert 'deadline misses (response rule, D = 10.0 ms)' in done.stdout
+
+
+@pytest.mark.parametrize(('rtf', 'worst', 'says'), [
+    (0.998, 0.973, 'the simulator kept pace (RTF 0.998 against a target of 1, worst 100 ms '
+                   'window 0.973)'),
+    # A user's run: RTF 0.887 and one 100 ms window at 0.003 must not read "kept pace".
+    (0.887, 0.003, 'the simulator fell behind (RTF 0.887 against a target of 1, worst 100 '
+                   'ms window 0.003)'),
+    (0.990, 0.200, 'kept pace on average (RTF 0.990 against a target of 1) but not '
+                   'throughout (worst 100 ms window 0.200)'),
+    (math.nan, math.nan, 'no RTF was measured'),
+])
+def test_the_closing_sentence_says_what_the_figures_say(rtf, worst, says):
+    result = PhaseResult('sim_rtf1_injected', 'stalled', 100.0, 50,
+                         monitor={'rtf': rtf, 'rtf_100ms_min': worst, 'misses': 20,
+                                  'skipped': 10})
+    text = headline([result])
+    assert says in text
+    assert text.endswith('; the control loop did not keep its deadlines.')
+    assert ('kept pace' in text) == (rtf >= 0.95)
+
+
+def test_the_closing_sentence_without_misses():
+    result = PhaseResult('sim_rtf1_injected', 'stalled', 100.0, 50,
+                         monitor={'rtf': 1.0, 'rtf_100ms_min': 0.99, 'misses': 0,
+                                  'skipped': 0})
+    assert headline([result]).endswith('; the control loop kept every deadline.')

@@ -1,0 +1,152 @@
+"""The live terminal view of a monitor's ``MonitorStats``: a clock line above one row per topic.
+
+Pure apart from ``rich``, which only ``rich_table`` imports (the monitor runs without it): a
+stats message becomes a ``View`` of formatted strings (``view_of``), which prints either as
+plain lines (``plain_lines``, for pipes and logs) or as a coloured ``rich`` table. Messages are
+read by attribute, so the functions take any object shaped like ``MonitorStats``; nothing here
+imports rclpy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+import math
+import time
+from typing import Any
+
+LEVEL_NAMES = {0: 'OK', 1: 'WARN', 2: 'ERROR', 3: 'STALE'}
+"""``diagnostic_msgs/DiagnosticStatus`` levels by value."""
+LEVEL_STYLES = {'OK': 'green', 'WARN': 'yellow', 'ERROR': 'bold red', 'STALE': 'magenta'}
+SEVERITY = {'ERROR': 0, 'STALE': 1, 'WARN': 2, 'OK': 3}
+"""Sort order, worst first: an error, then a topic never heard (STALE), then a warning."""
+COLUMNS = ('topic', 'rate Hz', 'max wall ms', 'max sim ms', 'misses', 'skipped', 'lost',
+           'level')
+NUMERIC = frozenset(COLUMNS[1:-1])
+NONE = '-'
+RICH_MISSING = ('the live table needs the Python package rich (apt: python3-rich, pip: rich); '
+                'printing plain lines instead')
+
+
+@dataclass(frozen=True)
+class Row:
+    """One topic, every cell already formatted (column order: ``COLUMNS``)."""
+
+    cells: tuple[str, ...]
+    level: str
+    status: str
+
+
+@dataclass(frozen=True)
+class View:
+    """What one report shows: a title, the clock line and the topic rows, worst first."""
+
+    title: str
+    clock: str
+    clock_level: str
+    rows: tuple[Row, ...]
+
+
+def _number(value: float, digits: int) -> str:
+    return NONE if value is None or not math.isfinite(value) else f'{value:.{digits}f}'
+
+
+def _count(total: int, window: int) -> str:
+    """Total since start, with this window's share when there is one: ``20 (+2)``."""
+    return f'{total} (+{window})' if window else str(total)
+
+
+def level_name(level: int) -> str:
+    """Name a diagnostic level; unknown values are shown as numbers rather than hidden."""
+    return LEVEL_NAMES.get(int(level), str(int(level)))
+
+
+def _row(topic: Any) -> Row:
+    level = level_name(topic.level)
+    lost = (_count(topic.messages_lost_total, topic.messages_lost) if topic.loss_known
+            else '?')
+    cells = (
+        topic.topic or topic.name,
+        _number(topic.rate_wall_hz, 1),
+        _number(topic.interval_wall.max_ms, 2),
+        _number(topic.interval_sim.max_ms, 2),
+        _count(topic.deadline_misses_total, topic.deadline_misses),
+        _count(topic.skipped_periods_total, topic.skipped_periods),
+        lost,
+        level,
+    )
+    return Row(cells, level, topic.status)
+
+
+def clock_line(clock: Any) -> str:
+    """Summarize the clock: RTF over the window and since start, worst bin, sim time."""
+    if not clock.messages_total:
+        return f'clock: {clock.status or "no /clock received"}'
+    bin_ms = _number(clock.rtf_bin_s * 1000, 0)
+    parts = [f'RTF {_number(clock.rtf, 3)} (window)', f'{_number(clock.rtf_total, 3)} '
+             '(since start)', f'worst {bin_ms} ms bin {_number(clock.rtf_bin_min, 3)}',
+             f'sim time {_number(clock.sim_time_s, 3)} s']
+    if clock.paused:
+        parts.append('paused')
+    if not clock.receiving:
+        parts.append('no /clock in this window')
+    if math.isfinite(clock.simulator_rtf):
+        parts.append(f'simulator says {clock.simulator_rtf:.3f}')
+    return 'clock: ' + ', '.join(parts)
+
+
+def view_of(stats: Any, source: str) -> View:
+    """Turn one ``MonitorStats`` message into a ``View``; ``source`` names its topic."""
+    stamp = stats.header.stamp.sec + stats.header.stamp.nanosec * 1e-9
+    when = time.strftime('%H:%M:%S', time.localtime(stamp)) if stamp else '--:--:--'
+    title = (f'{source} at {when}, window {_number(stats.window_wall_s, 1)} s wall, '
+             f'{_number(stats.window_sim_s, 1)} s sim')
+    rows = sorted((_row(topic) for topic in stats.topics),
+                  key=lambda row: (SEVERITY.get(row.level, -1), row.cells[0]))
+    return View(title, clock_line(stats.clock), level_name(stats.clock.level), tuple(rows))
+
+
+def plain_lines(view: View) -> list[str]:
+    """Render a view as aligned plain text lines (no escape codes): for pipes and files."""
+    table = [COLUMNS, *(row.cells for row in view.rows)]
+    widths = [max(len(line[i]) for line in table) for i in range(len(COLUMNS))]
+
+    def line(cells: tuple[str, ...]) -> str:
+        padded = (cell.rjust(width) if name in NUMERIC else cell.ljust(width)
+                  for name, cell, width in zip(COLUMNS, cells, widths, strict=True))
+        return '  '.join(padded).rstrip()
+
+    lines = [view.title, f'{view.clock} [{view.clock_level}]']
+    if view.rows:
+        lines += [line(cells) for cells in table]
+    else:
+        lines.append('(no topics monitored)')
+    return lines
+
+
+def rich_table(view: View) -> Any:
+    """Render a view as a ``rich`` renderable, levels in colour; ImportError without rich."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=None, expand=False, header_style='bold')
+    for name in COLUMNS:
+        table.add_column(name, justify='right' if name in NUMERIC else 'left',
+                         no_wrap=name == 'topic')
+    for row in view.rows:
+        style = LEVEL_STYLES.get(row.level, '')
+        table.add_row(*row.cells[:-1], Text(row.level, style=style))
+    clock = Text(view.clock + ' ')
+    clock.append(f'[{view.clock_level}]', style=LEVEL_STYLES.get(view.clock_level, ''))
+    parts: list[Any] = [Text(view.title, style='bold'), clock]
+    parts.append(table if view.rows else Text('(no topics monitored)'))
+    return Group(*parts)
+
+
+def rich_available() -> bool:
+    """Tell whether ``rich`` can be imported (the view falls back to plain lines if not)."""
+    try:
+        import rich  # noqa: F401
+    except ImportError:
+        return False
+    return True

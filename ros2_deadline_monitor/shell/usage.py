@@ -1,0 +1,128 @@
+"""Command line errors of the shell's executables: one ``ERROR:`` line and exit code 2.
+
+argparse's own ``error`` prints the usage block and the message and exits; the executables
+here must also refuse ROS arguments and settings argparse knows nothing of, and say each in
+the same single line, so every refusal goes through ``UsageError``. No module-level ROS
+import: rclpy is imported where ROS arguments are parsed.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Iterator, Sequence
+import contextlib
+import os
+from pathlib import Path
+import re
+import sys
+import tempfile
+
+EXIT_USAGE = 2
+LOG_LEVELS = ('debug', 'info', 'warn', 'error', 'fatal', 'unset')
+"""What rcutils accepts after ``--log-level`` (in any case), alone or as ``NAME:=LEVEL``."""
+
+
+class UsageError(Exception):
+    """A command line that cannot be used; ``main`` prints it as one line and returns 2."""
+
+
+class UsageParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` that raises ``UsageError`` instead of printing and exiting."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        """Raise ``UsageError`` with argparse's message."""
+        raise UsageError(message)
+
+
+def ros_arguments(argv: Sequence[str]) -> Iterator[list[str]]:
+    """Yield the argument lists of each ``--ros-args ... [--]`` section of ``argv``."""
+    section: list[str] | None = None
+    for arg in argv:
+        if section is None:
+            if arg == '--ros-args':
+                section = []
+        elif arg == '--':
+            yield section
+            section = None
+        elif arg == '--ros-args':
+            continue
+        else:
+            section.append(arg)
+    if section is not None:
+        yield section
+
+
+def check_ros_arguments(argv: Sequence[str]) -> None:
+    """Reject a bad ``--log-level`` and a missing ``--params-file`` before rcl sees them.
+
+    rcl would refuse them too, but with a traceback-shaped message and its own log line;
+    these are the two mistakes people make, so they get a sentence that says the fix.
+    """
+    for section in ros_arguments(argv):
+        for flag, value in zip(section, [*section[1:], None], strict=True):
+            if flag == '--log-level':
+                _check_log_level(value)
+            elif flag == '--params-file':
+                if value is None or not Path(value).is_file():
+                    raise UsageError(f'--params-file: no such file: {value!r}')
+
+
+def _check_log_level(value: str | None) -> None:
+    level = value.rpartition(':=')[2] if value else ''
+    if level.lower() not in LOG_LEVELS:
+        raise UsageError(
+            f'--log-level {value or ""}: expected one of {", ".join(LOG_LEVELS)}, alone or '
+            'for one logger (--log-level deadline_monitor:=debug: the monitor only, without '
+            "rcl's and the middleware's debug output)")
+
+
+@contextlib.contextmanager
+def stderr_held() -> Iterator[Callable[[], str]]:
+    """Hold back what C code writes to stderr; pass it on unless the caller drops it.
+
+    rcl prints its own "Failed to parse global arguments" line before rclpy raises: on bad
+    arguments the user should see one line, ours. Yields a function returning the text and
+    marking it as consumed.
+    """
+    sys.stderr.flush()
+    saved = os.dup(2)
+    held = tempfile.TemporaryFile()
+    consumed = False
+
+    def take() -> str:
+        nonlocal consumed
+        consumed = True
+        held.seek(0)
+        return held.read().decode(errors='replace')
+
+    os.dup2(held.fileno(), 2)
+    try:
+        yield take
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        if not consumed:
+            held.seek(0)
+            sys.stderr.write(held.read().decode(errors='replace'))
+            sys.stderr.flush()
+        held.close()
+
+
+def rcl_reason(err: BaseException) -> str:
+    """Return the sentence of an rcl error, without its source locations (``, at file.c:12``)."""
+    text = re.sub(r',? at /?\S+\.c:\d+', '', str(err)).strip()
+    for prefix in ('failed to initialize rcl: ', 'Failed to parse ROS arguments: '):
+        text = text.removeprefix(prefix)
+    return text or type(err).__name__
+
+
+def without_ros_args(program: str, args: list[str]) -> list[str]:
+    """Return ``args`` without the ROS arguments; ``UsageError`` if rcl cannot parse them."""
+    from rclpy.utilities import remove_ros_args
+
+    with stderr_held() as take:
+        try:
+            return remove_ros_args([program, *args])[1:]
+        except Exception as err:  # noqa: BLE001 - rclpy raises RCLInvalidROSArgsError & co
+            take()
+            raise UsageError(f'invalid ROS arguments: {rcl_reason(err)}') from None

@@ -1,0 +1,225 @@
+"""``watch``: a live table of a running monitor's ``~/stats``, refreshed on every report.
+
+It only subscribes to ``MonitorStats``, so it works next to any monitor (started by hand, by
+``ros2 launch`` or inside ``monitor --watch``). In a terminal it draws a ``rich`` table, levels
+in colour, worst topic first; when stdout is not a terminal (or with ``--plain``) it prints
+plain lines, one block per report, that a file or ``grep`` can take.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+import signal
+import sys
+import threading
+from typing import Any, Protocol, TextIO
+
+from ros2_deadline_monitor.core.config import check_topic_name
+from ros2_deadline_monitor.core.errors import ConfigError
+from ros2_deadline_monitor.shell import terminal_view
+from ros2_deadline_monitor.shell.usage import (
+    check_ros_arguments,
+    EXIT_USAGE,
+    rcl_reason,
+    stderr_held,
+    UsageError,
+    UsageParser,
+    without_ros_args,
+)
+
+NODE_NAME = 'deadline_monitor'
+"""Default name of the monitor whose stats are shown (``monitor_node.NODE_NAME``)."""
+SPIN_TIMEOUT_S = 0.1
+
+
+class Display(Protocol):
+    """Where reports go: a live table or plain lines."""
+
+    def show(self, stats: Any) -> None:
+        """Show one ``MonitorStats`` message."""
+
+    def close(self) -> None:
+        """Leave the terminal as it was."""
+
+
+class PlainDisplay:
+    """One block of plain lines per report, flushed at once (a pipe sees every report)."""
+
+    def __init__(self, stream: TextIO, source: str) -> None:
+        """Write to ``stream``; ``source`` names the stats topic in each block's title."""
+        self._stream = stream
+        self._source = source
+
+    def show(self, stats: Any) -> None:
+        """Print the report and a blank line."""
+        lines = terminal_view.plain_lines(terminal_view.view_of(stats, self._source))
+        self._stream.write('\n'.join(lines) + '\n\n')
+        self._stream.flush()
+
+    def close(self) -> None:
+        """Nothing to restore."""
+
+
+class LiveDisplay:
+    """A ``rich`` table redrawn in place on every report."""
+
+    def __init__(self, stream: TextIO, source: str, *, screen: bool = False) -> None:
+        """Start the live area; ``screen`` uses the alternate screen.
+
+        The alternate screen is for ``monitor --watch``: the monitor's own log lines are
+        written to the same terminal, and a full-screen redraw paints over them instead of
+        scrolling the table away.
+        """
+        from rich.console import Console
+        from rich.live import Live
+        from rich.text import Text
+
+        self._source = source
+        self._live = Live(Text(f'waiting for {source} ...'), console=Console(file=stream),
+                          auto_refresh=False, screen=screen, transient=False)
+        self._live.start(refresh=True)
+
+    def show(self, stats: Any) -> None:
+        """Redraw the table with this report."""
+        view = terminal_view.view_of(stats, self._source)
+        self._live.update(terminal_view.rich_table(view), refresh=True)
+
+    def close(self) -> None:
+        """Stop redrawing; the last table stays on the terminal (unless on the alt screen)."""
+        self._live.stop()
+
+
+def make_display(stream: TextIO, source: str, *, plain: bool = False,
+                 screen: bool = False, warn: Callable[[str], None] | None = None) -> Display:
+    """Pick the display: live in a terminal when rich is there, else plain lines."""
+    if plain or not stream.isatty():
+        return PlainDisplay(stream, source)
+    if not terminal_view.rich_available():
+        if warn is not None:
+            warn(terminal_view.RICH_MISSING)
+        return PlainDisplay(stream, source)
+    return LiveDisplay(stream, source, screen=screen)
+
+
+class StatsWatcher:
+    """Subscribe ``node`` to a monitor's stats topic and pass each report to a display."""
+
+    def __init__(self, node: Any, topic: str, display: Display, count: int = 0) -> None:
+        """``count`` > 0: set ``done`` after that many reports (for scripts and tests)."""
+        from ros2_deadline_monitor.msg import MonitorStats
+        from ros2_deadline_monitor.shell.qos import STATS_QOS
+
+        self.display = display
+        self.count = count
+        self.received = 0
+        self.done = threading.Event()
+        self._subscription = node.create_subscription(MonitorStats, topic, self._on_stats,
+                                                      STATS_QOS)
+
+    def _on_stats(self, msg: Any) -> None:
+        if self.done.is_set():
+            return
+        self.received += 1
+        self.display.show(msg)
+        if self.count and self.received >= self.count:
+            self.done.set()
+
+
+def stats_topic(namespace: str, node_name: str) -> str:
+    """Return the fully qualified ``~/stats`` of a monitor: ``/<namespace>/<node>/stats``."""
+    parts = [part for part in namespace.split('/') if part]
+    topic = '/' + '/'.join([*parts, node_name, 'stats'])
+    check_topic_name(topic)
+    return topic
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the command line of ``watch``."""
+    parser = UsageParser(
+        prog='watch',
+        description="Show a running deadline monitor's figures as a live table: the clock "
+                    '(RTF over the window and since start, worst bin, sim time) above one '
+                    'row per topic (rate, max interval wall/sim, misses, skipped, lost, '
+                    'level), worst first. Reads <namespace>/<node>/stats (MonitorStats).',
+        epilog="Counts are totals since the monitor started, with this window's share in "
+               'parentheses; lost is "?" when several writers share a topic. Plain lines '
+               'when stdout is not a terminal. Example: watch --namespace robot1')
+    parser.add_argument('--namespace', default='', metavar='NS',
+                        help="namespace of the monitor (default: '', the root)")
+    parser.add_argument('--node', default=NODE_NAME, metavar='NAME',
+                        help=f'name of the monitor node (default: {NODE_NAME})')
+    parser.add_argument('--plain', action='store_true',
+                        help='print plain lines even in a terminal')
+    parser.add_argument('--count', type=int, default=0, metavar='N',
+                        help='exit after N reports (default: run until Ctrl-C)')
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Show the reports until SIGINT/SIGTERM (or ``--count``); 2 for a bad command line."""
+    import rclpy
+    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+    from rclpy.node import Node
+    from rclpy.signals import SignalHandlerOptions
+
+    args_in = list(sys.argv[1:] if argv is None else argv)
+    try:
+        check_ros_arguments(args_in)
+        args = build_parser().parse_args(without_ros_args('watch', args_in))
+        if args.count < 0:
+            raise UsageError(f'--count must be >= 0, got {args.count}')
+        topic = stats_topic(args.namespace, args.node)
+    except UsageError as err:
+        print(f'ERROR: {err} (see watch --help)', file=sys.stderr)
+        return EXIT_USAGE
+    except ConfigError as err:
+        print(f'ERROR: --namespace/--node: {err}', file=sys.stderr)
+        return EXIT_USAGE
+    except SystemExit as exit_:  # --help
+        return int(exit_.code or 0)
+
+    try:
+        with stderr_held() as take:
+            try:
+                rclpy.init(args=['watch', *args_in],
+                           signal_handler_options=SignalHandlerOptions.NO)
+            except Exception as err:  # noqa: BLE001 - rclpy raises RCLError and subclasses
+                take()
+                raise UsageError(rcl_reason(err)) from None
+    except UsageError as err:
+        print(f'ERROR: invalid ROS arguments: {err}', file=sys.stderr)
+        return EXIT_USAGE
+    stop = threading.Event()
+    previous = {sig: signal.signal(sig, lambda *_: stop.set())
+                for sig in (signal.SIGINT, signal.SIGTERM)}
+    node = None
+    display: Display | None = None
+    try:
+        node = Node('deadline_monitor_watch', start_parameter_services=False)
+        display = make_display(sys.stdout, topic, plain=args.plain,
+                               warn=lambda text: print(f'WARNING: {text}', file=sys.stderr))
+        if isinstance(display, PlainDisplay):
+            print(f'waiting for {topic} ...', file=sys.stderr, flush=True)
+        watcher = StatsWatcher(node, topic, display, count=args.count)
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        while not stop.is_set() and not watcher.done.is_set() and rclpy.ok():
+            executor.spin_once(timeout_sec=SPIN_TIMEOUT_S)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except BrokenPipeError:
+        return 1
+    finally:
+        if display is not None:
+            display.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
