@@ -304,7 +304,8 @@ class BagAnalysis:
         analysis = plan.analysis
         self.session = Session(
             replace(analysis, window_cycles=WINDOW_CYCLES),
-            use_sim_time=bool(plan.use_sim_time) or plan.clock is not None,
+            use_sim_time=(plan.use_sim_time if plan.use_sim_time is not None
+                          else plan.clock is not None),
             start_wall_ns=bag.start_ns,
             clock_topic=plan.clock.name if plan.clock else '/clock',
             arrival_timestamp='log_time', clock_capacity=CLOCK_CAPACITY)
