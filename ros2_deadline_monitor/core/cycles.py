@@ -11,7 +11,7 @@ clock, the sim-time resets and the horizon; this module holds the per-topic arit
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
@@ -19,7 +19,7 @@ import numpy as np
 from .config import AnalysisConfig, resolve_timing, Timing, TopicConfig
 from .grid import GridState, replay
 from .intervals import summarize_intervals
-from .reports import TopicReport
+from .reports import IntervalTotals, RunTotals, TopicReport
 from .ring import ColumnRing, EventBuffer, NO_VALUE
 from .rtf import RtfAnalyzer
 
@@ -115,6 +115,20 @@ class _Totals:
     malformed: int = 0
     qos_deadline_events: int = 0
     resets: int = 0
+    cycles: int = 0
+    intervals: dict[str, list[float]] = field(
+        default_factory=lambda: {'wall': [0, 0, NAN], 'sim': [0, 0, NAN]})
+    """Per clock: count, sum (ns) and max (ns) of every interval since start."""
+
+    def add_intervals(self, clock: str, intervals: np.ndarray) -> None:
+        known = intervals[intervals != NO_VALUE]
+        if len(known) == 0:
+            return
+        totals = self.intervals[clock]
+        totals[0] += len(known)
+        totals[1] += int(known.sum())
+        longest = float(known.max())
+        totals[2] = longest if not totals[2] >= longest else totals[2]
 
 
 class CycleAnalyzer:
@@ -329,6 +343,9 @@ class CycleAnalyzer:
         age = np.where((stamp != NO_VALUE) & (stamp != 0), end_timer - stamp, NO_VALUE)
         self._totals.misses += int(missed.sum())
         self._totals.skipped += int(skipped.sum())
+        self._totals.cycles += len(arrival)
+        self._totals.add_intervals('wall', interval_wall)
+        self._totals.add_intervals('sim', interval_sim)
         self._rows.extend(
             arrival=arrival, start_wall=start_wall, start_sim=start_sim,
             interval_timer=interval_timer, interval_wall=interval_wall,
@@ -344,6 +361,15 @@ class CycleAnalyzer:
         rows = self._rows.rows()
         self._rows.clear()
         return rows
+
+    def run_totals(self) -> RunTotals:
+        """Whole-run figures no window bounds: cycles, and every interval per clock."""
+        def on(clock: str) -> IntervalTotals:
+            count, total, longest = self._totals.intervals[clock]
+            return IntervalTotals(clock, int(count), int(total), longest)
+
+        return RunTotals(cycles=self._totals.cycles, interval_wall=on('wall'),
+                         interval_sim=on('sim'))
 
     def report(self, now_wall_ns: int, writers: int = 1) -> TopicReport:
         """Summarize the rolling window and the totals of the events processed so far."""
