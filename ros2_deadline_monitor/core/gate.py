@@ -16,10 +16,12 @@ from __future__ import annotations
 from typing import Any
 
 from .expectations import (
+    CLOCK_LIMITS,
     ClockFigures,
     known,
     Outcome,
     RunFigures,
+    TOPIC_LIMITS,
     TopicFigures,
     Verdict,
 )
@@ -34,6 +36,7 @@ EXIT_FAILED = 3
 SUMMARY_FORMAT = 'ros2_deadline_monitor/summary'
 SUMMARY_VERSION = 1
 
+_COUNTS = frozenset(spec.key for spec in TOPIC_LIMITS + CLOCK_LIMITS if spec.integer)
 SEVERAL_WRITERS = ('several writers on the topic: sequence numbers of different writers '
                    'cannot be told apart, so loss is unknown')
 
@@ -110,11 +113,18 @@ def _ms(value_ns: float | None) -> float | None:
 
 
 def outcome_record(outcome: Outcome) -> dict[str, Any]:
-    """One checked expectation as JSON: subject, figure, measured, limit, status."""
+    """One checked expectation as JSON: subject, figure, measured, limit, status.
+
+    Counts (``max_misses``, ...) are integers; an unknown figure is null with the reason.
+    """
+    measured, limit = _float(outcome.measured), outcome.limit
+    if outcome.key in _COUNTS:
+        measured = None if measured is None else int(measured)
+        limit = int(limit)
     return {
         'topic_id': outcome.topic_id, 'topic': outcome.topic, 'key': outcome.key,
         'figure': outcome.figure, 'bound': outcome.bound, 'unit': outcome.unit,
-        'measured': _float(outcome.measured), 'limit': outcome.limit,
+        'measured': measured, 'limit': limit,
         'passed': outcome.passed, 'reason': outcome.reason, 'line': outcome.line(),
     }
 

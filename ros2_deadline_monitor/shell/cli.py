@@ -1,4 +1,4 @@
-"""The ``monitor`` command: parse the command line, run the node until SIGINT/SIGTERM."""
+"""The ``monitor`` command: run the node until SIGINT/SIGTERM or ``duration_s``; exit 0/2/3."""
 
 from __future__ import annotations
 
@@ -23,7 +23,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the monitor until SIGINT/SIGTERM; exit 2 when the configuration is unusable."""
+    """Run the monitor until SIGINT/SIGTERM or ``duration_s``; return the exit code.
+
+    2 when the configuration is unusable, 3 when an expectation failed over the run, else 0.
+    """
     # A Ctrl-C while rclpy is still being imported must stop the monitor, not print a
     # traceback: the handlers come first, the imports (about half a second) after.
     stop = threading.Event()
@@ -42,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node = None
+    code = 0
     try:
         try:
             node = MonitorNode()
@@ -50,10 +54,10 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_CONFIG_ERROR
         executor = SingleThreadedExecutor()
         executor.add_node(node)
-        while not stop.is_set() and rclpy.ok():
+        while not stop.is_set() and not node.expired and rclpy.ok():
             executor.spin_once(timeout_sec=SPIN_TIMEOUT_S)
         if rclpy.ok():
-            node.finish()
+            code = node.finish().exit_code
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
@@ -62,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
-    return 0
+    return code
 
 
 if __name__ == '__main__':
