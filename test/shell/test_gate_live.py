@@ -172,3 +172,28 @@ def test_expectations_are_parameters_validated_at_run_time(start_monitor, observ
     assert observer.set_parameters(topics=['other'])[0].successful
     assert not node.has_parameter('topic.ctrl.expect.max_misses')
     assert node.has_parameter('topic.other.expect.max_misses')
+
+
+def test_sigterm_under_sim_time_judges_the_clock_over_the_whole_run(run_tool, clock_tracker,
+                                                                    observer, wait_for):
+    import signal
+
+    run_tool('sim_clock', step_ms=1.0, target_rtf=1.0, max_lag_ms=100.0, spin_us=0)
+    with MonitorProcess(params={'use_sim_time': True, 'stats_period_s': 0.3},
+                        clock_expect={'min_rtf': 0.5, 'min_rtf_bin': 1.5}) as monitor:
+        wait_for(lambda: (s := observer.latest_stats()) is not None
+                 and s.clock.messages_total > 1000, timeout=30.0,
+                 what='a second of /clock at the monitor')
+        monitor.process.send_signal(signal.SIGTERM)
+        result = monitor.wait(timeout_s=20.0)
+    assert result.exit_code == EXIT_FAILED, result.output
+    clock = result.summary['clock']
+    assert clock['use_sim_time'] is True and clock['messages'] > 1000
+    assert clock['rtf_total'] == pytest.approx(clock_tracker.rtf(), rel=0.02)
+    assert 0 < clock['rtf_bin_min'] <= clock['rtf_total'] < 1.5
+    rtf, rtf_bin = result.summary['verdict']['expectations']
+    assert (rtf['key'], rtf['passed'], rtf['measured']) == ('min_rtf', True, clock['rtf_total'])
+    assert (rtf_bin['key'], rtf_bin['passed'], rtf_bin['measured']) == (
+        'min_rtf_bin', False, clock['rtf_bin_min'])
+    assert result.failures == [rtf_bin['line']]
+    assert rtf_bin['line'].startswith('FAIL /clock: worst RTF window ')
