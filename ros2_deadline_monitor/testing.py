@@ -27,6 +27,7 @@ import json
 import math
 import os
 from pathlib import Path
+import re
 import shutil
 import signal
 import subprocess
@@ -50,8 +51,8 @@ __all__ = ['assert_summary', 'expectation_parameters', 'find_monitor', 'MonitorP
            'MonitorResult', 'run_monitor', 'watch_monitor', 'WatchResult']
 
 PACKAGE = 'ros2_deadline_monitor'
-READY_TEXT = 'monitoring '
-"""Start of the line the monitor logs once its subscriptions and timers exist."""
+READY = re.compile(r': monitoring \d+ topic\(s\), stats every ')
+"""The line the monitor logs once its subscriptions and timers exist."""
 STOP_TIMEOUT_S = 20.0
 
 TopicLimits = Mapping[str, Mapping[str, float]]
@@ -202,7 +203,7 @@ class MonitorProcess:
         """Wait until the monitor runs (its start-up line); raise if it exited or timed out."""
         deadline = time.monotonic() + timeout_s
         assert self.process is not None, 'start() first'
-        while READY_TEXT not in self.output():
+        while not READY.search(self.output()):
             if self.process.poll() is not None:
                 raise AssertionError(f'the monitor exited with {self.process.returncode} '
                                      f'before it ran:\n{self.output()}')
