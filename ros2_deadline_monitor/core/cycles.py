@@ -107,6 +107,25 @@ def _no_negative(intervals: np.ndarray) -> np.ndarray:
 
 
 @dataclass
+class _IntervalSum:
+    """Count, sum and longest of every interval on one clock since start."""
+
+    count: int = 0
+    sum_ns: int = 0
+    max_ns: float = NAN
+
+    def add(self, intervals: np.ndarray) -> None:
+        known = intervals[intervals != NO_VALUE]
+        if len(known):
+            self.count += len(known)
+            self.sum_ns += int(known.sum())
+            self.max_ns = float(np.fmax(self.max_ns, known.max()))
+
+    def totals(self, clock: str) -> IntervalTotals:
+        return IntervalTotals(clock, self.count, self.sum_ns, self.max_ns)
+
+
+@dataclass
 class _Totals:
     messages: int = 0
     misses: int = 0
@@ -116,19 +135,8 @@ class _Totals:
     qos_deadline_events: int = 0
     resets: int = 0
     cycles: int = 0
-    intervals: dict[str, list[float]] = field(
-        default_factory=lambda: {'wall': [0, 0, NAN], 'sim': [0, 0, NAN]})
-    """Per clock: count, sum (ns) and max (ns) of every interval since start."""
-
-    def add_intervals(self, clock: str, intervals: np.ndarray) -> None:
-        known = intervals[intervals != NO_VALUE]
-        if len(known) == 0:
-            return
-        totals = self.intervals[clock]
-        totals[0] += len(known)
-        totals[1] += int(known.sum())
-        longest = float(known.max())
-        totals[2] = longest if not totals[2] >= longest else totals[2]
+    interval_wall: _IntervalSum = field(default_factory=_IntervalSum)
+    interval_sim: _IntervalSum = field(default_factory=_IntervalSum)
 
 
 class CycleAnalyzer:
@@ -344,8 +352,8 @@ class CycleAnalyzer:
         self._totals.misses += int(missed.sum())
         self._totals.skipped += int(skipped.sum())
         self._totals.cycles += len(arrival)
-        self._totals.add_intervals('wall', interval_wall)
-        self._totals.add_intervals('sim', interval_sim)
+        self._totals.interval_wall.add(interval_wall)
+        self._totals.interval_sim.add(interval_sim)
         self._rows.extend(
             arrival=arrival, start_wall=start_wall, start_sim=start_sim,
             interval_timer=interval_timer, interval_wall=interval_wall,
@@ -364,12 +372,9 @@ class CycleAnalyzer:
 
     def run_totals(self) -> RunTotals:
         """Whole-run figures no window bounds: cycles, and every interval per clock."""
-        def on(clock: str) -> IntervalTotals:
-            count, total, longest = self._totals.intervals[clock]
-            return IntervalTotals(clock, int(count), int(total), longest)
-
-        return RunTotals(cycles=self._totals.cycles, interval_wall=on('wall'),
-                         interval_sim=on('sim'))
+        totals = self._totals
+        return RunTotals(cycles=totals.cycles, interval_wall=totals.interval_wall.totals('wall'),
+                         interval_sim=totals.interval_sim.totals('sim'))
 
     def report(self, now_wall_ns: int, writers: int = 1) -> TopicReport:
         """Summarize the rolling window and the totals of the events processed so far."""
