@@ -145,6 +145,12 @@ def test_expectations_are_parameters_validated_at_run_time(start_monitor, observ
     assert observer.get_parameter('topic.ctrl.expect.max_misses') == 0
     assert observer.get_parameter('topic.ctrl.expect.max_skipped') is None  # unset
     assert observer.get_parameter('clock.expect.min_rtf') is None
+    future = observer.params.describe_parameters(['topic.ctrl.expect.max_misses'])
+    wait_for(future.done, what='the describe_parameters response')
+    described, = future.result().descriptors
+    assert described.dynamic_typing
+    assert described.description.startswith('Most deadline misses allowed over the whole run.')
+    assert described.description.endswith('Not set (the default): not checked.')
     negative, = observer.set_parameters(topic__ctrl__expect__max_skipped=-2)
     assert not negative.successful
     assert negative.reason == ('topic.ctrl.expect.max_skipped must be ≥ 0 (a limit cannot be '
@@ -161,14 +167,17 @@ def test_expectations_are_parameters_validated_at_run_time(start_monitor, observ
     assert [limit.value for limit in node.expectations().clock] == [0.5]
     # No message yet: each expectation of the topic fails as unknown, shown in diagnostics.
     status = wait_for(lambda: (s := observer.status(': topic ctrl')) is not None
-                      and 'expectations' in key_values(s) and s,
-                      what='the expectation keys in the diagnostics')
+                      and key_values(s).get('expectations') == '0 held, 2 failed' and s,
+                      what='both expectations in the diagnostics')
     values = key_values(status)
-    assert values['expectations'] == '0 held, 2 failed'
     assert values['expectation failed: max_misses'] == (
         'deadline misses unknown, expected <= 0: unknown: no message received')
-    clock = key_values(wait_for(lambda: observer.status(': clock'), what='the clock status'))
-    assert clock['expectation failed: min_rtf'].endswith('unknown: no /clock in the run')
+    clock = key_values(wait_for(
+        lambda: (s := observer.status(': clock')) is not None
+        and 'expectation failed: min_rtf' in key_values(s) and s,
+        what='the clock expectation in the diagnostics'))
+    assert clock['expectation failed: min_rtf'] == (
+        'RTF overall unknown, expected >= 0.5: unknown: no /clock in the run')
     # Dropping the topic undeclares its expectations; listing it again declares them anew.
     assert observer.set_parameters(topics=['other'])[0].successful
     assert not node.has_parameter('topic.ctrl.expect.max_misses')
