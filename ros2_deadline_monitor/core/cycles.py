@@ -11,7 +11,7 @@ clock, the sim-time resets and the horizon; this module holds the per-topic arit
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
@@ -19,7 +19,7 @@ import numpy as np
 from .config import AnalysisConfig, resolve_timing, Timing, TopicConfig
 from .grid import GridState, replay
 from .intervals import summarize_intervals
-from .reports import TopicReport
+from .reports import IntervalTotals, RunTotals, TopicReport
 from .ring import ColumnRing, EventBuffer, NO_VALUE
 from .rtf import RtfAnalyzer
 
@@ -107,6 +107,25 @@ def _no_negative(intervals: np.ndarray) -> np.ndarray:
 
 
 @dataclass
+class _IntervalSum:
+    """Count, sum and longest of every interval on one clock since start."""
+
+    count: int = 0
+    sum_ns: int = 0
+    max_ns: float = NAN
+
+    def add(self, intervals: np.ndarray) -> None:
+        known = intervals[intervals != NO_VALUE]
+        if len(known):
+            self.count += len(known)
+            self.sum_ns += int(known.sum())
+            self.max_ns = float(np.fmax(self.max_ns, known.max()))
+
+    def totals(self, clock: str) -> IntervalTotals:
+        return IntervalTotals(clock, self.count, self.sum_ns, self.max_ns)
+
+
+@dataclass
 class _Totals:
     messages: int = 0
     misses: int = 0
@@ -115,6 +134,9 @@ class _Totals:
     malformed: int = 0
     qos_deadline_events: int = 0
     resets: int = 0
+    cycles: int = 0
+    interval_wall: _IntervalSum = field(default_factory=_IntervalSum)
+    interval_sim: _IntervalSum = field(default_factory=_IntervalSum)
 
 
 class CycleAnalyzer:
@@ -329,6 +351,9 @@ class CycleAnalyzer:
         age = np.where((stamp != NO_VALUE) & (stamp != 0), end_timer - stamp, NO_VALUE)
         self._totals.misses += int(missed.sum())
         self._totals.skipped += int(skipped.sum())
+        self._totals.cycles += len(arrival)
+        self._totals.interval_wall.add(interval_wall)
+        self._totals.interval_sim.add(interval_sim)
         self._rows.extend(
             arrival=arrival, start_wall=start_wall, start_sim=start_sim,
             interval_timer=interval_timer, interval_wall=interval_wall,
@@ -344,6 +369,12 @@ class CycleAnalyzer:
         rows = self._rows.rows()
         self._rows.clear()
         return rows
+
+    def run_totals(self) -> RunTotals:
+        """Whole-run figures no window bounds: cycles, and every interval per clock."""
+        totals = self._totals
+        return RunTotals(cycles=totals.cycles, interval_wall=totals.interval_wall.totals('wall'),
+                         interval_sim=totals.interval_sim.totals('sim'))
 
     def report(self, now_wall_ns: int, writers: int = 1) -> TopicReport:
         """Summarize the rolling window and the totals of the events processed so far."""

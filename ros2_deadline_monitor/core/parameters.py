@@ -121,6 +121,14 @@ GLOBAL_SPECS: tuple[ParamSpec, ...] = (
               'rate is unknown). A full queue between two takes is counted as a queue '
               'overflow.',
               0, 100_000, read_only=True),
+    ParamSpec('duration_s', 0.0,
+              'Stop after this long (steady s from the start), write the summary and exit with '
+              'the verdict of the expectations (3 when one failed); 0 = run until SIGINT or '
+              'SIGTERM.', 0.0, _MAX_S, read_only=True),
+    ParamSpec('summary_file', '',
+              'Write the final summary as JSON here at shutdown (per-topic totals, longest '
+              "intervals, RTF, every expectation with measured value and limit); '' = none.",
+              read_only=True),
 )
 
 TOPIC_SPECS: tuple[ParamSpec, ...] = (
@@ -191,6 +199,10 @@ class MonitorSettings:
     """0: a callback per message on the executor; else the batch take period."""
     take_queue_depth: int = 0
     """0: sized from the rate (``qos.take_depth``)."""
+    duration_ns: int = 0
+    """0: run until stopped; else stop this long after the start (steady clock)."""
+    summary_file: str = ''
+    """Where the final summary JSON goes ('' for nowhere)."""
 
 
 def topic_param(topic_id: str, field: str) -> str:
@@ -299,6 +311,8 @@ def settings_from(values: Mapping[str, Any]) -> MonitorSettings:
         arrival_timestamp=ARRIVAL_TIMESTAMPS[arrival],
         take_period_ns=take_period_ns,
         take_queue_depth=take_queue_depth,
+        duration_ns=_seconds(values, 'duration_s', zero_ok=True),
+        summary_file=str(_value(values, 'summary_file')),
     )
 
 

@@ -327,7 +327,7 @@ class Session:
             topic_id=topic_id, topic=topic.config.topic, type_name=topic.type_name,
             level=level, reason=reason, report=report, publishers=topic.publishers,
             receive=topic.receive, max_interval_wall_ns=topic.max_interval_wall_ns,
-            max_interval_sim_ns=topic.max_interval_sim_ns)
+            max_interval_sim_ns=topic.max_interval_sim_ns, run=topic.analyzer.run_totals())
 
     def _topic_level(self, topic: _Topic, report: TopicReport, now_wall_ns: int,
                      rtf: float | None) -> tuple[Level, str]:

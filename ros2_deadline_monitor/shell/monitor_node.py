@@ -10,6 +10,8 @@ steady time takes the session's ``Snapshot`` to the sinks: ``MonitorStats`` on `
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
 import sys
 import time
 from typing import Any
@@ -22,7 +24,13 @@ from rclpy.time import Time
 from rosgraph_msgs.msg import Clock as ClockMsg
 
 from ros2_deadline_monitor.core.config import NS_PER_S
-from ros2_deadline_monitor.core.errors import ConfigError, MonitorError
+from ros2_deadline_monitor.core.errors import ConfigError, ExpectationError, MonitorError
+from ros2_deadline_monitor.core.expectations import (
+    evaluate,
+    Expectations,
+    Verdict,
+)
+from ros2_deadline_monitor.core.gate import exit_code, run_figures, summary_record
 from ros2_deadline_monitor.core.host import HostSampler
 from ros2_deadline_monitor.core.parameters import MonitorSettings, TOPICS
 from ros2_deadline_monitor.core.session import Session, TopicState
@@ -45,6 +53,20 @@ class StartupError(MonitorError):
     """The monitor cannot start: invalid global settings or no valid topic left."""
 
 
+@dataclass(frozen=True)
+class FinalReport:
+    """What the monitor reports at shutdown: the summary, the verdict and the exit code."""
+
+    text: str
+    """The one-screen summary (also logged)."""
+    verdict: Verdict
+    """Every expectation checked over the whole run."""
+    exit_code: int
+    """0 when every expectation held (or none was set), 3 when one failed."""
+    summary: dict[str, Any]
+    """The JSON summary (``core.gate.summary_record``), also written to ``summary_file``."""
+
+
 class MonitorNode(Node):
     """Monitors the configured topics and the clock; see the module docstring."""
 
@@ -65,6 +87,10 @@ class MonitorNode(Node):
             raise StartupError('invalid parameter value: ' + '; '.join(errors))
         try:
             self._settings = self.parameters.settings()
+            summary_dir = Path(self._settings.summary_file).resolve().parent
+            if self._settings.summary_file and not summary_dir.is_dir():
+                raise ConfigError(f'summary_file: directory {str(summary_dir)!r} of '
+                                  f'{self._settings.summary_file!r} does not exist')
         except ConfigError as err:
             raise StartupError(str(err)) from None
         settings = self._settings
@@ -73,7 +99,12 @@ class MonitorNode(Node):
             start_wall_ns=time.time_ns(), clock_topic=settings.clock_topic,
             arrival_timestamp=settings.arrival_timestamp,
             stats_period_ns=settings.stats_period_ns)
-        topic_ids = self.parameters.declare_startup_topics()
+        try:
+            topic_ids = self.parameters.declare_startup_topics()
+        except ExpectationError as err:
+            raise StartupError(f'invalid expectation: {err}') from None
+        self._expired = False
+        self._verdict: Verdict | None = None
         self._host = HostSampler()
         self._reader = self._create_reader()
         self._reconcile()
@@ -103,6 +134,10 @@ class MonitorNode(Node):
         self._stats_expected_ns = 0
         self._start_stats_timer()
         self._poll_timer = self.create_timer(POLL_PERIOD_S, self._poll, clock=self._steady)
+        self._duration_timer = None
+        if settings.duration_ns:
+            self._duration_timer = self.create_timer(
+                settings.duration_ns / NS_PER_S, self._on_duration, clock=self._steady)
         if self._reader is not None:
             self._take_timer = self.create_timer(
                 settings.take_period_ns / NS_PER_S, self.take_all, clock=self._steady)
@@ -124,6 +159,23 @@ class MonitorNode(Node):
     def topic_monitors(self) -> dict[str, TopicMonitor]:
         """The monitored topics by identifier."""
         return dict(self._topics)
+
+    @property
+    def expired(self) -> bool:
+        """True once ``duration_s`` elapsed: the run is over, the caller calls ``finish``."""
+        return self._expired
+
+    def _on_duration(self) -> None:
+        if self._duration_timer is not None:
+            self.destroy_timer(self._duration_timer)
+            self._duration_timer = None
+        self._expired = True
+        self.get_logger().info(
+            f'duration_s ({self._settings.duration_ns / NS_PER_S:g} s) elapsed: stopping')
+
+    def expectations(self) -> Expectations:
+        """Return the expectations in force (``topic.<id>.expect.*``, ``clock.expect.*``)."""
+        return self.parameters.expectations()
 
     def _reconcile(self) -> None:
         """Make the session and the subscriptions match the parameters."""
@@ -254,25 +306,49 @@ class MonitorNode(Node):
                                      self._stats_late_ns, final=final)
 
     def publish_stats(self, *, final: bool = False) -> Snapshot:
-        """Publish one snapshot as ``MonitorStats`` and ``/diagnostics``; return it."""
+        """Publish one snapshot as ``MonitorStats`` and ``/diagnostics``; return it.
+
+        The expectations are evaluated over the run so far (``verdict``); their keys go into
+        the diagnostics.
+        """
         snapshot = self.snapshot(final=final)
+        self._verdict = evaluate(self.expectations(), run_figures(snapshot))
         self._stats_publisher.publish(conversions.monitor_stats(snapshot))
-        self._diagnostics.publish(diagnostics.statuses(snapshot))
+        self._diagnostics.publish(diagnostics.statuses(snapshot, verdict=self._verdict))
         return snapshot
 
-    def finish(self) -> str:
-        """Publish a final report and return the one-screen summary (also logged).
+    @property
+    def verdict(self) -> Verdict | None:
+        """The expectations over the run so far, as of the latest report (None before it)."""
+        return self._verdict
+
+    def finish(self) -> FinalReport:
+        """Publish a final report, write ``summary_file``, return the summary and the verdict.
 
         Waits (boundedly) until subscribers acknowledged the final messages: the process
         exits right after, and reliable data still in flight would be lost with the writer.
+        The summary and every failed expectation are logged.
         """
         snapshot = self.publish_stats(final=True)
+        verdict = self._verdict
+        assert verdict is not None
         timeout = Duration(nanoseconds=FINAL_ACK_TIMEOUT_NS)
         self._stats_publisher.wait_for_all_acked(timeout)
         self._diagnostics.flush(timeout)
-        text = summary.summary_text(self.get_name(), snapshot)
-        self.get_logger().info(text)
-        return text
+        text = summary.summary_text(self.get_name(), snapshot, verdict)
+        record = summary_record(snapshot, verdict, node=self.get_fully_qualified_name(),
+                                stopped_by='duration' if self._expired else 'signal')
+        if verdict.ok:
+            self.get_logger().info(text)
+        else:
+            self.get_logger().error(text)
+        if self._settings.summary_file:
+            try:
+                summary.write_summary(self._settings.summary_file, record)
+            except OSError as err:
+                self.get_logger().error(f'summary_file: could not write '
+                                        f'{self._settings.summary_file}: {err}')
+        return FinalReport(text, verdict, exit_code(verdict), record)
 
     def destroy_node(self) -> None:
         """Destroy the subscriptions and the reader node with this node."""
