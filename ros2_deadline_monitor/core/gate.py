@@ -13,6 +13,7 @@ No ROS import.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from .expectations import (
@@ -26,6 +27,7 @@ from .expectations import (
     Verdict,
 )
 from .snapshot import ClockSnapshot, Snapshot, TopicSnapshot
+from .units import to_ms
 
 __all__ = ['EXIT_CONFIG_ERROR', 'EXIT_FAILED', 'EXIT_OK', 'SUMMARY_FORMAT', 'SUMMARY_VERSION',
            'exit_code', 'outcome_record', 'run_figures', 'summary_record']
@@ -97,6 +99,20 @@ def run_figures(snapshot: Snapshot) -> RunFigures:
                       clock=_clock_figures(snapshot.clock))
 
 
+@dataclass(frozen=True)
+class FinalReport:
+    """What the monitor reports at shutdown: the summary, the verdict and the exit code."""
+
+    text: str
+    """The one-screen summary (also logged)."""
+    verdict: Verdict
+    """Every expectation checked over the whole run."""
+    exit_code: int
+    """0 when every expectation held (or none was set), 3 when one failed."""
+    summary: dict[str, Any]
+    """The JSON summary (``summary_record``), also written to ``summary_file``."""
+
+
 def exit_code(verdict: Verdict) -> int:
     """0 when every expectation held (or there were none), 3 when one failed."""
     return EXIT_OK if verdict.ok else EXIT_FAILED
@@ -108,8 +124,7 @@ def _float(value: float | None) -> float | None:
 
 
 def _ms(value_ns: float | None) -> float | None:
-    value = _float(value_ns)
-    return None if value is None else value / 1e6
+    return _float(to_ms(value_ns))
 
 
 def outcome_record(outcome: Outcome) -> dict[str, Any]:

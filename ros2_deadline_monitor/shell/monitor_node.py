@@ -10,9 +10,7 @@ steady time takes the session's ``Snapshot`` to the sinks: ``MonitorStats`` on `
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-import sys
 import time
 from typing import Any
 
@@ -30,7 +28,7 @@ from ros2_deadline_monitor.core.expectations import (
     Expectations,
     Verdict,
 )
-from ros2_deadline_monitor.core.gate import exit_code, run_figures, summary_record
+from ros2_deadline_monitor.core.gate import exit_code, FinalReport, run_figures, summary_record
 from ros2_deadline_monitor.core.host import HostSampler
 from ros2_deadline_monitor.core.parameters import MonitorSettings, TOPICS
 from ros2_deadline_monitor.core.session import Session, TopicState
@@ -51,20 +49,6 @@ FINAL_ACK_TIMEOUT_NS = NS_PER_S
 
 class StartupError(MonitorError):
     """The monitor cannot start: invalid global settings or no valid topic left."""
-
-
-@dataclass(frozen=True)
-class FinalReport:
-    """What the monitor reports at shutdown: the summary, the verdict and the exit code."""
-
-    text: str
-    """The one-screen summary (also logged)."""
-    verdict: Verdict
-    """Every expectation checked over the whole run."""
-    exit_code: int
-    """0 when every expectation held (or none was set), 3 when one failed."""
-    summary: dict[str, Any]
-    """The JSON summary (``core.gate.summary_record``), also written to ``summary_file``."""
 
 
 class MonitorNode(Node):
@@ -358,8 +342,3 @@ class MonitorNode(Node):
             self._reader.destroy_node()
             self._reader = None
         super().destroy_node()
-
-
-if __name__ == '__main__':
-    from ros2_deadline_monitor.shell.cli import main
-    sys.exit(main())
