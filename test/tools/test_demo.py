@@ -35,9 +35,22 @@ def test_monitor_counts_equal_the_controllers_record(listener, name):
         stalls = truth['cycles'] // 50
         assert truth['misses'] >= 2 * stalls and truth['skipped'] >= stalls
     if name == 'sim_rtf05':
-        assert monitor['rtf'] == pytest.approx(0.5, abs=0.02)
         assert monitor['sim_mean_ms'] == pytest.approx(10.0, abs=0.5)
-        assert monitor['wall_mean_ms'] == pytest.approx(20.0, abs=1.0)
+        # The wall intervals are the controller's: equal to its own record, whatever the load.
+        assert monitor['wall_mean_ms'] == pytest.approx(truth['wall_mean_ms'], abs=0.5)
+        clock = result.sim_clock
+        assert clock, 'no summary from sim_clock'
+        if clock['reanchors'] == 0:
+            # sim_clock kept its schedule, so RTF 0.5 is what it published.
+            assert monitor['rtf'] == pytest.approx(0.5, abs=0.02)
+            assert monitor['wall_mean_ms'] == pytest.approx(20.0, abs=1.0)
+        else:
+            # A starved sim_clock (a loaded machine) re-anchors instead of bursting: the RTF
+            # falls, and the monitor must see the fall. Its span is inside sim_clock's (which
+            # starts before the monitor's first sample and ends after its last report), so the
+            # two whole-phase figures differ by what sim_clock did outside that span.
+            assert monitor['rtf'] == pytest.approx(clock['rtf'], abs=0.05)
+            assert monitor['rtf'] < 0.5 + 0.02
 
 
 def test_parser_defaults_run_every_phase():
