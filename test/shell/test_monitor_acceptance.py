@@ -7,10 +7,11 @@ skipped periods the monitor must report exactly. The machine is noisy, so the co
 with the record, never with the nominal 20 and 10.
 
 Where a cycle ends on the timer clock: on wall time, the system time when the message is
-published. On sim time the producer cannot read it (its ROS time stands still while its
-callback runs), so a clock tracker here records every /clock sample with its receive time,
-and the end is the sim time in force at the record's publish moment (system clock), the rule
-the monitor applies at the message's arrival (DESIGN.md §2). The controller's own
+published, i.e. its writer-side timestamp (recorded here per message by ``EndRecorder``). On
+sim time the producer cannot read it (its ROS time stands still while its callback runs), so a
+clock tracker here records every /clock sample with its receive time, and the end is the sim
+time in force at that writer-side timestamp, the rule the monitor applies at the message's
+arrival (DESIGN.md §2). The controller's own
 ``end_timer_ns`` (start plus the wall execution time, the article's approximation) is printed
 next to it: it agrees while the simulator advances evenly and drifts from the sim-time truth
 when the machine holds up the simulator too.
@@ -59,6 +60,34 @@ class ClockTracker:
         return sim[np.searchsorted(wall, np.array(wall_ns), side='right') - 1]
 
 
+class EndRecorder:
+    """Records the writer-side timestamp of every /ctrl message, by its stamp (cycle start).
+
+    That timestamp is the end the monitor uses (``arrival_timestamp: source``). The
+    controller's record takes its own end from the clock just before it publishes: a
+    preemption between that reading and the publish (milliseconds on a loaded machine) would
+    move a cycle whose response is close to the deadline across it on one side only.
+    """
+
+    def __init__(self, context: Any) -> None:
+        from geometry_msgs.msg import TwistStamped
+        from rclpy.node import Node
+        from rclpy.qos import QoSProfile
+
+        self.node = Node('end_recorder', context=context)
+        self.source_ns: dict[int, int] = {}
+        self.subscription = self.node.create_subscription(
+            TwistStamped, '/ctrl', self._on_message, QoSProfile(depth=1000))
+
+    def _on_message(self, msg: Any, info: dict) -> None:
+        stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+        self.source_ns[stamp] = info['source_timestamp']
+
+    def ends(self, starts_ns: np.ndarray) -> np.ndarray:
+        """Return the writer-side timestamp of the message of each cycle start."""
+        return np.array([self.source_ns[int(start)] for start in starts_ns], np.int64)
+
+
 @pytest.fixture
 def run_tool(installed_executable, tmp_path, processes):
     """Return a function starting an installed tool with ROS parameters, logging to tmp_path."""
@@ -94,8 +123,8 @@ def test_monitor_reports_the_producers_ground_truth(
         # on a busy machine (its default re-anchors and shows the lost time as lower RTF);
         # no busy-waiting, to leave the CPU to the processes under test.
         run_tool('sim_clock', step_ms=1.0, target_rtf=1.0, max_lag_ms=100.0, spin_us=0)
-    # The record ends a cycle just before it publishes: the writer-side timestamp is that
-    # moment, the reader-side one adds the transport latency (ms on a loaded machine).
+    # The writer-side timestamp is the publish moment; the reader-side one adds the transport
+    # latency (ms on a loaded machine).
     start_monitor(topics=['ctrl'], topic__ctrl__name='/ctrl', topic__ctrl__period_ms=10.0,
                   topic__ctrl__stamp='start', topic__ctrl__timeout_s=60.0,
                   arrival_timestamp='source', use_sim_time=use_sim_time)
@@ -105,11 +134,14 @@ def test_monitor_reports_the_producers_ground_truth(
         wait_for(lambda: tracker.sim and (s := observer.latest_stats()) is not None
                  and s.clock.messages_total > 0, timeout=20.0,
                  what='/clock at the tracker and the monitor')
+    recorder = EndRecorder(ros_context)
+    spin(recorder.node, destroy=True)
     record_path = tmp_path / 'cycles.json'
-    # The controller starts its timer only once the monitor subscribed (and /clock arrived).
+    # The controller starts its timer only once the monitor and the recorder subscribed (and
+    # /clock arrived).
     controller = run_tool('demo_controller', rate_hz=100.0, topic='/ctrl', duration_s=5.0,
                           stall_ms=STALL_MS if stall else 0.0, stall_every=STALL_EVERY,
-                          wait_for_subscribers=1, record_path=str(record_path),
+                          wait_for_subscribers=2, record_path=str(record_path),
                           use_sim_time=use_sim_time)
     assert controller.wait(timeout=25) == 0
     record = CycleRecord.load(record_path)
@@ -118,7 +150,11 @@ def test_monitor_reports_the_producers_ground_truth(
     sent = len(record)
     if use_sim_time:
         assert tracker.wall[0] < record.end_system_ns[0], 'the tracker missed the first cycles'
-    ends = tracker.sim_at(record.end_system_ns) if use_sim_time else record.end_system_ns
+    # Every message reached the recorder (reliable, depth 1000 for 500 messages); the end of
+    # each cycle is the moment its message was written, as the monitor sees it.
+    wait_for(lambda: len(recorder.source_ns) >= sent, what=f'the recorder to get all {sent}')
+    written = recorder.ends(record.start_timer_ns)
+    ends = tracker.sim_at(written) if use_sim_time else written
     truth = count_cycles(record.start_timer_ns, ends, PERIOD_NS, PERIOD_NS, None, 'response')
     by_execution = count_cycles(record.start_timer_ns, record.end_timer_ns, PERIOD_NS,
                                 PERIOD_NS, None, 'response')
