@@ -64,6 +64,8 @@ def test_interrupted_demo_leaves_no_child_processes(installed_executable, tmp_pa
              timeout=20.0, what='the monitor counting cycles of the controller')
     children.update(_children(demo.pid))
     demo.send_signal(sig)
+    # The demo signals its three children at once and kills those not gone within 5 s, then
+    # closes its listener (< 1 s): 20 s is four times that.
     code = demo.wait(timeout=20)
     assert code != 0  # interrupted, not a finished run
     leftover = {}
