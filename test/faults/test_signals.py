@@ -66,7 +66,12 @@ def test_interrupted_demo_leaves_no_child_processes(installed_executable, tmp_pa
     demo.send_signal(sig)
     # The demo signals its three children at once and kills those not gone within 5 s, then
     # closes its listener (< 1 s): 20 s is four times that.
-    code = demo.wait(timeout=20)
+    try:
+        code = demo.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        log.flush()
+        pytest.fail('the demo did not exit within 20 s of the signal; its output:\n'
+                    + (tmp_path / 'demo.log').read_text()[-3000:])
     assert code != 0  # interrupted, not a finished run
     leftover = {}
 
