@@ -107,7 +107,15 @@ def _running_faulty_clock(participant, observer, start_monitor, wait_for) -> tup
     sim = participant()
     clock = FaultyClock(sim.node('faulty_clock'))
     sim.start()
-    _monitor(start_monitor)
+    monitor = _monitor(start_monitor)
+    # Data flows once the writers matched the monitor's readers (the writers' own counts).
+    # Discovery in one process takes milliseconds idle; 20 s bounds a loaded machine.
+    wait_for(lambda: clock.clock_pub.get_subscription_count() >= 1
+             and clock.beat_pub.get_subscription_count() >= 1, timeout=20.0,
+             what=lambda: f'the /clock and /beat writers to match the monitor (matched: '
+                          f'{clock.clock_pub.get_subscription_count()} and '
+                          f'{clock.beat_pub.get_subscription_count()}; publishers matched by the '
+                          f'monitor on /clock: {monitor._clock_sub.get_publisher_count()})')
     return clock, _clock_running(observer, wait_for, 'the clock and beat monitored')
 
 
@@ -204,7 +212,9 @@ def test_two_disagreeing_clocks_are_named_and_do_not_flood(
     # 60 s bounds a loaded one.
     wait_for(lambda: monitor.count_publishers('/clock') == 2
              and monitor._clock_sub.get_publisher_count() == 2, timeout=60.0,
-             what='both /clock publishers matched by the monitor')
+             what=lambda: f'both /clock publishers matched by the monitor (graph: '
+                          f'{monitor.count_publishers("/clock")}, matched: '
+                          f'{monitor._clock_sub.get_publisher_count()})')
 
     storm = wait_for(lambda: (s := observer.latest_stats()) and s.clock.resets_total > 20
                      and s.clock.level == ERROR and s, what='the reset storm reported')

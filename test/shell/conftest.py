@@ -20,15 +20,19 @@ STARTING_UP = 'Node starting up'
 
 
 def _wait_for(condition: Callable[[], Any], timeout: float = DEFAULT_TIMEOUT_S,
-              what: str = 'a condition') -> Any:
-    """Poll ``condition`` until it returns something truthy; fail the test on timeout."""
+              what: str | Callable[[], str] = 'a condition') -> Any:
+    """Poll ``condition`` until it returns something truthy; fail the test on timeout.
+
+    ``what`` may be a function: it is called at the timeout, to say what was seen then.
+    """
     deadline = time.monotonic() + timeout
     while True:
         result = condition()
         if result:
             return result
         if time.monotonic() > deadline:
-            pytest.fail(f'timed out after {timeout:g} s waiting for {what}')
+            text = what() if callable(what) else what
+            pytest.fail(f'timed out after {timeout:g} s waiting for {text}')
         time.sleep(0.02)
 
 
