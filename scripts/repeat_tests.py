@@ -103,6 +103,21 @@ def stop_hogs(hogs: list[subprocess.Popen]) -> None:
             hog.wait()
 
 
+def kill_session(process: subprocess.Popen) -> None:
+    """Kill every process left in ``process``'s session (its own process group)."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    process.wait()
+
+
 def run_once(index: int, log_dir: Path, pytest_args: list[str]) -> RunResult:
     """Run pytest once with a junit XML; return what it did."""
     xml = log_dir / f'run-{index:02d}.xml'
@@ -110,7 +125,14 @@ def run_once(index: int, log_dir: Path, pytest_args: list[str]) -> RunResult:
     command = [sys.executable, '-m', 'pytest', f'--junitxml={xml}', *pytest_args]
     started = time.monotonic()
     with open(log, 'w') as out:
-        returncode = subprocess.call(command, stdout=out, stderr=subprocess.STDOUT)
+        # A session of its own: whatever a test leaves running (a killed run's monitor or
+        # sim_clock keeps publishing in the domain) is ended before the next run starts.
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
+        try:
+            returncode = process.wait()
+        finally:
+            kill_session(process)
     result = RunResult(index, returncode, time.monotonic() - started, log)
     parse_junit(xml, result)
     if returncode not in (0, 5) and not result.failed:
@@ -155,6 +177,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     log_dir = args.log_dir or Path('.build') / 'repeat' / time.strftime('%Y%m%d-%H%M%S')
     log_dir.mkdir(parents=True, exist_ok=True)
+    # SIGTERM ends the hunt like Ctrl-C: the hogs and the running pytest are stopped.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     hogs = start_hogs() if args.hog else []
     load = f', {len(hogs)} CPU hog(s)' if hogs else ''
     print(f'==> {args.repeat} run(s) of pytest {" ".join(pytest_args)}{load}; '
