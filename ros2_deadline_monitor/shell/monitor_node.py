@@ -18,8 +18,6 @@ from rclpy.clock import Clock, ClockType
 from rclpy.duration import Duration
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.time import Time
-from rosgraph_msgs.msg import Clock as ClockMsg
 
 from ros2_deadline_monitor.core.config import NS_PER_S
 from ros2_deadline_monitor.core.errors import ConfigError, ExpectationError, MonitorError
@@ -36,8 +34,8 @@ from ros2_deadline_monitor.core.snapshot import Snapshot
 from ros2_deadline_monitor.msg import MonitorStats
 from ros2_deadline_monitor.shell import conversions, diagnostics, summary
 from ros2_deadline_monitor.shell.node_parameters import NodeParameters
-from ros2_deadline_monitor.shell.qos import CLOCK_QOS, STATS_QOS
-from ros2_deadline_monitor.shell.subscriptions import SimulatorRtf, TopicMonitor
+from ros2_deadline_monitor.shell.qos import STATS_QOS
+from ros2_deadline_monitor.shell.subscriptions import ClockInput, SimulatorRtf, TopicMonitor
 
 NODE_NAME = 'deadline_monitor'
 STATS_TOPIC = '~/stats'
@@ -63,8 +61,6 @@ class MonitorNode(Node):
         super().__init__(node_name, **kwargs)
         self._topics: dict[str, TopicMonitor] = {}
         self._stats_late_ns = 0
-        self._reset_logged_ns = -(1 << 62)
-        self._resets_unlogged = 0
         self.parameters = NodeParameters(self)
         errors = self.parameters.declare_globals()
         if errors:
@@ -103,11 +99,9 @@ class MonitorNode(Node):
         self._simulator_rtf = SimulatorRtf(self, settings.simulator_rtf_topic, self.session)
         self._stats_publisher = self.create_publisher(MonitorStats, STATS_TOPIC, STATS_QOS)
         self._diagnostics = diagnostics.DiagnosticsOutput(self, settings.hardware_id)
-        # In batched mode /clock is taken with the topics, first, so their events find the
-        # sim time they happened at (its queue holds a second of a 1 kHz clock).
-        clock_node = self._reader if self._reader is not None else self
-        self._clock_sub = clock_node.create_subscription(
-            ClockMsg, settings.clock_topic, self._on_clock, CLOCK_QOS)
+        self.clock_input = ClockInput(self, self._reader, settings.clock_topic, self.session,
+                                      settings.arrival_timestamp,
+                                      lambda: self._settings.stats_period_ns)
         if self._reader is not None:
             # Under use_sim_time rclpy's TimeSource takes /clock with one executor callback
             # per message (a quarter of a core at 1 kHz here) only to set this node's ROS time.
@@ -217,45 +211,7 @@ class MonitorNode(Node):
 
     def take_all(self) -> int:
         """Take every queued /clock sample, then every topic's messages; return how many."""
-        taken = 0
-        if self._reader is not None:
-            handle = self._clock_sub.handle
-            samples = []
-            while (sample := handle.take_message(ClockMsg, False)) is not None:
-                samples.append(sample)
-            self._clock_batch(samples)
-            if samples:
-                latest = max(samples, key=lambda sample: sample[1]['received_timestamp'])
-                self.get_clock().set_ros_time_override(Time.from_msg(latest[0].clock))
-            taken = len(samples)
-        return taken + sum(monitor.take() for monitor in self._topics.values())
-
-    def _on_clock(self, msg: ClockMsg, info: dict[str, Any]) -> None:
-        self._clock_batch([(msg, info)])
-
-    def _clock_batch(self, samples: list[tuple[ClockMsg, dict[str, Any]]]) -> None:
-        """Hand /clock samples to the session; log resets once per stats period at most.
-
-        A sample is placed at the same middleware timestamp as every topic message
-        (``arrival_timestamp``), so a message's end falls into its /clock step by times taken
-        on one side of the middleware.
-        """
-        key = self._settings.arrival_timestamp
-        resets = self.session.clock_samples(
-            (info[key], msg.clock.sec * NS_PER_S + msg.clock.nanosec) for msg, info in samples)
-        if not resets:
-            return
-        self._resets_unlogged += resets
-        now = time.monotonic_ns()
-        if now - self._reset_logged_ns >= self._settings.stats_period_ns:
-            more = (f' ({self._resets_unlogged - 1} more since the last warning)'
-                    if self._resets_unlogged > 1 else '')
-            sim_s = (self.session.clock.last_sim_ns or 0) / NS_PER_S
-            self.get_logger().warning(
-                f'sim time jumped back to {sim_s:.3f} s (simulator reset){more}: '
-                'sim-time state of every topic was reset')
-            self._reset_logged_ns = now
-            self._resets_unlogged = 0
+        return self.clock_input.take() + sum(monitor.take() for monitor in self._topics.values())
 
     def _poll(self) -> None:
         """Look for topics that do not exist yet and check the ones that do."""

@@ -26,15 +26,18 @@ Two ways to get the messages (parameter ``take_period_s``):
 from __future__ import annotations
 
 from collections.abc import Callable
+import time
 from typing import Any
 
 from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from rclpy.subscription import Subscription
+from rclpy.time import Time
+from rosgraph_msgs.msg import Clock as ClockMsg
 
 from ros2_deadline_monitor.core.cdr import read_stamp_ns
-from ros2_deadline_monitor.core.config import TopicConfig
+from ros2_deadline_monitor.core.config import NS_PER_S, TopicConfig
 from ros2_deadline_monitor.core.ring import NO_VALUE
 from ros2_deadline_monitor.core.session import Recorder, Session, TopicState
 from ros2_deadline_monitor.core.snapshot import Receive
@@ -338,3 +341,65 @@ class SimulatorRtf:
         session = self._session
         self._subscription = self._node.create_subscription(
             msg_class, self._topic, lambda msg: session.simulator_rtf(msg.data), CLOCK_QOS)
+
+
+class ClockInput:
+    """/clock into the session, and the node's ROS time from it.
+
+    With a ``reader`` node (batched mode) /clock is taken with the topics, first, so their
+    events find the sim time they happened at (its queue holds a second of a 1 kHz clock),
+    and the node's ROS time is set from the takes; without, a callback per sample. A sample
+    is placed at the same middleware timestamp as every topic message (``arrival_key``), so
+    a message's end falls into its /clock step by times taken on one side of the middleware.
+    Sim-time resets are logged once per ``warn_period_ns()`` at most.
+    """
+
+    def __init__(self, node: Node, reader: Node | None, topic: str, session: Session,
+                 arrival_key: str, warn_period_ns: Callable[[], int]) -> None:
+        """Subscribe to ``topic`` on ``reader`` (batched) or ``node`` (callbacks)."""
+        self._node = node
+        self._session = session
+        self._key = arrival_key
+        self._warn_period_ns = warn_period_ns
+        self._batched = reader is not None
+        self._subscription = (reader or node).create_subscription(
+            ClockMsg, topic, lambda msg, info: self._feed([(msg, info)]), CLOCK_QOS)
+        self._logged_ns = -(1 << 62)
+        self._unlogged = 0
+
+    @property
+    def matched_publishers(self) -> int:
+        """/clock publishers this subscription matched (the graph may know more)."""
+        return self._subscription.get_publisher_count()
+
+    def take(self) -> int:
+        """Take every queued sample (batched mode); return how many."""
+        if not self._batched:
+            return 0
+        handle = self._subscription.handle
+        samples = []
+        while (sample := handle.take_message(ClockMsg, False)) is not None:
+            samples.append(sample)
+        self._feed(samples)
+        if samples:
+            latest = max(samples, key=lambda sample: sample[1]['received_timestamp'])
+            self._node.get_clock().set_ros_time_override(Time.from_msg(latest[0].clock))
+        return len(samples)
+
+    def _feed(self, samples: list[tuple[ClockMsg, dict[str, Any]]]) -> None:
+        resets = self._session.clock_samples(
+            (info[self._key], msg.clock.sec * NS_PER_S + msg.clock.nanosec)
+            for msg, info in samples)
+        if not resets:
+            return
+        self._unlogged += resets
+        now = time.monotonic_ns()
+        if now - self._logged_ns >= self._warn_period_ns():
+            more = (f' ({self._unlogged - 1} more since the last warning)'
+                    if self._unlogged > 1 else '')
+            sim_s = (self._session.clock.last_sim_ns or 0) / NS_PER_S
+            self._node.get_logger().warning(
+                f'sim time jumped back to {sim_s:.3f} s (simulator reset){more}: '
+                'sim-time state of every topic was reset')
+            self._logged_ns = now
+            self._unlogged = 0

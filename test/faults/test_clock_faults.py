@@ -115,7 +115,7 @@ def _running_faulty_clock(participant, observer, start_monitor, wait_for) -> tup
              what=lambda: f'the /clock and /beat writers to match the monitor (matched: '
                           f'{clock.clock_pub.get_subscription_count()} and '
                           f'{clock.beat_pub.get_subscription_count()}; publishers matched by the '
-                          f'monitor on /clock: {monitor._clock_sub.get_publisher_count()})')
+                          f'monitor on /clock: {monitor.clock_input.matched_publishers})')
     return clock, _clock_running(observer, wait_for, 'the clock and beat monitored')
 
 
@@ -211,10 +211,10 @@ def test_two_disagreeing_clocks_are_named_and_do_not_flood(
     # A process with rclpy starts and is discovered in about 1 s on an idle 2-core machine;
     # 60 s bounds a loaded one.
     wait_for(lambda: monitor.count_publishers('/clock') == 2
-             and monitor._clock_sub.get_publisher_count() == 2, timeout=60.0,
+             and monitor.clock_input.matched_publishers == 2, timeout=60.0,
              what=lambda: f'both /clock publishers matched by the monitor (graph: '
                           f'{monitor.count_publishers("/clock")}, matched: '
-                          f'{monitor._clock_sub.get_publisher_count()})')
+                          f'{monitor.clock_input.matched_publishers})')
 
     storm = wait_for(lambda: (s := observer.latest_stats()) and s.clock.resets_total > 20
                      and s.clock.level == ERROR and s, what='the reset storm reported')
