@@ -298,10 +298,7 @@ class Session:
         """
         self.process(now_wall_ns, final=final)
         clock_report = self._rtf.report(now_wall_ns)
-        rtf = None if math.isnan(clock_report.rtf) else clock_report.rtf
-        if rtf is None and self._rtf.has_samples and clock_report.messages == 0:
-            rtf = 0.0  # /clock stopped: no sim time passed in this window
-        topics = [self._topic_snapshot(topic_id, topic, now_wall_ns, rtf)
+        topics = [self._topic_snapshot(topic_id, topic, now_wall_ns)
                   for topic_id, topic in self._topics.items()]
         topics += [TopicSnapshot(topic_id, '', '', Level.ERROR,
                                  f'invalid configuration: {reason}', None)
@@ -315,35 +312,43 @@ class Session:
             host=self._host_snapshot(host or HostReport(), stats_timer_late_ns),
         )
 
-    def _topic_snapshot(self, topic_id: str, topic: _Topic, now_wall_ns: int,
-                        rtf: float | None) -> TopicSnapshot:
+    def _topic_snapshot(self, topic_id: str, topic: _Topic,
+                        now_wall_ns: int) -> TopicSnapshot:
         report = topic.analyzer.report(now_wall_ns, writers=topic.writers)
         topic.max_interval_wall_ns = _nan_max(topic.max_interval_wall_ns,
                                               report.interval_wall.max_ns)
         topic.max_interval_sim_ns = _nan_max(topic.max_interval_sim_ns,
                                              report.interval_sim.max_ns)
-        level, reason = self._topic_level(topic, report, now_wall_ns, rtf)
+        level, reason = self._topic_level(topic, report, now_wall_ns)
         return TopicSnapshot(
             topic_id=topic_id, topic=topic.config.topic, type_name=topic.type_name,
             level=level, reason=reason, report=report, publishers=topic.publishers,
             receive=topic.receive, max_interval_wall_ns=topic.max_interval_wall_ns,
             max_interval_sim_ns=topic.max_interval_sim_ns, run=topic.analyzer.run_totals())
 
-    def _topic_level(self, topic: _Topic, report: TopicReport, now_wall_ns: int,
-                     rtf: float | None) -> tuple[Level, str]:
+    def _topic_level(self, topic: _Topic, report: TopicReport,
+                     now_wall_ns: int) -> tuple[Level, str]:
         """Level of one topic: the graph's word first, then the figures.
 
-        Under sim time the timeout stretches by 1 / RTF; with RTF 0 (paused or frozen
-        simulator) a sim-clock topic cannot time out, since no sim time passed (the clock
-        status reports the freeze).
+        A sim-clock topic times out on sim time: after ``timeout`` of sim time without a
+        message, i.e. the wall timeout stretched by 1 / (the RTF since its last message),
+        never shrunk below it. While sim time stands still (paused or frozen simulator) it
+        cannot time out; the clock status reports the freeze.
         """
         if topic.state is TopicState.ERROR:
             return Level.ERROR, topic.reason
         if topic.state is TopicState.WAITING and report.messages_total == 0:
             return Level.STALE, topic.reason or 'no message received yet'
         timeout = report.timeout_ns
-        if timeout is not None and topic.config.clock == 'sim' and rtf is not None:
-            timeout = None if not rtf > 0 else round(timeout / min(rtf, 1.0))
+        last = report.last_arrival_wall_ns
+        if (timeout is not None and topic.config.clock == 'sim' and last is not None
+                and self._rtf.has_samples and now_wall_ns > last):
+            sim_then = int(self._rtf.sim_at(np.array([last], np.int64))[0])
+            sim_silent = (self._rtf.last_sim_ns or 0) - sim_then
+            # Unknown (before the first /clock sample) or across a reset: the wall timeout.
+            if sim_then != NO_VALUE and sim_silent >= 0:
+                rtf_since = sim_silent / (now_wall_ns - last)
+                timeout = round(timeout / min(rtf_since, 1.0)) if rtf_since > 0 else None
         return topic_level(report, self._analysis.thresholds, now_wall_ns, timeout)
 
     def _clock_snapshot(self, report: ClockReport, now_wall_ns: int) -> ClockSnapshot:
