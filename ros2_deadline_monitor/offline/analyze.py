@@ -18,7 +18,14 @@ import textwrap
 import time
 from typing import TextIO
 
-from ros2_deadline_monitor.core.config import CLOCKS, duration_ns, NS_PER_MS, RULES, STAMPS
+from ros2_deadline_monitor.core.config import (
+    CLOCKS,
+    duration_ns,
+    KINDS,
+    NS_PER_MS,
+    RULES,
+    STAMPS,
+)
 from ros2_deadline_monitor.core.errors import ConfigError, ExpectationError, MonitorError
 from ros2_deadline_monitor.core.expectations import (
     CLOCK_LIMITS,
@@ -175,6 +182,9 @@ def build_parser() -> argparse.ArgumentParser:
     topics.add_argument('--rule', choices=RULES,
                         help='deadline miss rule (default: response with --stamp start, else '
                              'interval)')
+    topics.add_argument('--kind', choices=KINDS,
+                        help="'timer' (a periodic producer: misses, skipped periods) or "
+                             "'event' (no period: rate, max gap and age only; default: timer)")
     topics.add_argument('--clock', choices=CLOCKS,
                         help="clock of the producing timer (default: 'sim' when the bag has "
                              "/clock, unless the header stamps are on the wall clock; else "
@@ -218,7 +228,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _overrides(args: argparse.Namespace) -> Overrides:
     return Overrides(topics=tuple(args.topic), period_ns=args.period_ms,
                      deadline_ns=args.deadline_ms, jitter_ns=args.jitter_ms, stamp=args.stamp,
-                     stamp_field=args.stamp_field, rule=args.rule, clock=args.clock)
+                     stamp_field=args.stamp_field, rule=args.rule, clock=args.clock,
+                     kind=args.kind)
 
 
 def _write_text(target: str, text: str, stdout: TextIO) -> None:

@@ -149,15 +149,18 @@ class _TopicTrack:
                 over[1] += int(np.count_nonzero(values > timing.period_ns + timing.jitter_ns))
                 if name == 'interval_wall':
                     over[2] += int(np.count_nonzero(values > timing.wall_budget_ns))
-        self.lateness.add(rows['lateness'])
-        self.sketch_lateness.add(rows['lateness'])
-        self.response.add(rows['response'])
-        self.sketch_response.add(rows['response'])
+        # An event topic has no scheduled slot: its rows carry no lateness or response.
+        lateness = rows['lateness'][rows['lateness'] != NO_VALUE]
+        response = rows['response'][rows['response'] != NO_VALUE]
+        self.lateness.add(lateness)
+        self.sketch_lateness.add(lateness)
+        self.response.add(response)
+        self.sketch_response.add(response)
         self.size.add(rows['size'])
         age = rows['age']
         self.age.add(age[age != NO_VALUE])
         if self.timeline is not None:
-            known['response'] = np.ones(n, bool)
+            known['response'] = rows['response'] != NO_VALUE
             self.timeline.add(rows['start_wall'], rows, known, rows['missed'].astype(bool),
                               rows['skipped'])
 
@@ -221,6 +224,7 @@ class _TopicTrack:
             percentiles_exact=all(s.exact for s in (
                 self.sketch_wall, self.sketch_sim, self.sketch_lateness, self.sketch_response)),
             note=note,
+            kind=config.kind,
         )
 
 

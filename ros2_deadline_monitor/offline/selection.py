@@ -39,6 +39,7 @@ class Overrides:
     stamp_field: str | None = None
     rule: str | None = None
     clock: str | None = None
+    kind: str | None = None
 
     def apply(self, config: TopicConfig) -> TopicConfig:
         """Return ``config`` with every given flag applied."""
@@ -46,7 +47,7 @@ class Overrides:
             ('period_ns', self.period_ns), ('deadline_ns', self.deadline_ns),
             ('jitter_tolerance_ns', self.jitter_ns), ('stamp', self.stamp),
             ('stamp_field', self.stamp_field), ('rule', self.rule),
-            ('clock', self.clock)) if v is not None}
+            ('clock', self.clock), ('kind', self.kind)) if v is not None}
         return replace(config, **changes) if changes else config
 
 

@@ -83,7 +83,7 @@ def all_reliable(publishers: Sequence[TopicEndpointInfo]) -> bool:
         p.qos_profile.reliability == ReliabilityPolicy.RELIABLE for p in publishers)
 
 
-def _offered_deadline_ns(publisher: TopicEndpointInfo) -> int | None:
+def offered_deadline_ns(publisher: TopicEndpointInfo) -> int | None:
     """Return the publisher's offered deadline, None when it offers none (infinite)."""
     ns = publisher.qos_profile.deadline.nanoseconds
     if ns <= 0 or ns >= 2**62:
@@ -108,7 +108,7 @@ def choose_qos(publishers: Sequence[TopicEndpointInfo], depth: int,
         durability=DurabilityPolicy.VOLATILE)
     note = None
     if deadline_ns is not None:
-        offered = [_offered_deadline_ns(p) for p in publishers]
+        offered = [offered_deadline_ns(p) for p in publishers]
         if offered and all(o is not None and o <= deadline_ns for o in offered):
             profile.deadline = Duration(nanoseconds=deadline_ns)
         else:

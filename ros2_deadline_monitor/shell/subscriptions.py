@@ -43,7 +43,13 @@ from ros2_deadline_monitor.shell.message_types import (
     import_message,
     MessageTypeError,
 )
-from ros2_deadline_monitor.shell.qos import all_reliable, choose_qos, queue_depth, take_depth
+from ros2_deadline_monitor.shell.qos import (
+    all_reliable,
+    choose_qos,
+    offered_deadline_ns,
+    queue_depth,
+    take_depth,
+)
 
 SEQUENCE_KEY = 'publication_sequence_number'
 _INT64_MAX = 2**63 - 1
@@ -119,6 +125,8 @@ class TopicMonitor:
         self.type_name = ''
         self.stamped = False
         self._publishers: tuple[str, ...] = ()
+        self._offered_deadline_ns = 0
+        """The deadline QoS every publisher offers, from the graph (0: none, or they differ)."""
         self._subscription: Subscription | None = None
         self._reliable: bool | None = None
         self._logged: set[str] = set()
@@ -146,7 +154,8 @@ class TopicMonitor:
         """Tell the session what the graph and the subscription say about this topic."""
         self._session.topic_status(
             self.topic_id, self.state, self.reason, type_name=self.type_name,
-            publishers=self._publishers, writers=self.writers, receive=self.receive)
+            publishers=self._publishers, writers=self.writers, receive=self.receive,
+            offered_deadline_ns=self._offered_deadline_ns)
 
     def _log_once(self, level: str, text: str) -> None:
         # One call site per severity: rclpy refuses a severity change at one call site.
@@ -167,6 +176,11 @@ class TopicMonitor:
         self._publishers = tuple(sorted(
             {f'{p.node_namespace.rstrip("/")}/{p.node_name}' for p in publishers}))
         types = sorted({p.topic_type for p in publishers})
+        offered = {offered_deadline_ns(p) for p in publishers}
+        if len(offered) == 1 and None not in offered:
+            self._offered_deadline_ns = offered.pop()
+        elif publishers:
+            self._offered_deadline_ns = 0
         if not types:
             if self.state is TopicState.WAITING:
                 self._log_once('info', f'{self.config.name}: waiting for a publisher on {topic}')
