@@ -33,6 +33,8 @@ ROW_COLUMNS = ('arrival', 'start_wall', 'start_sim', 'interval_timer', 'interval
 WINDOW_MIN_PERIODS = 5
 """The window figures of a timer topic cover at least this many periods, so a slow topic
 (a period near or above the window) still has intervals and a rate to report."""
+SLOW_SNAP_NS = 100_000_000
+"""A learned period below 1 Hz is snapped to whole multiples of this (a tenth of a second)."""
 LEARN_MIN_INTERVALS = 3
 """A slow topic learns its period from the intervals of its first window once they are at
 least this many, instead of waiting for ``learn_intervals`` of them."""
@@ -55,6 +57,8 @@ def learn_period(intervals_ns: np.ndarray) -> int:
     (their sum over the median, rounded) and dividing the span by that count is not, and a
     skipped period only adds a slot. Snapping keeps the replayed grid from drifting against a
     timer configured in Hz (10.003 ms would drift 1.5 ms over 500 cycles of a 100 Hz timer).
+    Below 1 Hz timers are configured in seconds, so there a period is snapped to whole tenths
+    of a second (4.999 s, measured on a few intervals, is the 5 s timer).
     """
     median = float(np.median(intervals_ns))
     total = float(np.sum(intervals_ns))
@@ -63,6 +67,10 @@ def learn_period(intervals_ns: np.ndarray) -> int:
     whole = round(rate_hz)
     if whole >= 1 and abs(rate_hz - whole) <= 0.01 * whole:
         return round(1e9 / whole)
+    if rate_hz < 1:
+        tenths = round(estimate / SLOW_SNAP_NS) * SLOW_SNAP_NS
+        if tenths and abs(estimate - tenths) <= 0.01 * tenths:
+            return tenths
     return max(1, round(estimate))
 
 

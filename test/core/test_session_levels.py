@@ -5,10 +5,12 @@ the publishers' deadline QoS, fed to the session as integer-ns events, reported 
 as the stats timer does. No sleeps, no ROS.
 """
 
+import numpy as np
 import pytest
 
 from ros2_deadline_monitor.core import figures
 from ros2_deadline_monitor.core.config import AnalysisConfig, Thresholds, TopicConfig
+from ros2_deadline_monitor.core.cycles import learn_period
 from ros2_deadline_monitor.core.errors import ConfigError
 from ros2_deadline_monitor.core.parameters import settings_from, topic_config_from
 from ros2_deadline_monitor.core.reports import Level
@@ -119,6 +121,12 @@ def test_a_slow_topic_is_ok_between_messages_and_has_a_rate(period_ns):
             assert r.interval_wall.count >= 4
             assert r.rate_wall_hz == pytest.approx(0.2)
             assert r.period_source == ('configured' if period_ns else 'learned')
+
+
+def test_a_slow_period_is_snapped_to_tenths_of_a_second_when_close():
+    assert learn_period(np.array([4_998_900_000, 5_001_000_000, 4_999_000_000])) == 5 * S
+    assert learn_period(np.array([2_500_000_000] * 3)) == 2500 * MS
+    assert learn_period(np.array([1_234_000_000] * 3)) == 1234 * MS  # 2.8 % from 1.2 s
 
 
 def test_a_topic_slower_than_the_window_still_has_intervals_and_times_out():
