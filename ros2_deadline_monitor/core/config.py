@@ -120,6 +120,10 @@ class TopicConfig:
             raise ConfigError(f'{prefix}.clock must be one of {CLOCKS}, got {self.clock!r}')
         if self.kind not in KINDS:
             raise ConfigError(f'{prefix}.kind must be one of {KINDS}, got {self.kind!r}')
+        if self.kind == 'event' and (self.period_ns is not None
+                                     or self.deadline_ns is not None):
+            raise ConfigError(f'{prefix}.kind is event, which has no period or deadline: set '
+                              'period_ms, rate_hz and deadline_ms to 0 (or kind to timer)')
 
     @property
     def stamp_required(self) -> bool:

@@ -174,7 +174,9 @@ class _TopicTrack:
                 if self.first_arrival is not None and self.last_arrival is not None else 0)
         note = ''
         messages = report.messages_total if report else 0
-        if messages and timing is None:
+        if config.kind == 'event':
+            note = 'event topic: no period, so no misses or skipped periods'
+        elif messages and timing is None:
             note = (f'period not learned: {messages} messages, need more than '
                     f'{self.analysis.learn_intervals}')
         elif messages and self.cycles < messages and config.clock == 'sim':

@@ -96,6 +96,8 @@ def test_kind_is_a_parameter_with_choices():
     assert topic_config_from('t', {}, False).kind == 'timer'
     with pytest.raises(ConfigError, match=r'topic.t.kind must be one of timer, event'):
         topic_config_from('t', {'topic.t.kind': 'periodic'}, False)
+    with pytest.raises(ConfigError, match=r'topic.t.kind is event, which has no period'):
+        topic_config_from('t', {'topic.t.kind': 'event', 'topic.t.rate_hz': 10.0}, False)
 
 
 # -- slow topics -------------------------------------------------------------------------
