@@ -156,3 +156,36 @@ def test_a_level_rises_only_after_the_configured_number_of_reports(
     assert [m.split(': ')[0].split(' held ')[1] for m in held] == [
         f'({k} of 4 reports at ERROR)' for k in (1, 2, 3)], held
     assert 'no message for' in held[0] and 'no message for' in statuses[first_error].message
+
+
+def test_a_restarted_publisher_gets_the_grace_before_a_timeout_is_an_error(
+        participant, make_beat, observer, start_monitor, wait_for):
+    from rclpy.qos import QoSProfile
+    from std_msgs.msg import Header
+
+    start_monitor(topics=['beat'], topic__beat__name='/beat', topic__beat__period_ms=20.0,
+                  topic__beat__jitter_tolerance_ms=30.0, topic__beat__timeout_s=0.5,
+                  grace_s=2.0, stats_period_s=0.2)
+    first = participant()
+    make_beat(first.node('beat_producer'), '/beat', 0.02)
+    first.start()
+    wait_for(lambda: (t := observer.topic_stats('beat')) and t.messages_total >= 20,
+             what='the beat topic monitored')
+    first.close()
+    # Past the grace after the start: the silence is an ERROR as without a grace.
+    wait_for(lambda: (s := observer.status(': topic beat')) and s.level == bytes([ERROR])
+             and s.message.startswith('no message for'), what='the dead publisher an ERROR')
+    # The restarted node matches but takes its time to publish: within the grace, a WARN.
+    second = participant()
+    publisher = second.node('beat_producer').create_publisher(Header, '/beat',
+                                                               QoSProfile(depth=10))
+    second.start()
+    status = wait_for(lambda: (s := observer.status(': topic beat')) and s.level == bytes([WARN])
+                      and s, what='the restarted publisher within its grace')
+    assert 'within the grace of 2 s after it appeared' in status.message, status.message
+    wait_for(publisher.get_subscription_count, what='the restarted writer matched the monitor')
+    before = observer.topic_stats('beat').messages_total
+    publisher.publish(Header())
+    back = wait_for(lambda: (t := observer.topic_stats('beat')) and t.messages_total > before
+                    and t, what='the first message after the restart')
+    assert back.messages_total == before + 1
