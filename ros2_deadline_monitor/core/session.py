@@ -384,8 +384,8 @@ class Session:
             if grace and not in_grace:
                 what = (f'no publisher on {topic.config.topic}' if waiting
                         else 'no message since it appeared')
-                return Level.ERROR, f'{what} for {short_seconds(since)} s (grace ' \
-                                    f'{short_seconds(grace)} s)'
+                return Level.ERROR, (f'{what} for {short_seconds(since)} s (grace '
+                                     f'{short_seconds(grace)} s)')
             if waiting:
                 return Level.STALE, topic.reason or 'no message received yet'
         timeout = report.timeout_ns
