@@ -91,6 +91,19 @@ def offered_deadline_ns(publisher: TopicEndpointInfo) -> int | None:
     return ns
 
 
+def common_offered_deadline_ns(publishers: Sequence[TopicEndpointInfo]) -> int:
+    """Return the deadline every publisher offers, 0 when one offers none or they differ.
+
+    With no period configured, that deadline is the topic's expected period: a publisher
+    promising a message at least every D is a timer of period D as far as the monitor can
+    tell. Publishers that disagree promise nothing common, so the period is learned.
+    """
+    offered = {offered_deadline_ns(p) for p in publishers}
+    if len(offered) == 1 and None not in offered:
+        return offered.pop() or 0
+    return 0
+
+
 def choose_qos(publishers: Sequence[TopicEndpointInfo], depth: int,
                deadline_ns: int | None, reliable: bool | None = None) -> QosChoice:
     """Pick reliability from the publishers, and add the deadline only where it can match.

@@ -46,7 +46,7 @@ from ros2_deadline_monitor.shell.message_types import (
 from ros2_deadline_monitor.shell.qos import (
     all_reliable,
     choose_qos,
-    offered_deadline_ns,
+    common_offered_deadline_ns,
     queue_depth,
     take_depth,
 )
@@ -176,11 +176,8 @@ class TopicMonitor:
         self._publishers = tuple(sorted(
             {f'{p.node_namespace.rstrip("/")}/{p.node_name}' for p in publishers}))
         types = sorted({p.topic_type for p in publishers})
-        offered = {offered_deadline_ns(p) for p in publishers}
-        if len(offered) == 1 and None not in offered:
-            self._offered_deadline_ns = offered.pop()
-        elif publishers:
-            self._offered_deadline_ns = 0
+        if publishers:  # a publisher that left says nothing about the next one
+            self._offered_deadline_ns = common_offered_deadline_ns(publishers)
         if not types:
             if self.state is TopicState.WAITING:
                 self._log_once('info', f'{self.config.name}: waiting for a publisher on {topic}')

@@ -2,7 +2,29 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
+from ros2_deadline_monitor.shell.qos import common_offered_deadline_ns
 from ros2_deadline_monitor.shell.summary import summary_text
+
+INFINITE_NS = 9_223_372_036_854_775_807
+"""What the graph reports for a publisher without a deadline (rmw's infinite duration)."""
+
+
+def _publisher(deadline_ns: int) -> SimpleNamespace:
+    """Return what the monitor reads of a ``TopicEndpointInfo``: its offered deadline."""
+    return SimpleNamespace(qos_profile=SimpleNamespace(
+        deadline=SimpleNamespace(nanoseconds=deadline_ns)))
+
+
+def test_the_period_from_the_graph_needs_every_publisher_to_offer_the_same_deadline():
+    ms = 1_000_000
+    assert common_offered_deadline_ns([_publisher(100 * ms)]) == 100 * ms
+    assert common_offered_deadline_ns([_publisher(100 * ms), _publisher(100 * ms)]) == 100 * ms
+    assert common_offered_deadline_ns([_publisher(100 * ms), _publisher(200 * ms)]) == 0
+    assert common_offered_deadline_ns([_publisher(100 * ms), _publisher(INFINITE_NS)]) == 0
+    assert common_offered_deadline_ns([_publisher(0)]) == 0
+    assert common_offered_deadline_ns([]) == 0
 
 
 def test_summary_shows_na_for_what_an_event_topic_does_not_have(snapshots):
