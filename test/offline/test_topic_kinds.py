@@ -56,3 +56,13 @@ def test_an_event_kind_with_a_period_is_refused(
     assert main([str(bag), '--kind', 'event', '--period-ms', '100', '--no-progress']) == 1
     err = capsys.readouterr().err
     assert err.startswith('ERROR: ') and 'kind is event, which has no period' in err
+
+
+def test_an_expectation_on_misses_of_an_event_topic_fails_as_unknown(
+        bags, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bag = bags.write(tmp_path / 'bag', 'mcap', {'/plan': 'std_msgs/msg/Header'},
+                     [('/plan', T0 + i * 300 * MS, bags.header_cdr(T0)) for i in range(5)])
+    assert main([str(bag), '--kind', 'event', '--check', '--expect-max-misses', '0',
+                 '--no-progress']) == 3
+    out = capsys.readouterr().out
+    assert 'unknown' in out and 'event topic: no period' in out, out
