@@ -188,6 +188,7 @@ class CycleAnalyzer:
         learned = self._timing.learned if self._timing else False
         if config.kind == 'event':
             self._timing = None
+            self._learning, self._learning_count = [], 0  # an event topic learns nothing
         elif config.period_ns is None and learned and self._timing is not None:
             self._timing = resolve_timing(config, self._timing.period_ns, True,
                                           analysis.target_rtf)

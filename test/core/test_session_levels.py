@@ -91,6 +91,21 @@ def test_an_event_topic_times_out_only_when_a_timeout_is_configured():
     assert reports[-1][1].reason == 'no message for 5 s (timeout 3 s)'
 
 
+def test_a_topic_switched_to_event_at_run_time_keeps_its_counts_and_drops_the_grid():
+    s = wall_session([TopicConfig(name='t', topic='/plan', period_ns=100 * MS)])
+    s.topic_status('t', TopicState.RECEIVING, writers=1)
+    run(s, EVENTS[:5], 2)  # 0.7 s gap: misses and skipped periods on the 100 ms grid
+    before = s.snapshot(OFF + 2 * S).topics[0].report
+    assert before.skipped_periods_total > 0
+    s.configure({'t': TopicConfig(name='t', topic='/plan', kind='event')})
+    _, topic, _ = run(s, EVENTS[5:], 10, start_ns=OFF + 3 * S)[-1]
+    r = topic.report
+    assert r.messages_total == 8 and r.period_ns is None
+    assert (r.deadline_misses_total, r.skipped_periods_total) == (
+        before.deadline_misses_total, before.skipped_periods_total)  # kept, none added
+    assert topic.level is Level.OK and topic.reason.startswith('event topic: ')
+
+
 def test_kind_is_a_parameter_with_choices():
     assert topic_config_from('t', {'topic.t.kind': 'event'}, False).kind == 'event'
     assert topic_config_from('t', {}, False).kind == 'timer'
