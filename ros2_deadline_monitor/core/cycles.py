@@ -210,11 +210,13 @@ class CycleAnalyzer:
                                           self._analysis.target_rtf, 'graph deadline QoS')
 
     def offer_period(self, period_ns: int | None) -> None:
-        """Take the deadline the publishers offer (QoS) as the period until one is learned.
+        """Take the deadline the publishers offer (QoS) as the period instead of learning one.
 
-        Only for a timer topic without a configured period whose period is not learned yet:
-        a configured period wins, and a learned one was measured on the stream itself. Cycles
-        already waiting for the period to be learned are analysed with it at once.
+        The publishers promise a message at least every D: that contract is the period, as a
+        configured one would be. Only for a timer topic without a configured period whose
+        period was not learned before the offer came (a learned period, measured on the
+        stream, is kept). Cycles already waiting to learn the period are analysed with it at
+        once; an offer withdrawn later (None) leaves the period in force.
         """
         self._offered_period_ns = period_ns
         if (period_ns is None or self._config.kind == 'event'

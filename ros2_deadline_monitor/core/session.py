@@ -253,7 +253,7 @@ class Session:
         A topic appears when it starts receiving or its first writer matches again (a
         restart): the start-up grace counts anew from the next report. ``offered_deadline_ns``:
         the deadline QoS every publisher offers (0: none or they differ), the expected period
-        of a timer topic that has none configured, until one is learned.
+        of a timer topic that has none configured (``CycleAnalyzer.offer_period``).
         """
         topic = self._topics[topic_id]
         if state is TopicState.RECEIVING and (
