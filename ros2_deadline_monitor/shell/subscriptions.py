@@ -243,6 +243,11 @@ class TopicMonitor:
         self._reliable = choice.reliable
         self.state = TopicState.RECEIVING
         self.reason = ''
+        # The offered deadline reaches the session before any message of this subscription,
+        # whenever the session processes them (a fast topic learns its period in 20 cycles).
+        self._session.topic_status(self.topic_id, self.state, type_name=type_name,
+                                   publishers=self._publishers,
+                                   offered_deadline_ns=self._offered_deadline_ns)
         self._logger.info(
             f'{config.name}: monitoring {config.topic} ({type_name}, '
             f'{"reliable" if choice.reliable else "best effort"}, stamp '

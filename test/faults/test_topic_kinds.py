@@ -94,22 +94,23 @@ def test_the_period_offered_by_the_publishers_deadline_qos_is_used(
     from rclpy.qos import QoSProfile
     from std_msgs.msg import Header
 
-    start_monitor(topics=['offered'], topic__offered__name='/offered', stats_period_s=0.25)
+    # 100 Hz with a 20 ms deadline, reports once a second: 20 intervals would be learned
+    # (10 ms) long before the first report, so the offer must reach the session at once.
+    start_monitor(topics=['offered'], topic__offered__name='/offered', stats_period_s=1.0)
     producer = participant()
     node = producer.node('offering_producer')
     publisher = node.create_publisher(
-        Header, '/offered', QoSProfile(depth=10, deadline=Duration(seconds=0.1)))
-    node.create_timer(0.05, lambda: publisher.publish(Header()))
+        Header, '/offered', QoSProfile(depth=10, deadline=Duration(seconds=0.02)))
+    node.create_timer(0.01, lambda: publisher.publish(Header()))
     producer.start()
-    # Reported before 20 intervals could be learned (1 s at 20 Hz).
     stats = wait_for(lambda: (t := observer.topic_stats('offered')) and t.period_ms > 0 and t,
                      what='a period for the topic')
-    assert abs(stats.period_ms - 100.0) < 1e-6 and not stats.period_learned, stats.period_ms
+    assert abs(stats.period_ms - 20.0) < 1e-6 and not stats.period_learned, stats.period_ms
     status = wait_for(lambda: (s := observer.status(': topic offered'))
                       and 'period source' in key_values(s) and s,
                       what='the period source in the diagnostics')
     assert key_values(status)['period source'] == 'graph deadline QoS'
-    assert key_values(status)['period (ms)'] == '100.000'
+    assert key_values(status)['period (ms)'] == '20.000'
 
 
 def test_grace_keeps_a_missing_topic_stale_then_makes_it_an_error(
