@@ -57,8 +57,12 @@ def _topic_figures(topic: TopicSnapshot) -> TopicFigures:
     run = topic.run
     learned = report.period_ns is not None
     if not learned:
-        why = ('no message received' if report.messages_total == 0
-               else f'the period was never learned ({report.messages_total} messages)')
+        if report.kind == 'event':
+            why = 'event topic: no period, so no misses or skipped periods'
+        elif report.messages_total == 0:
+            why = 'no message received'
+        else:
+            why = f'the period was never learned ({report.messages_total} messages)'
         unknown.update(deadline_misses=why, miss_ratio=why, skipped_periods=why)
     elif run.cycles == 0:
         unknown['miss_ratio'] = 'no cycle was analyzed'

@@ -86,6 +86,10 @@ class TopicReport:
     age_mean_ns: float
     age_max_ns: float
     last_arrival_wall_ns: int | None
+    kind: str = 'timer'
+    """``timer`` or ``event`` (no period: misses and skipped periods do not apply)."""
+    period_source: str = ''
+    """Where ``period_ns`` came from (``config.PERIOD_SOURCES``); '' while unknown."""
 
 
 @dataclass(frozen=True)

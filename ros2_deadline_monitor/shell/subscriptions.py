@@ -50,6 +50,7 @@ from ros2_deadline_monitor.shell.qos import (
     all_reliable,
     choose_qos,
     CLOCK_QOS,
+    common_offered_deadline_ns,
     queue_depth,
     take_depth,
 )
@@ -128,6 +129,8 @@ class TopicMonitor:
         self.type_name = ''
         self.stamped = False
         self._publishers: tuple[str, ...] = ()
+        self._offered_deadline_ns = 0
+        """The deadline QoS every publisher offers, from the graph (0: none, or they differ)."""
         self._subscription: Subscription | None = None
         self._reliable: bool | None = None
         self._logged: set[str] = set()
@@ -155,7 +158,8 @@ class TopicMonitor:
         """Tell the session what the graph and the subscription say about this topic."""
         self._session.topic_status(
             self.topic_id, self.state, self.reason, type_name=self.type_name,
-            publishers=self._publishers, writers=self.writers, receive=self.receive)
+            publishers=self._publishers, writers=self.writers, receive=self.receive,
+            offered_deadline_ns=self._offered_deadline_ns)
 
     def _log_once(self, level: str, text: str) -> None:
         # One call site per severity: rclpy refuses a severity change at one call site.
@@ -176,6 +180,8 @@ class TopicMonitor:
         self._publishers = tuple(sorted(
             {f'{p.node_namespace.rstrip("/")}/{p.node_name}' for p in publishers}))
         types = sorted({p.topic_type for p in publishers})
+        if publishers:  # a publisher that left says nothing about the next one
+            self._offered_deadline_ns = common_offered_deadline_ns(publishers)
         if not types:
             if self.state is TopicState.WAITING:
                 self._log_once('info', f'{self.config.name}: waiting for a publisher on {topic}')
@@ -241,6 +247,11 @@ class TopicMonitor:
         self._reliable = choice.reliable
         self.state = TopicState.RECEIVING
         self.reason = ''
+        # The offered deadline reaches the session before any message of this subscription,
+        # whenever the session processes them (a fast topic learns its period in 20 cycles).
+        self._session.topic_status(self.topic_id, self.state, type_name=type_name,
+                                   publishers=self._publishers,
+                                   offered_deadline_ns=self._offered_deadline_ns)
         self._logger.info(
             f'{config.name}: monitoring {config.topic} ({type_name}, '
             f'{"reliable" if choice.reliable else "best effort"}, stamp '

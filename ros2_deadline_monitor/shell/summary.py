@@ -56,11 +56,14 @@ def summary_text(node_name: str, snapshot: Snapshot, verdict: Verdict | None = N
         if r is None:
             lines.append(f'{topic.topic or topic.topic_id:<28} not monitored: {topic.reason}')
             continue
+        event = r.kind == 'event'  # no period: misses and skipped periods do not apply
+        misses = fmt.NOT_AVAILABLE if event else r.deadline_misses_total
+        skipped = fmt.NOT_AVAILABLE if event else r.skipped_periods_total
         lines.append(
-            f'{r.topic:<28} {r.messages_total:>9} {r.deadline_misses_total:>7} '
-            f'{r.skipped_periods_total:>8} {r.messages_lost_total:>6} '
+            f'{r.topic:<28} {r.messages_total:>9} {misses:>7} '
+            f'{skipped:>8} {r.messages_lost_total:>6} '
             f'{fmt.ms(topic.max_interval_wall_ns, 2):>11} '
-            f'{fmt.ms(topic.max_interval_sim_ns, 2):>10}  {r.rule}')
+            f'{fmt.ms(topic.max_interval_sim_ns, 2):>10}  {"event" if event else r.rule}')
     if not snapshot.topics:
         lines.append('(no topics monitored)')
     clock = snapshot.clock.report

@@ -25,7 +25,7 @@ COUNTS = {'messages', 'deadline misses', 'skipped periods', 'messages lost', 'in
 WORDS = {'topic', 'type', 'publishers', 'rule', 'start source', 'arrival timestamp',
          'timer clock', 'period learned', 'RTF', 'RTF total', 'RTF target', 'simulator RTF',
          'clock topic', 'paused', 'cgroup cpu.stat', 'RTF min bin', 'RTF max bin', 'receive',
-         'messages lost includes'}
+         'messages lost includes', 'kind', 'period source'}
 
 
 def test_statuses_of_a_snapshot_name_topic_clock_and_host(snapshots):
