@@ -160,6 +160,13 @@ class Observer:
         _wait_for(future.done, what='the set_parameters response')
         return list(future.result().results)
 
+    def list_parameters(self, prefix: str) -> list[str]:
+        """Return the names of the monitor's parameters under ``prefix`` (``ros2 param list``)."""
+        assert self.params.wait_for_services(timeout_sec=DEFAULT_TIMEOUT_S)
+        future = self.params.list_parameters([prefix], 10)
+        _wait_for(future.done, what='the list_parameters response')
+        return list(future.result().result.names)
+
     def get_parameter(self, name: str) -> Any:
         """Get one monitor parameter value through its parameter service."""
         from rclpy.parameter import parameter_value_to_python

@@ -19,7 +19,7 @@ def _producer(ros_context, spin, topic: str = '/beat'):
 
 
 def test_period_and_tolerance_change_live_and_bad_values_change_nothing(
-        ros_context, spin, observer, start_monitor, wait_for):
+        ros_context, spin, observer, start_monitor, wait_for, capfd):
     start_monitor(topics=['beat'], topic__beat__name='/beat', topic__beat__period_ms=10.0,
                   stats_period_s=0.2)
     _producer(ros_context, spin)
@@ -31,6 +31,10 @@ def test_period_and_tolerance_change_live_and_bad_values_change_nothing(
     assert all(r.successful for r in results), [r.reason for r in results]
     wait_for(lambda: (t := observer.topic_stats('beat')) and t.period_ms == 20.0
              and t.jitter_tolerance_ms == 2.0, what='the new period in the stats')
+    # The log says what changed (the parameter client sets one parameter at a time).
+    log = capfd.readouterr().err
+    assert 'beat: settings changed: period_ns' in log
+    assert 'beat: settings changed: jitter_tolerance_ns' in log
 
     # An integer on a double parameter is what `ros2 param set ... 25` sends.
     (result,) = observer.set_parameters(topic__beat__period_ms=25)
@@ -83,9 +87,17 @@ def test_topics_are_added_and_removed_at_runtime(ros_context, spin, observer, st
     (result,) = observer.set_parameters(topics=['beat', 'beat'])
     assert not result.successful
 
+    assert 'topic.beat.period_ms' in observer.list_parameters('topic.beat')
     (result,) = observer.set_parameters(topics=['other'])
     assert result.successful, result.reason
     wait_for(lambda: names() == ['other'], what='the removed topic to disappear')
+    # Its parameters go with it (`ros2 param dump` shows what is in force); the other stays.
+    assert observer.list_parameters('topic.beat') == []
+    assert 'topic.other.name' in observer.list_parameters('topic.other')
+    # Listed again, it is declared anew: the values given at start-up apply again.
+    (result,) = observer.set_parameters(topics=['other', 'beat'])
+    assert result.successful, result.reason
+    assert observer.get_parameter('topic.beat.name') == '/beat'
 
 
 def test_stamp_field_with_bad_syntax_is_rejected_with_the_reason(
