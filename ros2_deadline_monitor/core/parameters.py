@@ -520,6 +520,23 @@ def unknown_parameter_warnings(given: Iterable[str], known: Iterable[str],
     return warnings
 
 
+CONFIG_FIELD_PARAMS = {
+    'topic': 'name', 'period_ns': 'period_ms', 'deadline_ns': 'deadline_ms',
+    'jitter_tolerance_ns': 'jitter_tolerance_ms', 'jitter_fraction': 'jitter_tolerance_percent',
+    'wall_budget_ns': 'wall_budget_ms', 'timeout_ns': 'timeout_s',
+    'qos_deadline_ns': 'qos_deadline_ms',
+}
+"""``TopicConfig`` fields whose parameter has another name (the unit at the edge)."""
+
+
+def changed_parameters(topic_id: str, fields: Iterable[str]) -> list[str]:
+    """Return the parameter names of changed ``TopicConfig`` fields, for the log.
+
+    ``period_ns`` becomes ``topic.<id>.period_ms`` (a period given as ``rate_hz`` too).
+    """
+    return [topic_param(topic_id, CONFIG_FIELD_PARAMS.get(field, field)) for field in fields]
+
+
 def all_names(topic_ids: Iterable[str]) -> list[str]:
     """Names of every parameter this module declares for ``topic_ids``."""
     names = [TOPICS, USE_SIM_TIME, *_GLOBALS]

@@ -28,7 +28,7 @@ from ros2_deadline_monitor.core.expectations import (
 )
 from ros2_deadline_monitor.core.gate import exit_code, FinalReport, run_figures, summary_record
 from ros2_deadline_monitor.core.host import HostSampler
-from ros2_deadline_monitor.core.parameters import MonitorSettings, TOPICS
+from ros2_deadline_monitor.core.parameters import changed_parameters, MonitorSettings, TOPICS
 from ros2_deadline_monitor.core.session import Session, TopicState
 from ros2_deadline_monitor.core.snapshot import Snapshot
 from ros2_deadline_monitor.msg import MonitorStats
@@ -175,7 +175,8 @@ class MonitorNode(Node):
                 settings.take_queue_depth)
         for topic_id, names in changes.changed.items():
             self._topics[topic_id].reconfigure(old[topic_id])
-            self.get_logger().info(f'{topic_id}: settings changed: {", ".join(names)}')
+            self.get_logger().info(f'{topic_id}: settings changed: '
+                                   f'{", ".join(changed_parameters(topic_id, names))}')
 
     def _apply_parameters(self, parameters: list[Parameter]) -> None:
         """Apply an accepted change to what is received from now on.

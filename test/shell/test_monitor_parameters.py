@@ -33,8 +33,8 @@ def test_period_and_tolerance_change_live_and_bad_values_change_nothing(
              and t.jitter_tolerance_ms == 2.0, what='the new period in the stats')
     # The log says what changed (the parameter client sets one parameter at a time).
     log = capfd.readouterr().err
-    assert 'beat: settings changed: period_ns' in log
-    assert 'beat: settings changed: jitter_tolerance_ns' in log
+    assert 'beat: settings changed: topic.beat.period_ms' in log
+    assert 'beat: settings changed: topic.beat.jitter_tolerance_ms' in log
 
     # An integer on a double parameter is what `ros2 param set ... 25` sends.
     (result,) = observer.set_parameters(topic__beat__period_ms=25)
