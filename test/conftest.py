@@ -9,7 +9,8 @@ Subprocesses should run the installed executables (`installed_executable`), not
 tree without the messages.
 """
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
+import gc
 import importlib
 import importlib.util
 import os
@@ -57,6 +58,26 @@ def pytest_configure(config: pytest.Config) -> None:
     """Register the markers used in this suite."""
     config.addinivalue_line(
         'markers', 'slow: takes a minute or more (e.g. a full colcon build); runs by default')
+
+
+ROS_FIXTURES = frozenset({'ros_context', 'second_context', 'participant'})
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None
+                            ) -> Generator[None, None, None]:
+    """After a test with rclpy Contexts, collect them so their DDS participants end.
+
+    ``rclpy.try_shutdown`` does not end a Context's DDS participant: that happens when the
+    Context and every node of it are destroyed or garbage collected, and nodes and executors
+    hold reference cycles. Until then the participant stays in the domain with every node,
+    publisher and subscription it had, matched with the next tests' endpoints and counted in
+    their graph queries (a later test saw an earlier test's 'clock_tracker' on /clock). The
+    test's fixtures are released only after its teardown, hence a hook around the whole test.
+    """
+    yield
+    if ROS_FIXTURES.intersection(getattr(item, 'fixturenames', ())):
+        gc.collect()
 
 
 def _initialized_context() -> Iterator['Context']:

@@ -16,6 +16,11 @@ from .stamp_field import check_stamp_field, DEFAULT_STAMP_FIELD
 RULES = ('interval', 'response')
 STAMPS = ('none', 'start')
 CLOCKS = ('sim', 'wall')
+KINDS = ('timer', 'event')
+"""``timer``: a periodic producer (grid, misses, skipped periods); ``event``: no period."""
+PERIOD_SOURCES = ('configured', 'graph deadline QoS', 'learned')
+"""Where a topic's expected period came from, in the order they win."""
+MAX_LEVEL_WINDOWS = 1000
 
 NS_PER_S = 1_000_000_000
 NS_PER_MS = 1_000_000
@@ -84,6 +89,9 @@ class TopicConfig:
     wall_budget_ns: int | None = None
     timeout_ns: int | None = None
     qos_deadline_ns: int | None = None
+    kind: str = 'timer'
+    """``event``: messages come when something happens (a planner's output), so there is no
+    period, no deadline miss and no skipped period, and a timeout only when configured."""
 
     def __post_init__(self) -> None:
         """Reject invalid values with a reason naming the setting."""
@@ -111,6 +119,12 @@ class TopicConfig:
         check_stamp_field(f'{prefix}.stamp_field', self.stamp_field)
         if self.clock not in CLOCKS:
             raise ConfigError(f'{prefix}.clock must be one of {CLOCKS}, got {self.clock!r}')
+        if self.kind not in KINDS:
+            raise ConfigError(f'{prefix}.kind must be one of {KINDS}, got {self.kind!r}')
+        if self.kind == 'event' and (self.period_ns is not None
+                                     or self.deadline_ns is not None):
+            raise ConfigError(f'{prefix}.kind is event, which has no period or deadline: set '
+                              'period_ms, rate_hz and deadline_ms to 0 (or kind to timer)')
 
     @property
     def stamp_required(self) -> bool:
@@ -144,11 +158,13 @@ class Timing:
     timeout_ns: int
     rule: str
     learned: bool
+    source: str = 'configured'
+    """Where the period came from: one of ``PERIOD_SOURCES``."""
 
 
 def resolve_timing(config: TopicConfig, period_ns: int, learned: bool,
-                   target_rtf: float) -> Timing:
-    """Fill the defaults of ``config`` from a known period."""
+                   target_rtf: float, source: str | None = None) -> Timing:
+    """Fill the defaults of ``config`` from a known period (``source``: where it came from)."""
     jitter = (config.jitter_tolerance_ns if config.jitter_tolerance_ns is not None
               else round(period_ns * config.jitter_fraction))
     if config.wall_budget_ns is not None:
@@ -167,6 +183,7 @@ def resolve_timing(config: TopicConfig, period_ns: int, learned: bool,
         timeout_ns=timeout,
         rule=config.effective_rule,
         learned=learned,
+        source=source or ('learned' if learned else 'configured'),
     )
 
 
@@ -178,9 +195,17 @@ class Thresholds:
     rtf_warn_fraction: float = 0.95
     rtf_error_fraction: float = 0.5
     clock_timeout_ns: int = NS_PER_S
+    grace_ns: int = 0
+    """After the session starts or a topic appears in the graph, a timeout is no ERROR for
+    this long; past it, a topic without any message is an ERROR too (0: off, such a topic
+    stays STALE)."""
+    level_rise_windows: int = 1
+    """A topic's level rises only when this many reports in a row asked for a higher one."""
+    level_fall_windows: int = 1
+    """... and falls only when this many in a row asked for a lower one."""
 
     def __post_init__(self) -> None:
-        """Reject ratios outside [0, 1] and non-positive timeouts."""
+        """Reject ratios outside [0, 1], non-positive timeouts and window counts below 1."""
         for name in ('miss_ratio_error', 'rtf_warn_fraction', 'rtf_error_fraction'):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or math.isnan(value) or not 0 <= value <= 1:
@@ -188,6 +213,13 @@ class Thresholds:
         if self.rtf_error_fraction > self.rtf_warn_fraction:
             raise ConfigError('rtf_error_fraction must not exceed rtf_warn_fraction')
         _check_duration('clock_timeout', self.clock_timeout_ns)
+        _check_duration('grace', self.grace_ns, zero_ok=True)
+        for name in ('level_rise_windows', 'level_fall_windows'):
+            value = getattr(self, name)
+            if (isinstance(value, bool) or not isinstance(value, int)
+                    or not 1 <= value <= MAX_LEVEL_WINDOWS):
+                raise ConfigError(f'{name} must be an integer within [1, {MAX_LEVEL_WINDOWS}], '
+                                  f'got {value!r}')
 
 
 @dataclass(frozen=True)

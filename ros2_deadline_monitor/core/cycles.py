@@ -11,7 +11,7 @@ clock, the sim-time resets and the horizon; this module holds the per-topic arit
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
@@ -19,7 +19,7 @@ import numpy as np
 from .config import AnalysisConfig, resolve_timing, Timing, TopicConfig
 from .grid import GridState, replay
 from .intervals import summarize_intervals
-from .reports import TopicReport
+from .reports import IntervalTotals, RunTotals, TopicReport
 from .ring import ColumnRing, EventBuffer, NO_VALUE
 from .rtf import RtfAnalyzer
 
@@ -30,6 +30,14 @@ MALFORMED = NO_VALUE + 1
 ROW_COLUMNS = ('arrival', 'start_wall', 'start_sim', 'interval_timer', 'interval_wall',
                'interval_sim', 'lateness', 'response', 'skipped', 'missed', 'lost', 'size',
                'age')
+WINDOW_MIN_PERIODS = 5
+"""The window figures of a timer topic cover at least this many periods, so a slow topic
+(a period near or above the window) still has intervals and a rate to report."""
+SLOW_SNAP_NS = 100_000_000
+"""A learned period below 1 Hz is snapped to whole multiples of this (a tenth of a second)."""
+LEARN_MIN_INTERVALS = 3
+"""A slow topic learns its period from the intervals of its first window once they are at
+least this many, instead of waiting for ``learn_intervals`` of them."""
 
 
 class CycleCounts(NamedTuple):
@@ -49,6 +57,8 @@ def learn_period(intervals_ns: np.ndarray) -> int:
     (their sum over the median, rounded) and dividing the span by that count is not, and a
     skipped period only adds a slot. Snapping keeps the replayed grid from drifting against a
     timer configured in Hz (10.003 ms would drift 1.5 ms over 500 cycles of a 100 Hz timer).
+    Below 1 Hz timers are configured in seconds, so there a period is snapped to whole tenths
+    of a second (4.999 s, measured on a few intervals, is the 5 s timer).
     """
     median = float(np.median(intervals_ns))
     total = float(np.sum(intervals_ns))
@@ -57,6 +67,10 @@ def learn_period(intervals_ns: np.ndarray) -> int:
     whole = round(rate_hz)
     if whole >= 1 and abs(rate_hz - whole) <= 0.01 * whole:
         return round(1e9 / whole)
+    if rate_hz < 1:
+        tenths = round(estimate / SLOW_SNAP_NS) * SLOW_SNAP_NS
+        if tenths and abs(estimate - tenths) <= 0.01 * tenths:
+            return tenths
     return max(1, round(estimate))
 
 
@@ -107,6 +121,25 @@ def _no_negative(intervals: np.ndarray) -> np.ndarray:
 
 
 @dataclass
+class _IntervalSum:
+    """Count, sum and longest of every interval on one clock since start."""
+
+    count: int = 0
+    sum_ns: int = 0
+    max_ns: float = NAN
+
+    def add(self, intervals: np.ndarray) -> None:
+        known = intervals[intervals != NO_VALUE]
+        if len(known):
+            self.count += len(known)
+            self.sum_ns += int(known.sum())
+            self.max_ns = float(np.fmax(self.max_ns, known.max()))
+
+    def totals(self, clock: str) -> IntervalTotals:
+        return IntervalTotals(clock, self.count, self.sum_ns, self.max_ns)
+
+
+@dataclass
 class _Totals:
     messages: int = 0
     misses: int = 0
@@ -115,6 +148,9 @@ class _Totals:
     malformed: int = 0
     qos_deadline_events: int = 0
     resets: int = 0
+    cycles: int = 0
+    interval_wall: _IntervalSum = field(default_factory=_IntervalSum)
+    interval_sim: _IntervalSum = field(default_factory=_IntervalSum)
 
 
 class CycleAnalyzer:
@@ -142,6 +178,7 @@ class CycleAnalyzer:
         self._last_arrival: int | None = None
         self._start_source = 'arrival'
         self._totals = _Totals()
+        self._offered_period_ns: int | None = None
         self._resolve()
 
     @property
@@ -171,7 +208,10 @@ class CycleAnalyzer:
             self._rows = ColumnRing(analysis.window_cycles, ROW_COLUMNS)
         self._analysis = analysis
         learned = self._timing.learned if self._timing else False
-        if config.period_ns is None and learned and self._timing is not None:
+        if config.kind == 'event':
+            self._timing = None
+            self._learning, self._learning_count = [], 0  # an event topic learns nothing
+        elif config.period_ns is None and learned and self._timing is not None:
             self._timing = resolve_timing(config, self._timing.period_ns, True,
                                           analysis.target_rtf)
         else:
@@ -182,9 +222,39 @@ class CycleAnalyzer:
             self._grid = GridState()
 
     def _resolve(self) -> None:
+        if self._config.kind == 'event':
+            return
         if self._config.period_ns is not None:
             self._timing = resolve_timing(self._config, self._config.period_ns, False,
                                           self._analysis.target_rtf)
+        elif self._offered_period_ns is not None:
+            self._timing = resolve_timing(self._config, self._offered_period_ns, False,
+                                          self._analysis.target_rtf, 'graph deadline QoS')
+
+    def offer_period(self, period_ns: int | None) -> None:
+        """Take the deadline the publishers offer (QoS) as the period instead of learning one.
+
+        The publishers promise a message at least every D: that contract is the period, as a
+        configured one would be. Only for a timer topic without a configured period whose
+        period was not learned before the offer came (a learned period, measured on the
+        stream, is kept). Cycles already waiting to learn the period are analysed with it at
+        once; an offer withdrawn later (None) leaves the period in force.
+        """
+        self._offered_period_ns = period_ns
+        if (period_ns is None or self._config.kind == 'event'
+                or self._config.period_ns is not None
+                or (self._timing is not None and self._timing.source != 'graph deadline QoS')):
+            return
+        if self._timing is not None and self._timing.period_ns == period_ns:
+            return
+        self._timing = None
+        self._grid = GridState()
+        self._resolve()
+        if self._learning:
+            batch = tuple(np.concatenate(cols) for cols in zip(*self._learning, strict=True))
+            self._learning = []
+            self._learning_count = 0
+            self._analyze(*batch)
 
     def record(self, arrival_wall_ns: int, stamp_ns: int = NO_VALUE, seq: int = NO_VALUE,
                size_bytes: int = 0) -> bool:
@@ -259,10 +329,14 @@ class CycleAnalyzer:
             start_timer, end_timer = start_timer[keep], end_timer[keep]
             start_wall, start_sim = start_wall[keep], start_sim[keep]
         batch = (arrival, stamp, size, lost, start_timer, end_timer, start_wall, start_sim)
+        if self._config.kind == 'event':
+            self._analyze_events(*batch)
+            return
         if self._timing is None:
             self._learning.append(batch)
             self._learning_count += len(arrival)
-            if self._learning_count <= self._analysis.learn_intervals:
+            if (self._learning_count <= self._analysis.learn_intervals
+                    and not self._learned_a_window(batch[0])):
                 return
             batch = tuple(np.concatenate(cols) for cols in zip(*self._learning, strict=True))
             self._learning = []
@@ -274,6 +348,50 @@ class CycleAnalyzer:
             self._timing = resolve_timing(self._config, learn_period(diffs), True,
                                           self._analysis.target_rtf)
         self._analyze(*batch)
+
+    def _learned_a_window(self, arrival: np.ndarray) -> bool:
+        """Tell whether the cycles waiting to learn the period span a window (a slow topic)."""
+        if self._learning_count < LEARN_MIN_INTERVALS + 1 or not len(arrival):
+            return False
+        first = next(b[0][0] for b in self._learning if len(b[0]))
+        return int(arrival[-1]) - int(first) >= self._analysis.window_ns
+
+    def _intervals(self, arrival: np.ndarray, stamp: np.ndarray, start_timer: np.ndarray,
+                   end_timer: np.ndarray, start_wall: np.ndarray, start_sim: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Intervals on the timer, wall and sim clocks, and the age; counted in the totals.
+
+        A start before the previous one (sim time jumped back before the reset reached this
+        topic, or two producers) has no interval: a negative one would mean nothing.
+        """
+        interval_timer = _no_negative(_diff_with(self._prev_start_timer, start_timer))
+        interval_wall = _no_negative(_diff_with(self._prev_start_wall, start_wall))
+        interval_sim = _no_negative(_diff_with(self._prev_start_sim, start_sim))
+        self._prev_start_timer = int(start_timer[-1])
+        self._prev_start_wall = int(start_wall[-1])
+        self._prev_start_sim = int(start_sim[-1])
+        self._totals.cycles += len(arrival)
+        self._totals.interval_wall.add(interval_wall)
+        self._totals.interval_sim.add(interval_sim)
+        # A zero stamp is an unset header, not a message from 1970.
+        age = np.where((stamp != NO_VALUE) & (stamp != 0), end_timer - stamp, NO_VALUE)
+        return interval_timer, interval_wall, interval_sim, age
+
+    def _analyze_events(self, arrival: np.ndarray, stamp: np.ndarray, size: np.ndarray,
+                        lost: np.ndarray, start_timer: np.ndarray, end_timer: np.ndarray,
+                        start_wall: np.ndarray, start_sim: np.ndarray) -> None:
+        """Rows of an event topic: intervals (gaps), age and size; no grid, so no slot."""
+        if len(arrival) == 0:
+            return
+        interval_timer, interval_wall, interval_sim, age = self._intervals(
+            arrival, stamp, start_timer, end_timer, start_wall, start_sim)
+        none = np.full(len(arrival), NO_VALUE, np.int64)
+        zero = np.zeros(len(arrival), np.int64)
+        self._rows.extend(
+            arrival=arrival, start_wall=start_wall, start_sim=start_sim,
+            interval_timer=interval_timer, interval_wall=interval_wall,
+            interval_sim=interval_sim, lateness=none, response=none, skipped=zero,
+            missed=zero, lost=lost, size=size, age=age)
 
     def _count_lost(self, seq: np.ndarray) -> np.ndarray:
         """Messages lost before each event, from publication sequence number gaps."""
@@ -315,18 +433,10 @@ class CycleAnalyzer:
         if len(arrival) == 0:
             return
         slots, skipped = replay(start_timer, timing.period_ns, self._grid)
-        # A start before the previous one (sim time jumped back before the reset reached this
-        # topic, or two producers) has no interval: a negative one would mean nothing.
-        interval_timer = _no_negative(_diff_with(self._prev_start_timer, start_timer))
-        interval_wall = _no_negative(_diff_with(self._prev_start_wall, start_wall))
-        interval_sim = _no_negative(_diff_with(self._prev_start_sim, start_sim))
-        self._prev_start_timer = int(start_timer[-1])
-        self._prev_start_wall = int(start_wall[-1])
-        self._prev_start_sim = int(start_sim[-1])
+        interval_timer, interval_wall, interval_sim, age = self._intervals(
+            arrival, stamp, start_timer, end_timer, start_wall, start_sim)
         response = end_timer - slots
         missed = classify_misses(timing.rule, interval_timer, response, timing)
-        # A zero stamp is an unset header, not a message from 1970.
-        age = np.where((stamp != NO_VALUE) & (stamp != 0), end_timer - stamp, NO_VALUE)
         self._totals.misses += int(missed.sum())
         self._totals.skipped += int(skipped.sum())
         self._rows.extend(
@@ -345,12 +455,21 @@ class CycleAnalyzer:
         self._rows.clear()
         return rows
 
+    def run_totals(self) -> RunTotals:
+        """Whole-run figures no window bounds: cycles, and every interval per clock."""
+        totals = self._totals
+        return RunTotals(cycles=totals.cycles, interval_wall=totals.interval_wall.totals('wall'),
+                         interval_sim=totals.interval_sim.totals('sim'))
+
     def report(self, now_wall_ns: int, writers: int = 1) -> TopicReport:
         """Summarize the rolling window and the totals of the events processed so far."""
         rows = self._rows.rows()
-        keep = rows['arrival'] >= now_wall_ns - self._analysis.window_ns
-        rows = {k: v[keep] for k, v in rows.items()}
         timing = self._timing
+        window_ns = self._analysis.window_ns
+        if timing is not None:
+            window_ns = max(window_ns, WINDOW_MIN_PERIODS * timing.period_ns)
+        keep = rows['arrival'] >= now_wall_ns - window_ns
+        rows = {k: v[keep] for k, v in rows.items()}
         period = timing.period_ns if timing else None
         jitter = timing.jitter_ns if timing else None
         n = len(rows['arrival'])
@@ -366,6 +485,8 @@ class CycleAnalyzer:
         starts_sim = rows['start_sim'][rows['start_sim'] != NO_VALUE]
         span_sim = int(starts_sim[-1] - starts_sim[0]) if len(starts_sim) > 1 else 0
         age = rows['age'][rows['age'] != NO_VALUE]
+        lateness = rows['lateness'][rows['lateness'] != NO_VALUE]
+        response = rows['response'][rows['response'] != NO_VALUE]
         totals = self._totals
         return TopicReport(
             name=self._config.name,
@@ -398,11 +519,11 @@ class CycleAnalyzer:
             rate_sim_hz=_rate(interval_sim.mean_ns),
             interval_wall=interval_wall,
             interval_sim=interval_sim,
-            lateness_mean_ns=_mean(rows['lateness']),
-            lateness_max_ns=_max(rows['lateness']),
-            response_mean_ns=_mean(rows['response']),
-            response_max_ns=_max(rows['response']),
-            response_p99_ns=float(np.percentile(rows['response'], 99)) if n else NAN,
+            lateness_mean_ns=_mean(lateness),
+            lateness_max_ns=_max(lateness),
+            response_mean_ns=_mean(response),
+            response_max_ns=_max(response),
+            response_p99_ns=float(np.percentile(response, 99)) if len(response) else NAN,
             size_mean_bytes=_mean(rows['size']),
             size_max_bytes=_max(rows['size']),
             bandwidth_bytes_per_s=(float(rows['size'].sum()) * 1e9 / span_wall
@@ -410,6 +531,8 @@ class CycleAnalyzer:
             age_mean_ns=_mean(age),
             age_max_ns=_max(age),
             last_arrival_wall_ns=self._last_arrival,
+            kind=self._config.kind,
+            period_source=timing.source if timing else '',
         )
 
 

@@ -27,7 +27,8 @@ __all__ = [
     'CLOCK_LIMITS', 'CLOCK_PREFIX', 'CLOCK_SUBJECT', 'ClockFigures', 'EVERY_TOPIC',
     'Expectations', 'Limit', 'LimitSpec', 'Outcome', 'RunFigures', 'TOPIC_LIMITS',
     'TopicFigures', 'Verdict',
-    'evaluate', 'expectation_names', 'expectations_from', 'known', 'limit_value', 'parse_limit',
+    'evaluate', 'expectation_names', 'expectations_from', 'is_expectation', 'known',
+    'limit_value', 'parse_limit', 'topic_expectation_prefix',
 ]
 
 EXPECT = 'expect'
@@ -159,11 +160,23 @@ def _unknown_key(name: str, key: str, specs: Mapping[str, LimitSpec], prefix: st
                             f'{", ".join(specs)}')
 
 
+def topic_expectation_prefix(topic_id: str) -> str:
+    """``topic.<id>.expect.``: what every expectation parameter of one topic starts with."""
+    return f'topic.{topic_id}.{EXPECT}.'
+
+
+def is_expectation(name: str) -> bool:
+    """Tell whether a parameter name is written as an expectation (known key or not)."""
+    parts = name.split('.')
+    return parts[0] == 'clock' or (parts[0] == 'topic' and len(parts) >= 3
+                                   and parts[2] == EXPECT)
+
+
 def expectation_names(topic_ids: Iterable[str]) -> list[str]:
     """Every expectation parameter name for ``topic_ids`` (for declaring them live)."""
     names = [f'{CLOCK_PREFIX}{spec.key}' for spec in CLOCK_LIMITS]
     for topic_id in topic_ids:
-        names += [f'topic.{topic_id}.{EXPECT}.{spec.key}' for spec in TOPIC_LIMITS]
+        names += [f'{topic_expectation_prefix(topic_id)}{spec.key}' for spec in TOPIC_LIMITS]
     return names
 
 

@@ -124,6 +124,11 @@ def _batched(read: Callable[[TopicSnapshot], Value]) -> Callable[[Snapshot, Topi
     return lambda snapshot, topic: read(topic) if topic.receive.mode == 'batched' else None
 
 
+def _timer(read: Callable[[TopicReport], Value]) -> Callable[[Snapshot, TopicSnapshot], Value]:
+    """Read a figure of timer topics only: an event topic has no period, it reads 'n/a'."""
+    return lambda snapshot, topic: None if topic.report.kind == 'event' else read(topic.report)
+
+
 def _rtf(snapshot: Snapshot, part: Any) -> float:
     return snapshot.clock.report.rtf
 
@@ -209,10 +214,12 @@ def _max_interval(clock: str) -> Figure:
 
 
 TOPIC: tuple[Figure, ...] = (
-    Figure('deadline misses', '', 'cycles that missed their deadline in the window, by the rule',
-           _r(lambda r: r.deadline_misses), HEADLINE, 'deadline_misses', always=True),
-    Figure('skipped periods', '', "timer periods skipped in the window (rcl's timer rule)",
-           _r(lambda r: r.skipped_periods), HEADLINE, 'skipped_periods', always=True),
+    Figure('deadline misses', '', 'cycles that missed their deadline in the window, by the '
+           'rule (`n/a` for an event topic)',
+           _timer(lambda r: r.deadline_misses), HEADLINE, 'deadline_misses', always=True),
+    Figure('skipped periods', '', "timer periods skipped in the window (rcl's timer rule; "
+           '`n/a` for an event topic)',
+           _timer(lambda r: r.skipped_periods), HEADLINE, 'skipped_periods', always=True),
     _max_interval('wall'),
     _max_interval('sim'),
     Figure('RTF', '', 'real time factor of /clock over the stats window', _rtf, HEADLINE),
@@ -222,7 +229,7 @@ TOPIC: tuple[Figure, ...] = (
            'gaps in publication sequence numbers in the window; `unknown` with several writers',
            _lost, HEADLINE, 'messages_lost', always=True),
     Figure('miss ratio', '%', 'deadline misses / messages in the window',
-           _r(lambda r: r.miss_ratio * 100 if r.messages else math.nan), HEADLINE,
+           _timer(lambda r: r.miss_ratio * 100 if r.messages else math.nan), HEADLINE,
            'miss_ratio', field_scale=100, digits=2),
     Figure('max response', 'ms', 'longest end - scheduled slot, on the timer clock',
            _r(lambda r: to_ms(r.response_max_ns)), HEADLINE, 'response_max_ms'),
@@ -236,9 +243,11 @@ TOPIC: tuple[Figure, ...] = (
     Figure('messages total', '', 'messages since start', _r(lambda r: r.messages_total),
            TOTALS, 'messages_total', always=True),
     Figure('deadline misses total', '', 'deadline misses since start',
-           _r(lambda r: r.deadline_misses_total), TOTALS, 'deadline_misses_total', always=True),
+           _timer(lambda r: r.deadline_misses_total), TOTALS, 'deadline_misses_total',
+           always=True),
     Figure('skipped periods total', '', 'skipped periods since start',
-           _r(lambda r: r.skipped_periods_total), TOTALS, 'skipped_periods_total', always=True),
+           _timer(lambda r: r.skipped_periods_total), TOTALS, 'skipped_periods_total',
+           always=True),
     Figure('messages lost total', '', 'messages lost since start',
            _r(lambda r: r.messages_lost_total), TOTALS, 'messages_lost_total', always=True),
     Figure('malformed total', '', 'raw messages too short or of unknown encoding',
@@ -277,8 +286,10 @@ TOPIC: tuple[Figure, ...] = (
            lambda snapshot, topic: topic.type_name or None, CONFIGURATION, 'type'),
     Figure('publishers', '', 'nodes publishing the topic, from the graph', _publishers,
            CONFIGURATION),
+    Figure('kind', '', '`timer` (a periodic producer) or `event` (no period, no misses)',
+           _r(lambda r: r.kind), CONFIGURATION, always=True),
     Figure('rule', '', '`interval` or `response`: what counts as a deadline miss',
-           _r(lambda r: r.rule), CONFIGURATION, 'rule', always=True),
+           _timer(lambda r: r.rule), CONFIGURATION, 'rule', always=True),
     Figure('start source', '', '`header` (stamp = cycle start) or `arrival`',
            _r(lambda r: r.start_source), CONFIGURATION, 'start_source'),
     Figure('arrival timestamp', '', 'the middleware timestamp that ends a cycle',
@@ -290,6 +301,8 @@ TOPIC: tuple[Figure, ...] = (
     Figure('period learned', '', 'true when T was learned from the first window (once known)',
            _r(lambda r: r.period_learned if r.period_ns is not None else None), CONFIGURATION,
            'period_learned'),
+    Figure('period source', '', '`configured`, `graph deadline QoS` (offered by every '
+           'publisher) or `learned`', _r(lambda r: r.period_source or None), CONFIGURATION),
     Figure('deadline', 'ms', 'deadline D', _r(lambda r: to_ms(r.deadline_ns)), CONFIGURATION,
            'deadline_ms'),
     Figure('jitter tolerance', 'ms', 'slack J on intervals', _r(lambda r: to_ms(r.jitter_ns)),

@@ -32,6 +32,8 @@ def topic_level(report: TopicReport, thresholds: Thresholds, now_wall_ns: int,
     if timeout is not None and silent_ns > timeout:
         return Level.ERROR, (f'no message for {short_seconds(silent_ns)} s '
                              f'(timeout {short_seconds(timeout)} s)')
+    if report.kind == 'event':
+        return _event_level(report)
     summary = (f'{report.deadline_misses} misses ({report.rule} rule), '
                f'{report.skipped_periods} skipped periods in window')
     if report.messages and report.miss_ratio > thresholds.miss_ratio_error:
@@ -40,6 +42,17 @@ def topic_level(report: TopicReport, thresholds: Thresholds, now_wall_ns: int,
     if report.deadline_misses or report.skipped_periods or report.messages_lost:
         lost = f', {report.messages_lost} lost' if report.messages_lost else ''
         return Level.WARN, summary + lost
+    return Level.OK, summary
+
+
+def _event_level(report: TopicReport) -> tuple[Level, str]:
+    """Level an event topic: no period, so only losses make it WARN (silence: the timeout)."""
+    gap = report.interval_wall.max_ns
+    summary = f'event topic: {report.messages} messages in window'
+    if report.interval_wall.count:
+        summary += f', max gap {short_seconds(round(gap))} s'
+    if report.messages_lost:
+        return Level.WARN, f'{summary}, {report.messages_lost} lost'
     return Level.OK, summary
 
 

@@ -26,6 +26,8 @@ from .config import (
     CLOCKS,
     DEFAULT_JITTER_FRACTION,
     duration_ns,
+    KINDS,
+    MAX_LEVEL_WINDOWS,
     MAX_PERIOD_NS,
     NS_PER_MS,
     NS_PER_S,
@@ -97,6 +99,17 @@ GLOBAL_SPECS: tuple[ParamSpec, ...] = (
     ParamSpec('clock_timeout_s', _DEFAULT_THRESHOLDS.clock_timeout_ns / NS_PER_S,
               'The clock is ERROR (WARN without use_sim_time) after this long (wall s) '
               'without a /clock message.', 0.01, _MAX_S),
+    ParamSpec('grace_s', _DEFAULT_THRESHOLDS.grace_ns / NS_PER_S,
+              'Start-up grace (wall s): after the monitor starts or a topic appears in the '
+              'graph, a timeout is no ERROR for this long, and a topic without any message '
+              'stays STALE; past it, no message at all is an ERROR. 0 = off (a topic without '
+              'any message stays STALE).', 0.0, _MAX_S),
+    ParamSpec('level_rise_windows', _DEFAULT_THRESHOLDS.level_rise_windows,
+              "A topic's level rises (OK -> WARN -> ERROR) only after this many stats periods "
+              'in a row asked for it; 1 = at once.', 1, MAX_LEVEL_WINDOWS),
+    ParamSpec('level_fall_windows', _DEFAULT_THRESHOLDS.level_fall_windows,
+              "A topic's level falls only after this many stats periods in a row asked for "
+              'it; 1 = at once.', 1, MAX_LEVEL_WINDOWS),
     ParamSpec('clock_topic', '/clock',
               'Topic of the simulation clock (rosgraph_msgs/msg/Clock).', read_only=True),
     ParamSpec('simulator_rtf_topic', '',
@@ -121,12 +134,25 @@ GLOBAL_SPECS: tuple[ParamSpec, ...] = (
               'rate is unknown). A full queue between two takes is counted as a queue '
               'overflow.',
               0, 100_000, read_only=True),
+    ParamSpec('duration_s', 0.0,
+              'Stop after this long (steady s from the start), write the summary and exit with '
+              'the verdict of the expectations (3 when one failed); 0 = run until SIGINT or '
+              'SIGTERM.', 0.0, _MAX_S, read_only=True),
+    ParamSpec('summary_file', '',
+              'Write the final summary as JSON here at shutdown (per-topic totals, longest '
+              "intervals, RTF, every expectation with measured value and limit); '' = none.",
+              read_only=True),
 )
 
 TOPIC_SPECS: tuple[ParamSpec, ...] = (
     ParamSpec('name', '',
               'Topic to monitor; default: the identifier, as a name relative to the node '
               'namespace.'),
+    ParamSpec('kind', KINDS[0],
+              "'timer': a periodic producer (period, deadline misses, skipped periods); "
+              "'event': messages come when something happens (a planner's output): rate, max "
+              'gap and age only, no misses or skipped periods, and a timeout only when '
+              'timeout_s is set.', choices=KINDS),
     ParamSpec('period_ms', 0.0,
               'Expected cycle period T (ms); 0 = learn it from the first learn_intervals '
               'intervals (or use rate_hz).', 0.0, _MAX_MS),
@@ -191,6 +217,10 @@ class MonitorSettings:
     """0: a callback per message on the executor; else the batch take period."""
     take_queue_depth: int = 0
     """0: sized from the rate (``qos.take_depth``)."""
+    duration_ns: int = 0
+    """0: run until stopped; else stop this long after the start (steady clock)."""
+    summary_file: str = ''
+    """Where the final summary JSON goes ('' for nowhere)."""
 
 
 def topic_param(topic_id: str, field: str) -> str:
@@ -269,6 +299,9 @@ def settings_from(values: Mapping[str, Any]) -> MonitorSettings:
         rtf_warn_fraction=_number('rtf_warn_fraction', _value(values, 'rtf_warn_fraction')),
         rtf_error_fraction=_number('rtf_error_fraction', _value(values, 'rtf_error_fraction')),
         clock_timeout_ns=_seconds(values, 'clock_timeout_s'),
+        grace_ns=_seconds(values, 'grace_s', zero_ok=True),
+        level_rise_windows=_integer('level_rise_windows', _value(values, 'level_rise_windows')),
+        level_fall_windows=_integer('level_fall_windows', _value(values, 'level_fall_windows')),
     )
     analysis = AnalysisConfig(
         window_ns=_seconds(values, 'window_s'),
@@ -299,6 +332,8 @@ def settings_from(values: Mapping[str, Any]) -> MonitorSettings:
         arrival_timestamp=ARRIVAL_TIMESTAMPS[arrival],
         take_period_ns=take_period_ns,
         take_queue_depth=take_queue_depth,
+        duration_ns=_seconds(values, 'duration_s', zero_ok=True),
+        summary_file=str(_value(values, 'summary_file')),
     )
 
 
@@ -369,6 +404,7 @@ def topic_config_from(topic_id: str, values: Mapping[str, Any], use_sim_time: bo
         wall_budget_ns=_optional_ms(name('wall_budget_ms'), get('wall_budget_ms')),
         timeout_ns=timeout_ns,
         qos_deadline_ns=_optional_ms(name('qos_deadline_ms'), get('qos_deadline_ms')),
+        kind=_choice(name('kind'), get('kind'), KINDS),
     )
 
 

@@ -86,6 +86,43 @@ class TopicReport:
     age_mean_ns: float
     age_max_ns: float
     last_arrival_wall_ns: int | None
+    kind: str = 'timer'
+    """``timer`` or ``event`` (no period: misses and skipped periods do not apply)."""
+    period_source: str = ''
+    """Where ``period_ns`` came from (``config.PERIOD_SOURCES``); '' while unknown."""
+
+
+@dataclass(frozen=True)
+class IntervalTotals:
+    """Every interval on one clock since start (never windowed): count, sum and longest."""
+
+    clock: str
+    count: int = 0
+    sum_ns: int = 0
+    max_ns: float = NAN
+
+    @property
+    def mean_ns(self) -> float:
+        """Mean interval over the whole run (NaN without an interval)."""
+        return self.sum_ns / self.count if self.count else NAN
+
+    @property
+    def rate_hz(self) -> float:
+        """Mean rate over the whole run, 1 / mean interval (NaN without an interval)."""
+        return 1e9 * self.count / self.sum_ns if self.count and self.sum_ns > 0 else NAN
+
+
+@dataclass(frozen=True)
+class RunTotals:
+    """Whole-run figures of one topic that no window bounds: what a CI gate checks.
+
+    ``cycles`` counts the messages analyzed as cycles (after the period was learned and,
+    for a sim-clock topic, once /clock was there); the miss ratio is misses / cycles.
+    """
+
+    cycles: int = 0
+    interval_wall: IntervalTotals = IntervalTotals('wall')
+    interval_sim: IntervalTotals = IntervalTotals('sim')
 
 
 @dataclass(frozen=True)
@@ -110,6 +147,9 @@ class ClockReport:
     resets: int
     paused: bool
     last_wall_ns: int | None
+    rtf_bin_min_run: float = NAN
+    """Worst fixed-window RTF over the whole run (across reports and resets)."""
+    rtf_bin_min_run_at_ns: int | None = None
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,8 @@ class RtfAnalyzer:
         # Fixed bins continue across reports: the last edge evaluated and the sample at it.
         self._bin_edge: int | None = None
         self._bin_from = 0
+        self._bin_min_run = NAN
+        self._bin_min_run_at: int | None = None
 
     @property
     def has_samples(self) -> bool:
@@ -159,7 +161,8 @@ class RtfAnalyzer:
             sim_time_ns=sim_now, rtf=NAN, rtf_total=rtf_total, rtf_bin_ns=self.bin_ns,
             rtf_bin_min=NAN, rtf_bin_min_at_ns=None, rtf_bin_max=NAN, step_ns=NAN,
             max_wall_gap_ns=NAN, max_wall_gap_at_ns=None, resets_total=self.resets_total,
-            resets=resets, paused=False, last_wall_ns=last_wall)
+            resets=resets, paused=False, last_wall_ns=last_wall,
+            rtf_bin_min_run=self._bin_min_run, rtf_bin_min_run_at_ns=self._bin_min_run_at)
         if len(wall) < 2 or messages == 0:
             return empty
         span_wall = int(wall[-1] - wall[0])
@@ -188,6 +191,8 @@ class RtfAnalyzer:
             resets=resets,
             paused=span_sim == 0,
             last_wall_ns=last_wall,
+            rtf_bin_min_run=self._bin_min_run,
+            rtf_bin_min_run_at_ns=self._bin_min_run_at,
         )
 
     def _bins(self) -> tuple[float, int | None, float]:
@@ -218,4 +223,7 @@ class RtfAnalyzer:
         self._bin_from = first_index + max(at_edge, 0)
         rtf = np.diff(sim_at_edges) / b
         i_min = int(np.argmin(rtf))
+        if not self._bin_min_run <= rtf[i_min]:
+            self._bin_min_run = float(rtf[i_min])
+            self._bin_min_run_at = int(edges[i_min + 1])
         return float(rtf[i_min]), int(edges[i_min + 1]), float(rtf.max())

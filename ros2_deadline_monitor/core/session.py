@@ -16,6 +16,11 @@ Rules that keep live and offline figures equal for the same stream:
 - A change of configuration applies to events processed after it; everything received
   before is processed first, with the clock, under the settings it arrived with.
 - A malformed message counts as a message (and as malformed), never as a cycle.
+- Levels are decided per report, with state across reports kept here: the start-up grace
+  (``Thresholds.grace_ns``, counted from the start and from the first report after a topic
+  appeared in the graph) and the hysteresis (``level_rise_windows``, ``level_fall_windows``
+  reports in a row before a level changes), so a bag replay reporting at the same times
+  shows the same levels.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import numpy as np
 from .config import AnalysisConfig, Timing, TopicConfig
 from .cycles import CycleAnalyzer, MALFORMED
 from .errors import CdrError
+from .format import short_seconds
 from .levels import clock_level, host_level, several_clocks_level, topic_level
 from .reports import ClockReport, HostReport, Level, TopicReport
 from .ring import NO_VALUE
@@ -80,6 +86,14 @@ class _Topic:
     receive: Receive = Receive()
     max_interval_wall_ns: float = math.nan
     max_interval_sim_ns: float = math.nan
+    appeared_ns: int | None = None
+    """Report time at which the topic last appeared in the graph (the grace counts from it)."""
+    appear_pending: bool = False
+    offered_deadline_ns: int | None = None
+    shown_level: Level | None = None
+    """The level last reported (hysteresis), and the reports in a row that asked otherwise."""
+    streak: int = 0
+    streak_rising: bool = False
 
 
 class Session:
@@ -102,6 +116,7 @@ class Session:
         self._reset_walls: deque[int] = deque(maxlen=RESETS_KEPT)
         self._clock_publishers: int | None = None
         self._simulator_rtf = math.nan
+        self._reported = False
 
     # -- configuration --------------------------------------------------------------------
 
@@ -166,6 +181,9 @@ class Session:
             self._process_topic(topic, None, force=False)
             topic.analyzer.reconfigure(config, new_analysis)
             topic.config = config
+        for topic_id in added:
+            # Created at the session's start: the grace counts from then; later: from now.
+            self._topics[topic_id].appear_pending = bool(self._reported)
         return Changes(tuple(added), tuple(removed), changed)
 
     # -- events -----------------------------------------------------------------------------
@@ -228,9 +246,25 @@ class Session:
 
     def topic_status(self, topic_id: str, state: TopicState, reason: str = '', *,
                      type_name: str | None = None, publishers: tuple[str, ...] | None = None,
-                     writers: int | None = None, receive: Receive | None = None) -> None:
-        """Note what the adapter knows of a topic from the graph and its subscription."""
+                     writers: int | None = None, receive: Receive | None = None,
+                     offered_deadline_ns: int | None = None) -> None:
+        """Note what the adapter knows of a topic from the graph and its subscription.
+
+        A topic appears when it starts receiving or its first writer matches again (a
+        restart): the start-up grace counts anew from the next report. ``offered_deadline_ns``:
+        the deadline QoS every publisher offers (0: none or they differ), the expected period
+        of a timer topic that has none configured (``CycleAnalyzer.offer_period``).
+        """
         topic = self._topics[topic_id]
+        if state is TopicState.RECEIVING and (
+                topic.state is not TopicState.RECEIVING
+                or (writers is not None and writers > 0 and topic.writers == 0)):
+            topic.appear_pending = True
+        if offered_deadline_ns is not None:
+            offered = offered_deadline_ns or None
+            if offered != topic.offered_deadline_ns:
+                topic.offered_deadline_ns = offered
+                topic.analyzer.offer_period(offered)
         topic.state = state
         topic.reason = reason
         if type_name is not None:
@@ -298,11 +332,9 @@ class Session:
         """
         self.process(now_wall_ns, final=final)
         clock_report = self._rtf.report(now_wall_ns)
-        rtf = None if math.isnan(clock_report.rtf) else clock_report.rtf
-        if rtf is None and self._rtf.has_samples and clock_report.messages == 0:
-            rtf = 0.0  # /clock stopped: no sim time passed in this window
-        topics = [self._topic_snapshot(topic_id, topic, now_wall_ns, rtf)
+        topics = [self._topic_snapshot(topic_id, topic, now_wall_ns)
                   for topic_id, topic in self._topics.items()]
+        self._reported = True
         topics += [TopicSnapshot(topic_id, '', '', Level.ERROR,
                                  f'invalid configuration: {reason}', None)
                    for topic_id, reason in self._invalid.items()]
@@ -315,36 +347,86 @@ class Session:
             host=self._host_snapshot(host or HostReport(), stats_timer_late_ns),
         )
 
-    def _topic_snapshot(self, topic_id: str, topic: _Topic, now_wall_ns: int,
-                        rtf: float | None) -> TopicSnapshot:
+    def _topic_snapshot(self, topic_id: str, topic: _Topic,
+                        now_wall_ns: int) -> TopicSnapshot:
         report = topic.analyzer.report(now_wall_ns, writers=topic.writers)
         topic.max_interval_wall_ns = _nan_max(topic.max_interval_wall_ns,
                                               report.interval_wall.max_ns)
         topic.max_interval_sim_ns = _nan_max(topic.max_interval_sim_ns,
                                              report.interval_sim.max_ns)
-        level, reason = self._topic_level(topic, report, now_wall_ns, rtf)
+        if topic.appear_pending:
+            topic.appeared_ns, topic.appear_pending = now_wall_ns, False
+        level, reason = self._held(topic, *self._topic_level(topic, report, now_wall_ns))
         return TopicSnapshot(
             topic_id=topic_id, topic=topic.config.topic, type_name=topic.type_name,
             level=level, reason=reason, report=report, publishers=topic.publishers,
             receive=topic.receive, max_interval_wall_ns=topic.max_interval_wall_ns,
-            max_interval_sim_ns=topic.max_interval_sim_ns)
+            max_interval_sim_ns=topic.max_interval_sim_ns, run=topic.analyzer.run_totals())
 
-    def _topic_level(self, topic: _Topic, report: TopicReport, now_wall_ns: int,
-                     rtf: float | None) -> tuple[Level, str]:
+    def _topic_level(self, topic: _Topic, report: TopicReport,
+                     now_wall_ns: int) -> tuple[Level, str]:
         """Level of one topic: the graph's word first, then the figures.
 
-        Under sim time the timeout stretches by 1 / RTF; with RTF 0 (paused or frozen
-        simulator) a sim-clock topic cannot time out, since no sim time passed (the clock
-        status reports the freeze).
+        A sim-clock topic times out on sim time: after ``timeout`` of sim time without a
+        message, i.e. the wall timeout stretched by 1 / (the RTF since its last message),
+        never shrunk below it. While sim time stands still (paused or frozen simulator) it
+        cannot time out; the clock status reports the freeze.
         """
         if topic.state is TopicState.ERROR:
             return Level.ERROR, topic.reason
-        if topic.state is TopicState.WAITING and report.messages_total == 0:
-            return Level.STALE, topic.reason or 'no message received yet'
+        grace = self._analysis.thresholds.grace_ns
+        since = now_wall_ns - max(self._start_wall_ns, topic.appeared_ns or self._start_wall_ns)
+        in_grace = since < grace
+        if report.messages_total == 0:
+            waiting = topic.state is TopicState.WAITING
+            if grace and not in_grace:
+                what = (f'no publisher on {topic.config.topic}' if waiting
+                        else 'no message since it appeared')
+                return Level.ERROR, (f'{what} for {short_seconds(since)} s (grace '
+                                     f'{short_seconds(grace)} s)')
+            if waiting:
+                return Level.STALE, topic.reason or 'no message received yet'
         timeout = report.timeout_ns
-        if timeout is not None and topic.config.clock == 'sim' and rtf is not None:
-            timeout = None if not rtf > 0 else round(timeout / min(rtf, 1.0))
-        return topic_level(report, self._analysis.thresholds, now_wall_ns, timeout)
+        last = report.last_arrival_wall_ns
+        if (timeout is not None and topic.config.clock == 'sim' and last is not None
+                and self._rtf.has_samples and now_wall_ns > last):
+            sim_then = int(self._rtf.sim_at(np.array([last], np.int64))[0])
+            sim_silent = (self._rtf.last_sim_ns or 0) - sim_then
+            # Unknown (before the first /clock sample) or across a reset: the wall timeout.
+            if sim_then != NO_VALUE and sim_silent >= 0:
+                rtf_since = sim_silent / (now_wall_ns - last)
+                timeout = round(timeout / min(rtf_since, 1.0)) if rtf_since > 0 else None
+        level, reason = topic_level(report, self._analysis.thresholds, now_wall_ns,
+                                    None if in_grace else timeout)
+        if in_grace and timeout is not None and last is not None and now_wall_ns - last > timeout:
+            return max(level, Level.WARN), (
+                f'no message for {short_seconds(now_wall_ns - last)} s (timeout '
+                f'{short_seconds(timeout)} s), within the grace of {short_seconds(grace)} s '
+                f'after it appeared; {reason}')
+        return level, reason
+
+    def _held(self, topic: _Topic, level: Level, reason: str) -> tuple[Level, str]:
+        """Apply the hysteresis: a new level is shown once enough reports in a row ask for it.
+
+        Only between OK, WARN and ERROR from the figures: STALE (nothing known) and what the
+        graph says (a type conflict) are shown at once.
+        """
+        thresholds = self._analysis.thresholds
+        shown = topic.shown_level
+        immediate = (shown is None or Level.STALE in (level, shown)
+                     or topic.state is TopicState.ERROR)
+        if immediate or level == shown:
+            topic.shown_level, topic.streak = level, 0
+            return level, reason
+        rising = level > shown
+        topic.streak = topic.streak + 1 if topic.streak_rising == rising else 1
+        topic.streak_rising = rising
+        needed = thresholds.level_rise_windows if rising else thresholds.level_fall_windows
+        if topic.streak >= needed:
+            topic.shown_level, topic.streak = level, 0
+            return level, reason
+        return shown, (f'{shown.name} held ({topic.streak} of {needed} reports at '
+                       f'{level.name}): {reason}')
 
     def _clock_snapshot(self, report: ClockReport, now_wall_ns: int) -> ClockSnapshot:
         thresholds = self._analysis.thresholds

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .reports import ClockReport, HostReport, Level, TopicReport
+from .reports import ClockReport, HostReport, Level, RunTotals, TopicReport
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,8 @@ class TopicSnapshot:
     max_interval_wall_ns: float = float('nan')
     """Longest interval ever reported on each clock (the final summary's figures)."""
     max_interval_sim_ns: float = float('nan')
+    run: RunTotals = RunTotals()
+    """Whole-run figures no window bounds (cycles, every interval): the CI gate's input."""
 
 
 @dataclass(frozen=True)

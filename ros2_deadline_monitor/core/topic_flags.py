@@ -15,7 +15,16 @@ import math
 import re
 from typing import Any
 
-from .config import CLOCKS, duration_ns, MAX_PERIOD_NS, NS_PER_MS, NS_PER_S, RULES, STAMPS
+from .config import (
+    CLOCKS,
+    duration_ns,
+    KINDS,
+    MAX_PERIOD_NS,
+    NS_PER_MS,
+    NS_PER_S,
+    RULES,
+    STAMPS,
+)
 from .errors import ConfigError
 from .stamp_field import parse_stamp_field, StampFieldError
 
@@ -81,7 +90,7 @@ def stamp_field(text: str) -> str:
 
 
 FLAG_DESTS = ('period_ms', 'rate_hz', 'deadline_ms', 'jitter_ms', 'stamp', 'stamp_field',
-              'rule', 'clock', 'timeout_s')
+              'rule', 'kind', 'clock', 'timeout_s')
 """``argparse`` destinations of the per-topic flags (``--period-ms`` -> ``period_ms``)."""
 
 
@@ -111,6 +120,9 @@ def add_topic_flags(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
     parser.add_argument('--rule', choices=RULES,
                         help='deadline miss rule (default: response with --stamp start, else '
                              'interval)')
+    parser.add_argument('--kind', choices=KINDS,
+                        help="'timer' (a periodic producer: misses, skipped periods) or "
+                             "'event' (no period: rate, max gap and age only; default: timer)")
     parser.add_argument('--clock', choices=CLOCKS,
                         help=f'clock of the producing timer (default: {clock_default})')
     parser.add_argument('--timeout-s', metavar='S', type=positive_s,
@@ -129,6 +141,7 @@ class TopicFlags:
     stamp: str | None = None
     stamp_field: str | None = None
     rule: str | None = None
+    kind: str | None = None
     clock: str | None = None
     timeout_s: float | None = None
 
@@ -172,7 +185,7 @@ class TopicFlags:
         if self.jitter_ms is not None:
             values.update(jitter_tolerance_ms=float(self.jitter_ms),
                           jitter_tolerance_percent=0.0)
-        for field in ('stamp', 'stamp_field', 'rule', 'clock'):
+        for field in ('stamp', 'stamp_field', 'rule', 'kind', 'clock'):
             if getattr(self, field) is not None:
                 values[field] = getattr(self, field)
         if self.timeout_s is not None:

@@ -175,7 +175,8 @@ def _overrides(args: argparse.Namespace) -> Overrides:
     return Overrides(topics=tuple(args.topic), period_ns=flags.period_ns,
                      deadline_ns=flags.ns('deadline_ms'), jitter_ns=flags.ns('jitter_ms'),
                      stamp=flags.stamp, stamp_field=flags.stamp_field, rule=flags.rule,
-                     clock=flags.clock, timeout_ns=flags.ns('timeout_s'))
+                     clock=flags.clock, timeout_ns=flags.ns('timeout_s'),
+                     kind=flags.kind)
 
 
 def _write_text(target: str, text: str, stdout: TextIO) -> None:

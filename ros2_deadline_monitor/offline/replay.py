@@ -149,15 +149,18 @@ class _TopicTrack:
                 over[1] += int(np.count_nonzero(values > timing.period_ns + timing.jitter_ns))
                 if name == 'interval_wall':
                     over[2] += int(np.count_nonzero(values > timing.wall_budget_ns))
-        self.lateness.add(rows['lateness'])
-        self.sketch_lateness.add(rows['lateness'])
-        self.response.add(rows['response'])
-        self.sketch_response.add(rows['response'])
+        # An event topic has no scheduled slot: its rows carry no lateness or response.
+        lateness = rows['lateness'][rows['lateness'] != NO_VALUE]
+        response = rows['response'][rows['response'] != NO_VALUE]
+        self.lateness.add(lateness)
+        self.sketch_lateness.add(lateness)
+        self.response.add(response)
+        self.sketch_response.add(response)
         self.size.add(rows['size'])
         age = rows['age']
         self.age.add(age[age != NO_VALUE])
         if self.timeline is not None:
-            known['response'] = np.ones(n, bool)
+            known['response'] = rows['response'] != NO_VALUE
             self.timeline.add(rows['start_wall'], rows, known, rows['missed'].astype(bool),
                               rows['skipped'])
 
@@ -171,7 +174,9 @@ class _TopicTrack:
                 if self.first_arrival is not None and self.last_arrival is not None else 0)
         note = ''
         messages = report.messages_total if report else 0
-        if messages and timing is None:
+        if config.kind == 'event':
+            note = 'event topic: no period, so no misses or skipped periods'
+        elif messages and timing is None:
             note = (f'period not learned: {messages} messages, need more than '
                     f'{self.analysis.learn_intervals}')
         elif messages and self.cycles < messages and config.clock == 'sim':
@@ -221,6 +226,7 @@ class _TopicTrack:
             percentiles_exact=all(s.exact for s in (
                 self.sketch_wall, self.sketch_sim, self.sketch_lateness, self.sketch_response)),
             note=note,
+            kind=config.kind,
         )
 
 
@@ -304,7 +310,8 @@ class BagAnalysis:
         analysis = plan.analysis
         self.session = Session(
             replace(analysis, window_cycles=WINDOW_CYCLES),
-            use_sim_time=bool(plan.use_sim_time) or plan.clock is not None,
+            use_sim_time=(plan.use_sim_time if plan.use_sim_time is not None
+                          else plan.clock is not None),
             start_wall_ns=bag.start_ns,
             clock_topic=plan.clock.name if plan.clock else '/clock',
             arrival_timestamp='log_time', clock_capacity=CLOCK_CAPACITY)

@@ -64,6 +64,8 @@ class TopicResult:
     age_max_ns: float
     percentiles_exact: bool
     note: str = ''
+    kind: str = 'timer'
+    """``event``: no period, so misses and skipped periods do not apply (shown as n/a)."""
 
 
 @dataclass(frozen=True)

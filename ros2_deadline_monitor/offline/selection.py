@@ -40,6 +40,7 @@ class Overrides:
     rule: str | None = None
     clock: str | None = None
     timeout_ns: int | None = None
+    kind: str | None = None
 
     def apply(self, config: TopicConfig) -> TopicConfig:
         """Return ``config`` with every given flag applied."""
@@ -47,7 +48,8 @@ class Overrides:
             ('period_ns', self.period_ns), ('deadline_ns', self.deadline_ns),
             ('jitter_tolerance_ns', self.jitter_ns), ('stamp', self.stamp),
             ('stamp_field', self.stamp_field), ('rule', self.rule),
-            ('clock', self.clock), ('timeout_ns', self.timeout_ns)) if v is not None}
+            ('clock', self.clock), ('timeout_ns', self.timeout_ns),
+            ('kind', self.kind)) if v is not None}
         return replace(config, **changes) if changes else config
 
 

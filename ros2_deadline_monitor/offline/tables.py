@@ -135,6 +135,11 @@ def render(header: list[tuple[str, str]], rows: list[list[str]],
     return '\n'.join(lines)
 
 
+def _timer_only(t: TopicResult, *cells: str) -> list[str]:
+    """Cells that mean nothing for an event topic (no period) read 'n/a' there."""
+    return ['n/a'] * len(cells) if t.kind == 'event' else list(cells)
+
+
 def _topic_rows(topics: tuple[TopicResult, ...]) -> str:
     header = [('topic', 'l'), ('msgs', 'r'), ('rate Hz', 'r'), ('period ms', 'r'),
               ('clock', 'l'), ('mean', 'r'), ('max', 'r'), ('p99', 'r'), ('mean', 'r'),
@@ -150,7 +155,8 @@ def _topic_rows(topics: tuple[TopicResult, ...]) -> str:
             t.topic, f'{t.messages_total:,}', _num(t.rate_wall_hz, 1), period, t.timer_clock,
             _ms(wall.mean_ns, 2), _ms(wall.max_ns, 2), _ms(wall.p99_ns, 2),
             _ms(sim.mean_ns, 2), _ms(sim.max_ns, 2), _ms(sim.p99_ns, 2),
-            f'{t.deadline_misses_total:,}', t.rule, f'{t.skipped_periods_total:,}',
+            *_timer_only(t, f'{t.deadline_misses_total:,}', t.rule,
+                         f'{t.skipped_periods_total:,}'),
             f'{t.messages_lost_total:,}'])
     return render(header, rows, groups)
 

@@ -64,7 +64,8 @@ Examples:
   monitor --ros-args --params-file config/monitor.yaml --log-level deadline_monitor:=debug
   ros2 run ros2_deadline_monitor monitor /imu/data --rate-hz 200
 
-Exit status: 0 after SIGINT/SIGTERM, 2 for a bad command line or configuration.
+Exit status: 0 after SIGINT/SIGTERM or duration_s, 2 for a bad command line or
+configuration, 3 when an expectation (topic.<id>.expect.*, clock.expect.*) failed.
 """
 
 
@@ -185,7 +186,11 @@ def _error(text: str, stream: TextIO | None = None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the monitor until SIGINT/SIGTERM; 2 for a bad command line or configuration."""
+    """Run the monitor until SIGINT/SIGTERM or ``duration_s``; return the exit code.
+
+    2 for a bad command line or configuration, 3 when an expectation failed over the run,
+    else 0.
+    """
     # A Ctrl-C while rclpy is still being imported (about half a second) must stop the
     # monitor, not print a traceback: the handlers come first, the imports after.
     stop = threading.Event()
@@ -230,6 +235,7 @@ def _run(args: list[str], stop: threading.Event) -> int:
         return _error(f'invalid ROS arguments: {err}')
     node = view_node = None
     display: Display | None = None
+    code = 0
     try:
         try:
             configured, resolved = configured_topics(NODE_NAME, command.topics)
@@ -252,13 +258,13 @@ def _run(args: list[str], stop: threading.Event) -> int:
                                                            file=sys.stderr))
             StatsWatcher(view_node, topic, display)
             executor.add_node(view_node)
-        while not stop.is_set() and rclpy.ok():
+        while not stop.is_set() and not node.expired and rclpy.ok():
             executor.spin_once(timeout_sec=SPIN_TIMEOUT_S)
         if display is not None:
             display.close()  # leave the alternate screen: the summary must stay readable
             display = None
         if rclpy.ok():
-            node.finish()
+            code = node.finish().exit_code
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
@@ -268,7 +274,7 @@ def _run(args: list[str], stop: threading.Event) -> int:
             if each is not None:
                 each.destroy_node()
         rclpy.try_shutdown()
-    return 0
+    return code
 
 
 class _InitError(Exception):

@@ -61,13 +61,13 @@ def interval_stats(summary: IntervalSummary) -> IntervalStats:
     )
 
 
-def topic_stats(snapshot: Snapshot, topic: TopicSnapshot) -> TopicStats:
-    """Convert one monitored topic (it has a report), with its level and reason."""
+def topic_stats(topic: TopicSnapshot, wall_ns: int, arrival_source: str) -> TopicStats:
+    """Convert one monitored topic (it has a report) reported at ``wall_ns``."""
     report = topic.report
     assert report is not None, 'only topics with a report have stats'
     last = report.last_arrival_wall_ns
     return TopicStats(
-        header=header(snapshot.wall_ns),
+        header=header(wall_ns),
         name=report.name,
         topic=report.topic,
         type=topic.type_name,
@@ -75,7 +75,7 @@ def topic_stats(snapshot: Snapshot, topic: TopicSnapshot) -> TopicStats:
         status=topic.reason,
         rule=report.rule,
         start_source=report.start_source,
-        arrival_source=snapshot.arrival_timestamp,
+        arrival_source=arrival_source,
         timer_clock=report.timer_clock,
         period_learned=report.period_learned,
         period_ms=to_ms(report.period_ns),
@@ -111,7 +111,7 @@ def topic_stats(snapshot: Snapshot, topic: TopicSnapshot) -> TopicStats:
         bandwidth_bytes_per_s=float(report.bandwidth_bytes_per_s),
         age_mean_ms=to_ms(report.age_mean_ns),
         age_max_ms=to_ms(report.age_max_ns),
-        since_last_message_s=NAN if last is None else to_s(snapshot.wall_ns - last),
+        since_last_message_s=NAN if last is None else to_s(wall_ns - last),
     )
 
 
@@ -165,7 +165,8 @@ def monitor_stats(snapshot: Snapshot) -> MonitorStats:
     figures and show only in ``/diagnostics``.
     """
     clock = clock_stats(snapshot, snapshot.clock)
-    topics = [topic_stats(snapshot, t) for t in snapshot.topics if t.report is not None]
+    topics = [topic_stats(t, snapshot.wall_ns, snapshot.arrival_timestamp)
+              for t in snapshot.topics if t.report is not None]
     return MonitorStats(
         header=header(snapshot.wall_ns),
         window_wall_s=_widest([clock.window_wall_s] + [t.window_wall_s for t in topics]),

@@ -24,6 +24,7 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile
 
 from ros2_deadline_monitor.core import figures
+from ros2_deadline_monitor.core.expectations import CLOCK_SUBJECT, Outcome, Verdict
 from ros2_deadline_monitor.core.reports import Level
 from ros2_deadline_monitor.core.snapshot import Snapshot
 from ros2_deadline_monitor.shell.optional import diagnostic_updater
@@ -57,20 +58,51 @@ def make_status(name: str, level: Level, message: str, hardware_id: str,
         values=[KeyValue(key=k, value=v) for k, v in values])
 
 
-def statuses(snapshot: Snapshot, hardware_id: str = '') -> list[DiagnosticStatus]:
+EXPECTATIONS_KEY = 'expectations'
+EXPECTATION_FAILED_KEY = 'expectation failed: '
+
+
+def expectation_values(outcomes: Sequence[Outcome]) -> list[tuple[str, str]]:
+    """Keys of one subject's expectations over the run so far; none without expectations.
+
+    ``expectations``: how many hold and fail; then ``expectation failed: <key>`` per failed
+    one, with the measured value and the limit. They do not change the level: the level is
+    about the current window, the expectations about the whole run (the exit code gates).
+    """
+    if not outcomes:
+        return []
+    failed = [o for o in outcomes if not o.passed]
+    values = [(EXPECTATIONS_KEY, f'{len(outcomes) - len(failed)} held, {len(failed)} failed')]
+    for outcome in failed:
+        text = (f'{outcome.figure} {outcome.measured_text}, expected {outcome.limit_text}')
+        values.append((EXPECTATION_FAILED_KEY + outcome.key,
+                       f'{text}: {outcome.reason}' if outcome.reason else text))
+    return values
+
+
+def statuses(snapshot: Snapshot, hardware_id: str = '',
+             verdict: Verdict | None = None) -> list[DiagnosticStatus]:
     """One status per topic, one for the clock, one for the host, keys from the figure table.
 
     A topic without a report (invalid configuration) has only its reason as message.
+    ``verdict`` (the expectations over the run so far) adds its keys to each topic's and the
+    clock's status (``expectation_values``).
     """
+    outcomes = verdict.outcomes if verdict is not None else ()
+
+    def about(subject: str) -> list[tuple[str, str]]:
+        return expectation_values([o for o in outcomes if o.topic_id == subject])
+
     result = []
     for topic in snapshot.topics:
         values = ([] if topic.report is None
                   else figures.key_values(figures.TOPIC, snapshot, topic))
         result.append(make_status(topic_status_name(topic.topic_id), topic.level, topic.reason,
-                                  hardware_id, values))
+                                  hardware_id, values + about(topic.topic_id)))
     clock, host = snapshot.clock, snapshot.host
     result.append(make_status(CLOCK_STATUS, clock.level, clock.reason, hardware_id,
-                              figures.key_values(figures.CLOCK, snapshot, clock)))
+                              figures.key_values(figures.CLOCK, snapshot, clock)
+                              + about(CLOCK_SUBJECT)))
     result.append(make_status(HOST_STATUS, host.level, host.reason, hardware_id,
                               figures.key_values(figures.HOST, snapshot, host)))
     return result

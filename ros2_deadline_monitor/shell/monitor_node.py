@@ -10,7 +10,7 @@ steady time takes the session's ``Snapshot`` to the sinks: ``MonitorStats`` on `
 
 from __future__ import annotations
 
-import sys
+from pathlib import Path
 import time
 from typing import Any
 
@@ -18,11 +18,15 @@ from rclpy.clock import Clock, ClockType
 from rclpy.duration import Duration
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.time import Time
-from rosgraph_msgs.msg import Clock as ClockMsg
 
 from ros2_deadline_monitor.core.config import NS_PER_S
-from ros2_deadline_monitor.core.errors import ConfigError, MonitorError
+from ros2_deadline_monitor.core.errors import ConfigError, ExpectationError, MonitorError
+from ros2_deadline_monitor.core.expectations import (
+    evaluate,
+    Expectations,
+    Verdict,
+)
+from ros2_deadline_monitor.core.gate import exit_code, FinalReport, run_figures, summary_record
 from ros2_deadline_monitor.core.host import HostSampler
 from ros2_deadline_monitor.core.parameters import MonitorSettings, TOPICS
 from ros2_deadline_monitor.core.session import Session, TopicState
@@ -30,8 +34,8 @@ from ros2_deadline_monitor.core.snapshot import Snapshot
 from ros2_deadline_monitor.msg import MonitorStats
 from ros2_deadline_monitor.shell import conversions, diagnostics, summary
 from ros2_deadline_monitor.shell.node_parameters import NodeParameters
-from ros2_deadline_monitor.shell.qos import CLOCK_QOS, STATS_QOS
-from ros2_deadline_monitor.shell.subscriptions import SimulatorRtf, TopicMonitor
+from ros2_deadline_monitor.shell.qos import STATS_QOS
+from ros2_deadline_monitor.shell.subscriptions import ClockInput, SimulatorRtf, TopicMonitor
 
 NODE_NAME = 'deadline_monitor'
 STATS_TOPIC = '~/stats'
@@ -57,14 +61,16 @@ class MonitorNode(Node):
         super().__init__(node_name, **kwargs)
         self._topics: dict[str, TopicMonitor] = {}
         self._stats_late_ns = 0
-        self._reset_logged_ns = -(1 << 62)
-        self._resets_unlogged = 0
         self.parameters = NodeParameters(self)
         errors = self.parameters.declare_globals()
         if errors:
             raise StartupError('invalid parameter value: ' + '; '.join(errors))
         try:
             self._settings = self.parameters.settings()
+            summary_dir = Path(self._settings.summary_file).resolve().parent
+            if self._settings.summary_file and not summary_dir.is_dir():
+                raise ConfigError(f'summary_file: directory {str(summary_dir)!r} of '
+                                  f'{self._settings.summary_file!r} does not exist')
         except ConfigError as err:
             raise StartupError(str(err)) from None
         settings = self._settings
@@ -73,7 +79,12 @@ class MonitorNode(Node):
             start_wall_ns=time.time_ns(), clock_topic=settings.clock_topic,
             arrival_timestamp=settings.arrival_timestamp,
             stats_period_ns=settings.stats_period_ns)
-        topic_ids = self.parameters.declare_startup_topics()
+        try:
+            topic_ids = self.parameters.declare_startup_topics()
+        except ExpectationError as err:
+            raise StartupError(f'invalid expectation: {err}') from None
+        self._expired = False
+        self._verdict: Verdict | None = None
         self._host = HostSampler()
         self._reader = self._create_reader()
         self._reconcile()
@@ -88,11 +99,9 @@ class MonitorNode(Node):
         self._simulator_rtf = SimulatorRtf(self, settings.simulator_rtf_topic, self.session)
         self._stats_publisher = self.create_publisher(MonitorStats, STATS_TOPIC, STATS_QOS)
         self._diagnostics = diagnostics.DiagnosticsOutput(self, settings.hardware_id)
-        # In batched mode /clock is taken with the topics, first, so their events find the
-        # sim time they happened at (its queue holds a second of a 1 kHz clock).
-        clock_node = self._reader if self._reader is not None else self
-        self._clock_sub = clock_node.create_subscription(
-            ClockMsg, settings.clock_topic, self._on_clock, CLOCK_QOS)
+        self.clock_input = ClockInput(self, self._reader, settings.clock_topic, self.session,
+                                      settings.arrival_timestamp,
+                                      lambda: self._settings.stats_period_ns)
         if self._reader is not None:
             # Under use_sim_time rclpy's TimeSource takes /clock with one executor callback
             # per message (a quarter of a core at 1 kHz here) only to set this node's ROS time.
@@ -103,6 +112,10 @@ class MonitorNode(Node):
         self._stats_expected_ns = 0
         self._start_stats_timer()
         self._poll_timer = self.create_timer(POLL_PERIOD_S, self._poll, clock=self._steady)
+        self._duration_timer = None
+        if settings.duration_ns:
+            self._duration_timer = self.create_timer(
+                settings.duration_ns / NS_PER_S, self._on_duration, clock=self._steady)
         if self._reader is not None:
             self._take_timer = self.create_timer(
                 settings.take_period_ns / NS_PER_S, self.take_all, clock=self._steady)
@@ -124,6 +137,23 @@ class MonitorNode(Node):
     def topic_monitors(self) -> dict[str, TopicMonitor]:
         """The monitored topics by identifier."""
         return dict(self._topics)
+
+    @property
+    def expired(self) -> bool:
+        """True once ``duration_s`` elapsed: the run is over, the caller calls ``finish``."""
+        return self._expired
+
+    def _on_duration(self) -> None:
+        if self._duration_timer is not None:
+            self.destroy_timer(self._duration_timer)
+            self._duration_timer = None
+        self._expired = True
+        self.get_logger().info(
+            f'duration_s ({self._settings.duration_ns / NS_PER_S:g} s) elapsed: stopping')
+
+    def expectations(self) -> Expectations:
+        """Return the expectations in force (``topic.<id>.expect.*``, ``clock.expect.*``)."""
+        return self.parameters.expectations()
 
     def _reconcile(self) -> None:
         """Make the session and the subscriptions match the parameters."""
@@ -181,45 +211,7 @@ class MonitorNode(Node):
 
     def take_all(self) -> int:
         """Take every queued /clock sample, then every topic's messages; return how many."""
-        taken = 0
-        if self._reader is not None:
-            handle = self._clock_sub.handle
-            samples = []
-            while (sample := handle.take_message(ClockMsg, False)) is not None:
-                samples.append(sample)
-            self._clock_batch(samples)
-            if samples:
-                latest = max(samples, key=lambda sample: sample[1]['received_timestamp'])
-                self.get_clock().set_ros_time_override(Time.from_msg(latest[0].clock))
-            taken = len(samples)
-        return taken + sum(monitor.take() for monitor in self._topics.values())
-
-    def _on_clock(self, msg: ClockMsg, info: dict[str, Any]) -> None:
-        self._clock_batch([(msg, info)])
-
-    def _clock_batch(self, samples: list[tuple[ClockMsg, dict[str, Any]]]) -> None:
-        """Hand /clock samples to the session; log resets once per stats period at most.
-
-        A sample is placed at the same middleware timestamp as every topic message
-        (``arrival_timestamp``), so a message's end falls into its /clock step by times taken
-        on one side of the middleware.
-        """
-        key = self._settings.arrival_timestamp
-        resets = self.session.clock_samples(
-            (info[key], msg.clock.sec * NS_PER_S + msg.clock.nanosec) for msg, info in samples)
-        if not resets:
-            return
-        self._resets_unlogged += resets
-        now = time.monotonic_ns()
-        if now - self._reset_logged_ns >= self._settings.stats_period_ns:
-            more = (f' ({self._resets_unlogged - 1} more since the last warning)'
-                    if self._resets_unlogged > 1 else '')
-            sim_s = (self.session.clock.last_sim_ns or 0) / NS_PER_S
-            self.get_logger().warning(
-                f'sim time jumped back to {sim_s:.3f} s (simulator reset){more}: '
-                'sim-time state of every topic was reset')
-            self._reset_logged_ns = now
-            self._resets_unlogged = 0
+        return self.clock_input.take() + sum(monitor.take() for monitor in self._topics.values())
 
     def _poll(self) -> None:
         """Look for topics that do not exist yet and check the ones that do."""
@@ -254,25 +246,49 @@ class MonitorNode(Node):
                                      self._stats_late_ns, final=final)
 
     def publish_stats(self, *, final: bool = False) -> Snapshot:
-        """Publish one snapshot as ``MonitorStats`` and ``/diagnostics``; return it."""
+        """Publish one snapshot as ``MonitorStats`` and ``/diagnostics``; return it.
+
+        The expectations are evaluated over the run so far (``verdict``); their keys go into
+        the diagnostics.
+        """
         snapshot = self.snapshot(final=final)
+        self._verdict = evaluate(self.expectations(), run_figures(snapshot))
         self._stats_publisher.publish(conversions.monitor_stats(snapshot))
-        self._diagnostics.publish(diagnostics.statuses(snapshot))
+        self._diagnostics.publish(diagnostics.statuses(snapshot, verdict=self._verdict))
         return snapshot
 
-    def finish(self) -> str:
-        """Publish a final report and return the one-screen summary (also logged).
+    @property
+    def verdict(self) -> Verdict | None:
+        """The expectations over the run so far, as of the latest report (None before it)."""
+        return self._verdict
+
+    def finish(self) -> FinalReport:
+        """Publish a final report, write ``summary_file``, return the summary and the verdict.
 
         Waits (boundedly) until subscribers acknowledged the final messages: the process
         exits right after, and reliable data still in flight would be lost with the writer.
+        The summary and every failed expectation are logged.
         """
         snapshot = self.publish_stats(final=True)
+        verdict = self._verdict
+        assert verdict is not None
         timeout = Duration(nanoseconds=FINAL_ACK_TIMEOUT_NS)
         self._stats_publisher.wait_for_all_acked(timeout)
         self._diagnostics.flush(timeout)
-        text = summary.summary_text(self.get_name(), snapshot)
-        self.get_logger().info(text)
-        return text
+        text = summary.summary_text(self.get_name(), snapshot, verdict)
+        record = summary_record(snapshot, verdict, node=self.get_fully_qualified_name(),
+                                stopped_by='duration' if self._expired else 'signal')
+        if verdict.ok:
+            self.get_logger().info(text)
+        else:
+            self.get_logger().error(text)
+        if self._settings.summary_file:
+            try:
+                summary.write_summary(self._settings.summary_file, record)
+            except OSError as err:
+                self.get_logger().error(f'summary_file: could not write '
+                                        f'{self._settings.summary_file}: {err}')
+        return FinalReport(text, verdict, exit_code(verdict), record)
 
     def destroy_node(self) -> None:
         """Destroy the subscriptions and the reader node with this node."""
@@ -282,8 +298,3 @@ class MonitorNode(Node):
             self._reader.destroy_node()
             self._reader = None
         super().destroy_node()
-
-
-if __name__ == '__main__':
-    from ros2_deadline_monitor.shell.cli import main
-    sys.exit(main())

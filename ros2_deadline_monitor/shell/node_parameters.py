@@ -18,6 +18,12 @@ from rclpy.parameter import Parameter
 
 from ros2_deadline_monitor.core.config import TopicConfig
 from ros2_deadline_monitor.core.errors import ConfigError
+from ros2_deadline_monitor.core.expectations import (
+    expectation_names,
+    Expectations,
+    expectations_from,
+    is_expectation,
+)
 from ros2_deadline_monitor.core.parameters import (
     all_names,
     check_change,
@@ -34,8 +40,10 @@ from ros2_deadline_monitor.core.parameters import (
 from ros2_deadline_monitor.shell.parameters import (
     coerce_integers,
     current_values,
+    declare_expectations,
     declare_globals,
     declare_topic,
+    undeclare_expectations,
     undeclare_topic,
 )
 
@@ -99,6 +107,11 @@ class NodeParameters:
             self._node.set_parameters([Parameter(TOPICS, Parameter.Type.STRING_ARRAY, valid)])
         for topic_id in valid:
             self._declare_topic(topic_id)
+        # Every expectation given, as given: a typo must stop a CI run, not pass it
+        # (raises ExpectationError).
+        expectations_from({name: p.value for name, p in self._node._parameter_overrides.items()
+                           if is_expectation(name)}, valid)
+        self._declare(declare_expectations, valid)
         for warning in unknown_parameter_warnings(
                 self._node._parameter_overrides, self._node._parameters, valid):  # no getters
             self._node.get_logger().warning(warning)
@@ -138,12 +151,21 @@ class NodeParameters:
         self._node.add_post_set_parameters_callback(
             lambda parameters: None if self._declaring else apply(parameters))
 
+    def expectations(self) -> Expectations:
+        """Return the expectations in force (``topic.<id>.expect.*``, ``clock.expect.*``)."""
+        topic_ids = self.topic_ids()
+        return expectations_from(current_values(self._node, expectation_names(topic_ids)),
+                                 topic_ids)
+
     def validate(self, parameters: list[Parameter]) -> SetParametersResult:
         """Reject a change that would give an invalid configuration; nothing is applied."""
+        changed = {p.name: p.value for p in parameters}
         try:
-            check_change(current_values(self._node, all_names(self.topic_ids())),
-                         {p.name: p.value for p in parameters}, self.invalid,
-                         self._node.resolve_topic_name)
+            check_change(current_values(self._node, all_names(self.topic_ids())), changed,
+                         self.invalid, self._node.resolve_topic_name)
+            limits = {name: value for name, value in changed.items() if is_expectation(name)}
+            if limits:
+                expectations_from(limits, changed.get(TOPICS, self.topic_ids()))
         except ConfigError as err:
             return SetParametersResult(successful=False, reason=str(err))
         return SetParametersResult(successful=True)
@@ -167,8 +189,10 @@ class NodeParameters:
             listed = self.topic_ids()
             for topic_id in listed:
                 self._declare_topic(topic_id)
+            self._declare(declare_expectations, listed)
             for topic_id in self._declared - set(listed):
                 self._declare(undeclare_topic, topic_id)
+                self._declare(undeclare_expectations, topic_id)
                 self._declared.discard(topic_id)
                 self._declare_errors.pop(topic_id, None)
         return bool(GLOBAL_NAMES & names)

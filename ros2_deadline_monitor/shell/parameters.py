@@ -20,6 +20,13 @@ from rclpy.exceptions import (
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
+from ros2_deadline_monitor.core.expectations import (
+    CLOCK_LIMITS,
+    CLOCK_PREFIX,
+    LimitSpec,
+    topic_expectation_prefix,
+    TOPIC_LIMITS,
+)
 from ros2_deadline_monitor.core.parameters import (
     GLOBAL_SPECS,
     is_double,
@@ -98,6 +105,42 @@ def undeclare_topic(node: Node, topic_id: str) -> list[str]:
         if node.has_parameter(full_name):
             node.undeclare_parameter(full_name)
     return []
+
+
+def expectation_descriptor(spec: LimitSpec, full_name: str) -> ParameterDescriptor:
+    """Descriptor of one expectation: dynamically typed, so 'not set' is its default."""
+    unit = f' [{spec.unit}]' if spec.unit else ''
+    kind = 'whole number' if spec.integer else 'number'
+    high = f' and at most {spec.high:g}' if spec.high is not None else ''
+    return ParameterDescriptor(
+        name=full_name, dynamic_typing=True,
+        description=f'{spec.description}{unit} Not set (the default): not checked.',
+        additional_constraints=f'a {kind} ≥ 0{high}; checked over the whole run, the '
+                               'verdict is the exit code (3 when one fails)')
+
+
+def declare_expectations(node: Node, topic_ids: Iterable[str]) -> None:
+    """Declare ``clock.expect.*`` and ``topic.<id>.expect.*`` not declared yet, unset by default.
+
+    A value from ``--params-file`` or ``-p`` is taken as given; the caller validates it
+    (``core.expectations.expectations_from``), since a dynamically typed parameter accepts
+    any type.
+    """
+    names = [(f'{CLOCK_PREFIX}{spec.key}', spec) for spec in CLOCK_LIMITS]
+    for topic_id in topic_ids:
+        prefix = topic_expectation_prefix(topic_id)
+        names += [(f'{prefix}{spec.key}', spec) for spec in TOPIC_LIMITS]
+    for full_name, spec in names:
+        if not node.has_parameter(full_name):
+            node.declare_parameter(full_name, None, expectation_descriptor(spec, full_name))
+
+
+def undeclare_expectations(node: Node, topic_id: str) -> None:
+    """Undeclare the ``topic.<id>.expect.*`` parameters of a topic no longer listed."""
+    prefix = topic_expectation_prefix(topic_id)
+    for spec in TOPIC_LIMITS:
+        if node.has_parameter(f'{prefix}{spec.key}'):
+            node.undeclare_parameter(f'{prefix}{spec.key}')
 
 
 def _declare(node: Node, full_name: str, default: Any, spec: ParamSpec) -> list[str]:

@@ -83,12 +83,25 @@ def all_reliable(publishers: Sequence[TopicEndpointInfo]) -> bool:
         p.qos_profile.reliability == ReliabilityPolicy.RELIABLE for p in publishers)
 
 
-def _offered_deadline_ns(publisher: TopicEndpointInfo) -> int | None:
+def offered_deadline_ns(publisher: TopicEndpointInfo) -> int | None:
     """Return the publisher's offered deadline, None when it offers none (infinite)."""
     ns = publisher.qos_profile.deadline.nanoseconds
     if ns <= 0 or ns >= 2**62:
         return None
     return ns
+
+
+def common_offered_deadline_ns(publishers: Sequence[TopicEndpointInfo]) -> int:
+    """Return the deadline every publisher offers, 0 when one offers none or they differ.
+
+    With no period configured, that deadline is the topic's expected period: a publisher
+    promising a message at least every D is a timer of period D as far as the monitor can
+    tell. Publishers that disagree promise nothing common, so the period is learned.
+    """
+    offered = {offered_deadline_ns(p) for p in publishers}
+    if len(offered) == 1 and None not in offered:
+        return offered.pop() or 0
+    return 0
 
 
 def choose_qos(publishers: Sequence[TopicEndpointInfo], depth: int,
@@ -108,7 +121,7 @@ def choose_qos(publishers: Sequence[TopicEndpointInfo], depth: int,
         durability=DurabilityPolicy.VOLATILE)
     note = None
     if deadline_ns is not None:
-        offered = [_offered_deadline_ns(p) for p in publishers]
+        offered = [offered_deadline_ns(p) for p in publishers]
         if offered and all(o is not None and o <= deadline_ns for o in offered):
             profile.deadline = Duration(nanoseconds=deadline_ns)
         else:

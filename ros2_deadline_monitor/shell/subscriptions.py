@@ -26,15 +26,18 @@ Two ways to get the messages (parameter ``take_period_s``):
 from __future__ import annotations
 
 from collections.abc import Callable
+import time
 from typing import Any
 
 from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from rclpy.subscription import Subscription
+from rclpy.time import Time
+from rosgraph_msgs.msg import Clock as ClockMsg
 
 from ros2_deadline_monitor.core.cdr import read_stamp_ns
-from ros2_deadline_monitor.core.config import TopicConfig
+from ros2_deadline_monitor.core.config import NS_PER_S, TopicConfig
 from ros2_deadline_monitor.core.ring import NO_VALUE
 from ros2_deadline_monitor.core.session import Recorder, Session, TopicState
 from ros2_deadline_monitor.core.snapshot import Receive
@@ -47,6 +50,7 @@ from ros2_deadline_monitor.shell.qos import (
     all_reliable,
     choose_qos,
     CLOCK_QOS,
+    common_offered_deadline_ns,
     queue_depth,
     take_depth,
 )
@@ -125,6 +129,8 @@ class TopicMonitor:
         self.type_name = ''
         self.stamped = False
         self._publishers: tuple[str, ...] = ()
+        self._offered_deadline_ns = 0
+        """The deadline QoS every publisher offers, from the graph (0: none, or they differ)."""
         self._subscription: Subscription | None = None
         self._reliable: bool | None = None
         self._logged: set[str] = set()
@@ -152,7 +158,8 @@ class TopicMonitor:
         """Tell the session what the graph and the subscription say about this topic."""
         self._session.topic_status(
             self.topic_id, self.state, self.reason, type_name=self.type_name,
-            publishers=self._publishers, writers=self.writers, receive=self.receive)
+            publishers=self._publishers, writers=self.writers, receive=self.receive,
+            offered_deadline_ns=self._offered_deadline_ns)
 
     def _log_once(self, level: str, text: str) -> None:
         # One call site per severity: rclpy refuses a severity change at one call site.
@@ -173,6 +180,8 @@ class TopicMonitor:
         self._publishers = tuple(sorted(
             {f'{p.node_namespace.rstrip("/")}/{p.node_name}' for p in publishers}))
         types = sorted({p.topic_type for p in publishers})
+        if publishers:  # a publisher that left says nothing about the next one
+            self._offered_deadline_ns = common_offered_deadline_ns(publishers)
         if not types:
             if self.state is TopicState.WAITING:
                 self._log_once('info', f'{self.config.name}: waiting for a publisher on {topic}')
@@ -238,6 +247,11 @@ class TopicMonitor:
         self._reliable = choice.reliable
         self.state = TopicState.RECEIVING
         self.reason = ''
+        # The offered deadline reaches the session before any message of this subscription,
+        # whenever the session processes them (a fast topic learns its period in 20 cycles).
+        self._session.topic_status(self.topic_id, self.state, type_name=type_name,
+                                   publishers=self._publishers,
+                                   offered_deadline_ns=self._offered_deadline_ns)
         self._logger.info(
             f'{config.name}: monitoring {config.topic} ({type_name}, '
             f'{"reliable" if choice.reliable else "best effort"}, stamp '
@@ -338,3 +352,65 @@ class SimulatorRtf:
         session = self._session
         self._subscription = self._node.create_subscription(
             msg_class, self._topic, lambda msg: session.simulator_rtf(msg.data), CLOCK_QOS)
+
+
+class ClockInput:
+    """/clock into the session, and the node's ROS time from it.
+
+    With a ``reader`` node (batched mode) /clock is taken with the topics, first, so their
+    events find the sim time they happened at (its queue holds a second of a 1 kHz clock),
+    and the node's ROS time is set from the takes; without, a callback per sample. A sample
+    is placed at the same middleware timestamp as every topic message (``arrival_key``), so
+    a message's end falls into its /clock step by times taken on one side of the middleware.
+    Sim-time resets are logged once per ``warn_period_ns()`` at most.
+    """
+
+    def __init__(self, node: Node, reader: Node | None, topic: str, session: Session,
+                 arrival_key: str, warn_period_ns: Callable[[], int]) -> None:
+        """Subscribe to ``topic`` on ``reader`` (batched) or ``node`` (callbacks)."""
+        self._node = node
+        self._session = session
+        self._key = arrival_key
+        self._warn_period_ns = warn_period_ns
+        self._batched = reader is not None
+        self._subscription = (reader or node).create_subscription(
+            ClockMsg, topic, lambda msg, info: self._feed([(msg, info)]), CLOCK_QOS)
+        self._logged_ns = -(1 << 62)
+        self._unlogged = 0
+
+    @property
+    def matched_publishers(self) -> int:
+        """/clock publishers this subscription matched (the graph may know more)."""
+        return self._subscription.get_publisher_count()
+
+    def take(self) -> int:
+        """Take every queued sample (batched mode); return how many."""
+        if not self._batched:
+            return 0
+        handle = self._subscription.handle
+        samples = []
+        while (sample := handle.take_message(ClockMsg, False)) is not None:
+            samples.append(sample)
+        self._feed(samples)
+        if samples:
+            latest = max(samples, key=lambda sample: sample[1]['received_timestamp'])
+            self._node.get_clock().set_ros_time_override(Time.from_msg(latest[0].clock))
+        return len(samples)
+
+    def _feed(self, samples: list[tuple[ClockMsg, dict[str, Any]]]) -> None:
+        resets = self._session.clock_samples(
+            (info[self._key], msg.clock.sec * NS_PER_S + msg.clock.nanosec)
+            for msg, info in samples)
+        if not resets:
+            return
+        self._unlogged += resets
+        now = time.monotonic_ns()
+        if now - self._logged_ns >= self._warn_period_ns():
+            more = (f' ({self._unlogged - 1} more since the last warning)'
+                    if self._unlogged > 1 else '')
+            sim_s = (self._session.clock.last_sim_ns or 0) / NS_PER_S
+            self._node.get_logger().warning(
+                f'sim time jumped back to {sim_s:.3f} s (simulator reset){more}: '
+                'sim-time state of every topic was reset')
+            self._logged_ns = now
+            self._unlogged = 0

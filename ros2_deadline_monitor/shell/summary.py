@@ -2,15 +2,51 @@
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
+import tempfile
+from typing import Any
+
 from ros2_deadline_monitor.core import format as fmt
+from ros2_deadline_monitor.core.expectations import Verdict
 from ros2_deadline_monitor.core.snapshot import Snapshot
 
 
-def summary_text(node_name: str, snapshot: Snapshot) -> str:
+def write_summary(path: str | os.PathLike[str], record: Any) -> None:
+    """Write the summary JSON atomically (a temporary file renamed over ``path``), fsynced.
+
+    A CI step reading the file never sees half of it, even if the monitor is killed.
+    """
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f'.{target.name}.', dir=target.resolve().parent)
+    try:
+        with os.fdopen(fd, 'w', encoding='utf-8') as stream:
+            json.dump(record, stream, indent=1, allow_nan=False)
+            stream.write('\n')
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def verdict_lines(verdict: Verdict) -> list[str]:
+    """One line per failed expectation, then how many held; nothing without expectations."""
+    if not verdict.outcomes:
+        return []
+    lines = [outcome.line() for outcome in verdict.failed]
+    lines.append(f'expectations: {len(verdict.passed)} of {len(verdict.outcomes)} held'
+                 + ('' if verdict.ok else ' (exit code 3)'))
+    return lines
+
+
+def summary_text(node_name: str, snapshot: Snapshot, verdict: Verdict | None = None) -> str:
     """Return totals per topic, the longest intervals ever seen and the RTF, as a table.
 
     Totals are cumulative since start; the max intervals are the longest of every report,
-    not only the last window's.
+    not only the last window's. ``verdict`` adds a line per failed expectation.
     """
     lines = [f'{node_name} summary (totals since start):']
     lines.append(f'{"topic":<28} {"messages":>9} {"misses":>7} {"skipped":>8} {"lost":>6} '
@@ -20,11 +56,14 @@ def summary_text(node_name: str, snapshot: Snapshot) -> str:
         if r is None:
             lines.append(f'{topic.topic or topic.topic_id:<28} not monitored: {topic.reason}')
             continue
+        event = r.kind == 'event'  # no period: misses and skipped periods do not apply
+        misses = fmt.NOT_AVAILABLE if event else r.deadline_misses_total
+        skipped = fmt.NOT_AVAILABLE if event else r.skipped_periods_total
         lines.append(
-            f'{r.topic:<28} {r.messages_total:>9} {r.deadline_misses_total:>7} '
-            f'{r.skipped_periods_total:>8} {r.messages_lost_total:>6} '
+            f'{r.topic:<28} {r.messages_total:>9} {misses:>7} '
+            f'{skipped:>8} {r.messages_lost_total:>6} '
             f'{fmt.ms(topic.max_interval_wall_ns, 2):>11} '
-            f'{fmt.ms(topic.max_interval_sim_ns, 2):>10}  {r.rule}')
+            f'{fmt.ms(topic.max_interval_sim_ns, 2):>10}  {"event" if event else r.rule}')
     if not snapshot.topics:
         lines.append('(no topics monitored)')
     clock = snapshot.clock.report
@@ -34,4 +73,6 @@ def summary_text(node_name: str, snapshot: Snapshot) -> str:
                      f'{fmt.number(clock.rtf, 4)}, sim resets {clock.resets_total}')
     else:
         lines.append('clock: no /clock received')
+    if verdict is not None:
+        lines += verdict_lines(verdict)
     return '\n'.join(lines)

@@ -29,6 +29,7 @@ from ..core.config import AnalysisConfig, duration_ns, NS_PER_S, TopicConfig
 from ..core.cycles import CycleAnalyzer
 from ..core.levels import topic_level
 from ..core.reports import IntervalSummary, TopicReport
+from ..core.snapshot import TopicSnapshot
 
 F = TypeVar('F', bound=Callable[..., Any])
 
@@ -143,5 +144,5 @@ class DeadlineProbe:
         now = time.time_ns()
         report = self.report(now)
         level, status = topic_level(report, self._analysis.thresholds, now, report.timeout_ns)
-        self._publisher.publish(
-            self._topic_stats(report, now, 'probe', level, status, 'probe'))
+        topic = TopicSnapshot(report.name, report.topic, 'probe', level, status, report)
+        self._publisher.publish(self._topic_stats(topic, now, 'probe'))

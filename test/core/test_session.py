@@ -239,3 +239,21 @@ def test_message_stamped_malformed_is_not_a_cycle():
     s.message('a', OFF, MALFORMED)
     r = s.snapshot(OFF + MS, final=True).topics[0].report
     assert (r.messages_total, r.malformed_total, r.messages) == (1, 1, 0)
+
+
+def test_a_sim_clock_topic_times_out_on_sim_time_not_on_the_last_window_rtf():
+    # RTF 0.5 since the last message, then one window at RTF 1.0: 1.5 s of wall silence is
+    # 0.8 s of sim time, under the 1 s timeout (the window's RTF alone would say 1.5 s).
+    s = session()
+    s.configure({'a': TopicConfig(name='a', topic='/a', period_ns=10 * MS, clock='sim',
+                                  timeout_ns=S)})
+    s.topic_status('a', TopicState.RECEIVING)
+    sim = 0
+    for wall in range(OFF, OFF + 2500 * MS, MS):
+        sim += MS if wall >= OFF + 2400 * MS else MS // 2
+        s.clock_sample(wall, sim)
+        if wall < OFF + S and (wall - OFF) % (20 * MS) == 0:
+            s.message('a', wall + 100 * US)
+        if wall == OFF + 2400 * MS:
+            s.snapshot(wall)
+    assert s.snapshot(OFF + 2500 * MS).topics[0].level != Level.ERROR

@@ -17,7 +17,6 @@ from __future__ import annotations
 from pathlib import Path
 import signal
 import subprocess
-import time
 
 import pytest
 
@@ -50,7 +49,7 @@ def _alive(pid: int) -> bool:
     signal.SIGTERM,
 ], ids=['SIGINT', 'SIGTERM'])
 def test_interrupted_demo_leaves_no_child_processes(installed_executable, tmp_path, processes,
-                                                   wait_for, sig):
+                                                   observer, wait_for, sig):
     log = open(tmp_path / 'demo.log', 'w')  # noqa: SIM115 - closed by the processes fixture
     demo = subprocess.Popen(
         [str(installed_executable('demo')), '--phases', 'sim_rtf1', '--duration-s', '20'],
@@ -60,10 +59,19 @@ def test_interrupted_demo_leaves_no_child_processes(installed_executable, tmp_pa
     # The monitor, the sim_clock and the controller of the phase.
     children = wait_for(lambda: (c := _children(demo.pid)) and len(c) >= 3 and c,
                         timeout=20.0, what='the demo to start its three processes')
-    time.sleep(1.0)  # into the phase: the controller is cycling, the monitor reporting
+    # Into the phase: the controller is cycling and the monitor reporting its cycles.
+    wait_for(lambda: (t := observer.topic_stats('cmd')) and t.messages_total > 0,
+             timeout=20.0, what='the monitor counting cycles of the controller')
     children.update(_children(demo.pid))
     demo.send_signal(sig)
-    code = demo.wait(timeout=20)
+    # The demo signals its three children at once and kills those not gone within 5 s, then
+    # closes its listener (< 1 s): 20 s is four times that.
+    try:
+        code = demo.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        log.flush()
+        pytest.fail('the demo did not exit within 20 s of the signal; its output:\n'
+                    + (tmp_path / 'demo.log').read_text()[-3000:])
     assert code != 0  # interrupted, not a finished run
     leftover = {}
 

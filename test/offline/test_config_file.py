@@ -25,12 +25,12 @@ def test_the_shipped_config_file() -> None:
     if not path.exists():
         pytest.skip('config/monitor.yaml not written yet')
     config = load_config(path)
-    assert [t.name for t in config.topics] == ['controller', 'imu']
+    assert [t.name for t in config.topics] == ['controller']
     controller = config.topics[0]
     assert controller.topic == '/demo/cmd'
     assert controller.period_ns == 10 * MS
     assert controller.stamp == 'start'
-    assert config.auto_clock == frozenset({'controller', 'imu'})
+    assert config.auto_clock == frozenset({'controller'})
     assert config.clock_topic == '/clock'
     assert config.analysis.rtf_bin_ns == 100 * MS
     assert config.warnings == ()

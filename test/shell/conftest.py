@@ -20,45 +20,77 @@ STARTING_UP = 'Node starting up'
 
 
 def _wait_for(condition: Callable[[], Any], timeout: float = DEFAULT_TIMEOUT_S,
-              what: str = 'a condition') -> Any:
-    """Poll ``condition`` until it returns something truthy; fail the test on timeout."""
+              what: str | Callable[[], str] = 'a condition') -> Any:
+    """Poll ``condition`` until it returns something truthy; fail the test on timeout.
+
+    ``what`` may be a function: it is called at the timeout, to say what was seen then.
+    """
     deadline = time.monotonic() + timeout
     while True:
         result = condition()
         if result:
             return result
         if time.monotonic() > deadline:
-            pytest.fail(f'timed out after {timeout:g} s waiting for {what}')
+            text = what() if callable(what) else what
+            pytest.fail(f'timed out after {timeout:g} s waiting for {text}')
         time.sleep(0.02)
 
 
 class Spinner:
-    """Spin some nodes in a background thread with their own executor."""
+    """Spin some nodes in a background thread with their own executor.
 
-    def __init__(self, context: Any, *nodes: Any) -> None:
+    ``stop`` ends the spin loop and joins the thread before it shuts the executor down: Jazzy's
+    ``Executor.shutdown`` does not wait for the spinning thread (its wait for running callbacks
+    is skipped) and destroys the guard condition that thread triggers after each callback, so
+    shutting down from another thread mid-spin makes the spinning thread raise
+    ``InvalidHandle``. With ``destroy`` the nodes are destroyed by ``stop`` too, after the
+    thread ended, for the same reason: rclpy adds the QoS event handlers of a destroyed
+    publisher or subscription to the wait set of a spinning executor and raises there.
+    """
+
+    def __init__(self, context: Any, *nodes: Any, destroy: bool = False) -> None:
         from rclpy.executors import SingleThreadedExecutor
 
         self.executor = SingleThreadedExecutor(context=context)
+        self.nodes = list(nodes)
+        self.destroy = destroy
+        self.stopped = False
+        self._stop = threading.Event()
         for node in nodes:
             self.executor.add_node(node)
         self.errors: list[BaseException] = []
-        self._thread = threading.Thread(target=self._spin, daemon=True)
+        self._thread = threading.Thread(target=self._spin, args=(context,), daemon=True)
         self._thread.start()
 
-    def _spin(self) -> None:
+    def _spin(self, context: Any) -> None:
         from rclpy.executors import ExternalShutdownException
 
         try:
-            self.executor.spin()
+            while not self._stop.is_set() and context.ok():
+                # A wake-up alone does not end a wait, a timeout does: stop() waits <= 0.1 s.
+                self.executor.spin_once(timeout_sec=0.1)
         except ExternalShutdownException:
             pass
         except BaseException as err:  # surfaced by stop() so a test sees callback errors
             self.errors.append(err)
 
     def stop(self) -> None:
-        """Stop spinning, join the thread and re-raise an error a callback raised."""
-        self.executor.shutdown(timeout_sec=5.0)
-        self._thread.join(timeout=5.0)
+        """Stop spinning, join the thread, destroy owned nodes, re-raise a callback's error.
+
+        Only the first call does anything.
+        """
+        if self.stopped:
+            return
+        self.stopped = True
+        self._stop.set()
+        # A callback of these tests takes milliseconds; 10 s covers a starved machine.
+        self._thread.join(timeout=10.0)
+        if self._thread.is_alive():
+            raise RuntimeError('the spinning thread did not stop within 10 s')
+        self.executor.shutdown(timeout_sec=0)
+        if self.destroy:
+            for node in self.nodes:
+                node.destroy_node()
         if self.errors:
             raise self.errors[0]
 
@@ -157,30 +189,38 @@ def key_values() -> Callable[[Any], dict[str, str]]:
 
 @pytest.fixture
 def spin(ros_context: Any) -> Iterator[Callable[..., Spinner]]:
-    """Return a function that spins nodes in a background thread; all stop after the test."""
+    """Return ``spin(*nodes, context=None, destroy=False)``: spin nodes in a background thread.
+
+    All spinners stop after the test; with ``destroy`` their nodes are destroyed then.
+    """
     spinners: list[Spinner] = []
 
-    def start(*nodes: Any, context: Any = None) -> Spinner:
-        spinner = Spinner(context or ros_context, *nodes)
+    def start(*nodes: Any, context: Any = None, destroy: bool = False) -> Spinner:
+        spinner = Spinner(context or ros_context, *nodes, destroy=destroy)
         spinners.append(spinner)
         return spinner
 
     yield start
+    errors = []
     for spinner in reversed(spinners):
-        spinner.stop()
+        try:
+            spinner.stop()
+        except BaseException as err:  # stop every spinner, then report the first error
+            errors.append(err)
+    if errors:
+        raise errors[0]
 
 
 @pytest.fixture
 def observer(ros_context: Any, spin: Callable[..., Spinner]) -> Iterator[Observer]:
     """Yield a spinning ``Observer`` of the default-named monitor."""
     obs = Observer(ros_context)
-    spin(obs.node)
+    spin(obs.node, destroy=True)
     yield obs
-    obs.node.destroy_node()
 
 
 @pytest.fixture
-def start_monitor(ros_context: Any, spin: Callable[..., Spinner]) -> Iterator[Callable[..., Any]]:
+def start_monitor(ros_context: Any, spin: Callable[..., Spinner]) -> Callable[..., Any]:
     """Return a function creating a spinning in-process MonitorNode from parameter values.
 
     Keyword names use ``__`` for ``.`` (``topic__imu__period_ms=10.0``).
@@ -189,19 +229,14 @@ def start_monitor(ros_context: Any, spin: Callable[..., Spinner]) -> Iterator[Ca
 
     from ros2_deadline_monitor.shell.monitor_node import MonitorNode
 
-    nodes: list[Any] = []
-
     def start(**values: Any) -> Any:
         overrides = [Parameter(name.replace('__', '.'), value=value)
                      for name, value in values.items()]
         node = MonitorNode(context=ros_context, parameter_overrides=overrides)
-        nodes.append(node)
-        spin(node)
+        spin(node, destroy=True)
         return node
 
-    yield start
-    for node in nodes:
-        node.destroy_node()
+    return start
 
 
 class ClockTracker:
@@ -307,19 +342,14 @@ class MessageTimes:
 
 
 @pytest.fixture
-def message_times(ros_context: Any, spin: Callable[..., Spinner]) -> Iterator[Callable]:
+def message_times(ros_context: Any, spin: Callable[..., Spinner]) -> Callable[..., Any]:
     """Return ``message_times(topic, msg_type=TwistStamped)``: a spinning ``MessageTimes``."""
-    created: list[MessageTimes] = []
-
     def make(topic: str, msg_type: Any = None) -> MessageTimes:
         times = MessageTimes(ros_context, topic, msg_type)
-        created.append(times)
-        spin(times.node)
+        spin(times.node, destroy=True)
         return times
 
-    yield make
-    for times in created:
-        times.node.destroy_node()
+    return make
 
 
 class CycleTruth(NamedTuple):
@@ -395,9 +425,8 @@ def cycle_truth() -> Callable[..., CycleTruth]:
 def clock_tracker(ros_context: Any, spin: Callable[..., Spinner]) -> Iterator[ClockTracker]:
     """Yield a spinning ``ClockTracker`` of /clock."""
     tracker = ClockTracker(ros_context)
-    spin(tracker.node)
+    spin(tracker.node, destroy=True)
     yield tracker
-    tracker.node.destroy_node()
 
 
 @pytest.fixture

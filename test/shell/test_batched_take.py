@@ -194,35 +194,31 @@ def test_batched_and_callback_modes_report_the_same_figures(
                     stats_period_s=0.2)
     batched = start_monitor(**settings)
     listener = StatsListener(ros_context, 'classic_monitor')
-    spin(listener.node)
+    spin(listener.node, destroy=True)
     overrides = [Parameter(k.replace('__', '.'), value=v) for k, v in settings.items()]
     classic = MonitorNode('classic_monitor', context=ros_context, parameter_overrides=[
         *overrides, Parameter('take_period_s', value=0.0)])
-    try:
-        spin(classic)
-        pub = publisher('/stream')
-        wait_for(lambda: pub.publisher.get_subscription_count() >= 2,
-                 what='both monitors to match')
-        wait_for(lambda: _subscribed(batched, 'stream') and _subscribed(classic, 'stream'),
-                 what='both monitors to subscribe')
-        # 100 Hz with a 25 ms pause every 20th message: misses and skipped periods.
-        pub.publish(300, period_ns=10 * NS_PER_MS,
-                    pause=lambda i: 25 * NS_PER_MS if i % 20 == 19 else 0)
+    spin(classic, destroy=True)
+    pub = publisher('/stream')
+    wait_for(lambda: pub.publisher.get_subscription_count() >= 2,
+             what='both monitors to match')
+    wait_for(lambda: _subscribed(batched, 'stream') and _subscribed(classic, 'stream'),
+             what='both monitors to subscribe')
+    # 100 Hz with a 25 ms pause every 20th message: misses and skipped periods.
+    pub.publish(300, period_ns=10 * NS_PER_MS,
+                pause=lambda i: 25 * NS_PER_MS if i % 20 == 19 else 0)
 
-        def both_done():
-            a, b = observer.topic_stats('stream'), listener.topic('stream')
-            return (a is not None and b is not None and a.messages_total == pub.sent
-                    and b.messages_total == pub.sent and (a, b))
+    def both_done():
+        a, b = observer.topic_stats('stream'), listener.topic('stream')
+        return (a is not None and b is not None and a.messages_total == pub.sent
+                and b.messages_total == pub.sent and (a, b))
 
-        a, b = wait_for(both_done, what=f'both monitors to count all {pub.sent} messages')
-        assert a.deadline_misses_total == b.deadline_misses_total
-        assert a.skipped_periods_total == b.skipped_periods_total
-        assert a.messages_lost_total == b.messages_lost_total == 0
-        assert a.interval_wall.max_ms == b.interval_wall.max_ms
-        assert a.deadline_misses_total >= 300 // 20 - 1
-        assert batched.topic_monitors['stream'].depth > 0
-        assert classic.topic_monitors['stream'].receive.mode == 'callback'
-        assert batched.topic_monitors['stream'].receive.mode == 'batched'
-    finally:
-        classic.destroy_node()
-        listener.node.destroy_node()
+    a, b = wait_for(both_done, what=f'both monitors to count all {pub.sent} messages')
+    assert a.deadline_misses_total == b.deadline_misses_total
+    assert a.skipped_periods_total == b.skipped_periods_total
+    assert a.messages_lost_total == b.messages_lost_total == 0
+    assert a.interval_wall.max_ms == b.interval_wall.max_ms
+    assert a.deadline_misses_total >= 300 // 20 - 1
+    assert batched.topic_monitors['stream'].depth > 0
+    assert classic.topic_monitors['stream'].receive.mode == 'callback'
+    assert batched.topic_monitors['stream'].receive.mode == 'batched'

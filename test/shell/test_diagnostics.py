@@ -25,7 +25,7 @@ COUNTS = {'messages', 'deadline misses', 'skipped periods', 'messages lost', 'in
 WORDS = {'topic', 'type', 'publishers', 'rule', 'start source', 'arrival timestamp',
          'timer clock', 'period learned', 'RTF', 'RTF total', 'RTF target', 'simulator RTF',
          'clock topic', 'paused', 'cgroup cpu.stat', 'RTF min bin', 'RTF max bin', 'receive',
-         'messages lost includes'}
+         'messages lost includes', 'kind', 'period source'}
 
 
 def test_statuses_of_a_snapshot_name_topic_clock_and_host(snapshots):
@@ -152,3 +152,26 @@ def test_monitor_diagnostics_are_what_rqt_robot_monitor_reads(
     assert result.successful
     wait_for(lambda: (a := array()) and {s.hardware_id for s in a.status} == {'robot-8'},
              what='the new hardware_id')
+
+
+def test_expectations_show_in_the_topic_and_clock_statuses_without_changing_levels(snapshots):
+    from ros2_deadline_monitor.core.expectations import evaluate, expectations_from
+    from ros2_deadline_monitor.core.gate import run_figures
+
+    snap = snapshots.snapshot(topics=[snapshots.topic()])
+    expectations = expectations_from({'topic.imu.expect.max_misses': 0,
+                                      'topic.imu.expect.max_lost': 5,
+                                      'clock.expect.min_rtf': 0.5}, ['imu'])
+    verdict = evaluate(expectations, run_figures(snap))
+    plain = diagnostics.statuses(snap, 'hw')
+    statuses = diagnostics.statuses(snap, 'hw', verdict=verdict)
+    assert [s.level for s in statuses] == [s.level for s in plain]
+    topic = {kv.key: kv.value for kv in statuses[0].values}
+    assert topic['expectations'] == '1 held, 1 failed'
+    assert topic['expectation failed: max_misses'] == 'deadline misses 20, expected <= 0'
+    assert 'expectation failed: max_lost' not in topic
+    clock = {kv.key: kv.value for kv in statuses[-2].values}
+    assert clock['expectations'] == '1 held, 0 failed'
+    host = {kv.key for kv in statuses[-1].values}
+    assert 'expectations' not in host
+    assert not any(kv.key.startswith('expectation') for kv in plain[0].values)

@@ -187,7 +187,7 @@ def test_analyze_on_the_recorded_bag_gives_the_live_totals(
     import yaml
 
     recorder = Recorder(ros_context)
-    spin(recorder.node)
+    spin(recorder.node, destroy=True)
     start_monitor(**{name.replace('.', '__'): value for name, value in PARAMS.items()})
     producer = subprocess.Popen(
         [sys.executable, '-c', PRODUCER, TOPIC, str(DURATION_S),

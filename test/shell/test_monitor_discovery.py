@@ -46,9 +46,9 @@ def test_a_topic_with_two_types_is_an_error_and_the_others_keep_running(
     from std_msgs.msg import Float64, Header
 
     # The good topic's tolerance is wide: this test is about types, not this machine's jitter.
-    start_monitor(topics=['mixed', 'good'], topic__mixed__name='/mixed',
-                  topic__good__name='/good', topic__good__period_ms=10.0,
-                  topic__good__jitter_tolerance_ms=50.0, stats_period_s=0.2)
+    monitor = start_monitor(topics=['mixed', 'good'], topic__mixed__name='/mixed',
+                            topic__good__name='/good', topic__good__period_ms=10.0,
+                            topic__good__jitter_tolerance_ms=50.0, stats_period_s=0.2)
     # One DDS participant refuses two types on a topic: the second type comes from another.
     node = Node('mixed_producer', context=ros_context)
     header_pub = node.create_publisher(Header, '/mixed', QoSProfile(depth=10))
@@ -64,10 +64,18 @@ def test_a_topic_with_two_types_is_an_error_and_the_others_keep_running(
     other.create_timer(0.01, lambda: float_pub.publish(Float64()))
     spin(node)
     spin(other, context=second_context)
-    mixed = wait_for(lambda: (t := observer.topic_stats('mixed')) and t.level == ERROR and t,
-                     what='the mixed topic reported ERROR')
+    # The Float64 writer is in another participant: until the monitor discovered it, /mixed
+    # looks like a Header topic (on a loaded machine already ERROR for its misses). Discovery
+    # takes milliseconds idle; 20 s bounds a loaded machine.
+    wait_for(lambda: len({p.topic_type for p in monitor.get_publishers_info_by_topic('/mixed')})
+             == 2, timeout=20.0, what='both types of /mixed in the graph of the monitor')
+    mixed = wait_for(lambda: (t := observer.topic_stats('mixed')) and t.level == ERROR
+                     and 'disagree on the type' in t.status and t,
+                     what='the mixed topic reported ERROR for its two types')
     assert 'disagree on the type' in mixed.status
     assert 'std_msgs/msg/Float64' in mixed.status and 'std_msgs/msg/Header' in mixed.status
     good = wait_for(lambda: (t := observer.topic_stats('good')) and t.messages_total > 10 and t,
                     what='the other topic to keep running')
-    assert good.level != ERROR
+    # Its level may be WARN or ERROR for misses on a loaded machine (this process's timer runs
+    # late); what must not reach it is the other topic's type error.
+    assert 'type' not in good.status, good.status

@@ -23,3 +23,21 @@ def test_summary_without_topics_or_clock(snapshots):
         report=snapshots.clock_report(messages_total=0)))
     assert summary_text('m', snap).splitlines()[2:] == ['(no topics monitored)',
                                                          'clock: no /clock received']
+
+
+def test_summary_ends_with_each_failed_expectation(snapshots):
+    from ros2_deadline_monitor.core.expectations import evaluate, expectations_from
+    from ros2_deadline_monitor.core.gate import run_figures
+
+    snap = snapshots.snapshot(topics=[snapshots.topic()])
+    verdict = evaluate(expectations_from({'topic.imu.expect.max_misses': 0,
+                                          'topic.imu.expect.max_skipped': 10}, ['imu']),
+                       run_figures(snap))
+    lines = summary_text('m', snap, verdict).splitlines()
+    assert lines[-2:] == ['FAIL /imu: deadline misses 20, expected <= 0 (max_misses)',
+                          'expectations: 1 of 2 held (exit code 3)']
+    ok = evaluate(expectations_from({'topic.imu.expect.max_skipped': 10}, ['imu']),
+                  run_figures(snap))
+    assert summary_text('m', snap, ok).splitlines()[-1] == 'expectations: 1 of 1 held'
+    none = evaluate(expectations_from({}, ['imu']), run_figures(snap))
+    assert summary_text('m', snap, none) == summary_text('m', snap)

@@ -32,16 +32,40 @@ def test_monitor_counts_equal_the_controllers_record(listener, name):
     truth, monitor = result.truth, result.monitor
     assert monitor['cycles'] == truth['cycles'] > 0
     assert monitor['lost'] == 0
-    assert (monitor['misses'], monitor['skipped']) == (truth['misses'], truth['skipped'])
+    # Skipped periods come from the start stamps alone: equal under any load.
+    assert monitor['skipped'] == truth['skipped']
+    held_up = result.sim_clock.get('reanchors', 0) if PHASE[name].use_sim_time else 0
+    if held_up == 0:
+        assert monitor['misses'] == truth['misses']
+    else:
+        # The machine held up the simulator (sim_clock re-anchored instead of bursting). The
+        # record's end of a cycle in flight then is start + execution on the monotonic clock,
+        # the monitor's the sim time in force when its message was written, which stood
+        # still: the two differ for such cycles, at most one per hold-up (the controller's
+        # timer is on sim time and does not start a cycle while /clock is held up).
+        assert abs(monitor['misses'] - truth['misses']) <= held_up, held_up
     if PHASE[name].stall_ms:
         # Every stall makes the stalled cycle and the one after it miss, and skips a period;
         # a noisy machine may add more, never fewer.
         stalls = truth['cycles'] // 50
         assert truth['misses'] >= 2 * stalls and truth['skipped'] >= stalls
     if name == 'sim_rtf05':
-        assert monitor['rtf'] == pytest.approx(0.5, abs=0.02)
         assert monitor['sim_mean_ms'] == pytest.approx(10.0, abs=0.5)
-        assert monitor['wall_mean_ms'] == pytest.approx(20.0, abs=1.0)
+        # The wall intervals are the controller's: equal to its own record, whatever the load.
+        assert monitor['wall_mean_ms'] == pytest.approx(truth['wall_mean_ms'], abs=0.5)
+        clock = result.sim_clock
+        assert clock, 'no summary from sim_clock'
+        if clock['reanchors'] == 0:
+            # sim_clock kept its schedule, so RTF 0.5 is what it published.
+            assert monitor['rtf'] == pytest.approx(0.5, abs=0.02)
+            assert monitor['wall_mean_ms'] == pytest.approx(20.0, abs=1.0)
+        else:
+            # A starved sim_clock (a loaded machine) re-anchors instead of bursting: the RTF
+            # falls, and the monitor must see the fall. Its span lies inside sim_clock's (which
+            # starts before the monitor's first sample and ends after its last report), so
+            # the whole-phase figures differ by what sim_clock did outside that span: the
+            # monitor's lies between sim_clock's worst 100 ms window and the target.
+            assert (clock['rtf_100ms_min'] or 0.0) - 0.02 <= monitor['rtf'] <= 0.5 + 0.02, clock
 
 
 def test_parser_defaults_run_every_phase():
