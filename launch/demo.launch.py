@@ -16,11 +16,14 @@ monitor.launch.py: it watches exactly the controller's topic, with the controlle
 the simulator's target RTF, and needs no config file.
 """
 
+import math
 import os
 import sys
 
-from launch.actions import DeclareLaunchArgument, Shutdown, TimerAction
+from launch.actions import DeclareLaunchArgument, OpaqueFunction, Shutdown, TimerAction
 from launch.conditions import IfCondition
+from launch.events.process import ProcessExited
+from launch.launch_context import LaunchContext
 from launch.launch_description import LaunchDescription
 from launch.substitutions import LaunchConfiguration, PythonExpression
 from launch_ros.actions import Node
@@ -28,6 +31,38 @@ from launch_ros.parameter_descriptions import ParameterValue
 
 PACKAGE = 'ros2_deadline_monitor'
 CONTROL_TOPIC = '/demo/cmd'
+NUMBERS = {'target_rtf': float, 'rate_hz': float, 'stall_ms': float, 'stall_every': int,
+           'duration': float}
+"""The numeric launch arguments and their types, checked before any node starts."""
+
+
+def check_numbers(context: LaunchContext) -> list:
+    """Refuse a numeric argument that is not a (finite) number, naming it.
+
+    Otherwise launch reports only "could not convert string to float: 'abc'", without the
+    argument's name. Ranges are the nodes' business: they refuse bad values with the reason.
+    """
+    for name, kind in NUMBERS.items():
+        text = context.launch_configurations[name]
+        try:
+            value = kind(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value):
+            kind_text = 'an integer' if kind is int else 'a number'
+            raise ValueError(f'launch argument {name}:={text!r} is not {kind_text}')
+    return []
+
+
+def stop_the_demo(event: ProcessExited, context: LaunchContext) -> Shutdown | None:
+    """End the whole demo when the controller or the clock ends (e.g. a refused parameter).
+
+    Not while the launch already shuts down (Ctrl-C, ``duration``): launch would log
+    "process[...] was required: shutting down launched system" for each node that stops.
+    """
+    if context.is_shutdown:
+        return None
+    return Shutdown(reason=f'{event.process_name} exited with code {event.returncode}')
 
 
 def generate_launch_description() -> LaunchDescription:
@@ -76,6 +111,7 @@ def generate_launch_description() -> LaunchDescription:
         }],
         output='screen',
         condition=IfCondition(LaunchConfiguration('use_sim_time')),
+        on_exit=stop_the_demo,
     )
 
     controller = Node(
@@ -92,6 +128,7 @@ def generate_launch_description() -> LaunchDescription:
             'wait_for_subscribers': 1,
         }],
         output='screen',
+        on_exit=stop_the_demo,
     )
 
     monitor = Node(
@@ -120,4 +157,5 @@ def generate_launch_description() -> LaunchDescription:
         condition=IfCondition(PythonExpression([duration, ' > 0'])),
     )
 
-    return LaunchDescription([*arguments, sim_clock, controller, monitor, stop])
+    return LaunchDescription([*arguments, OpaqueFunction(function=check_numbers), sim_clock,
+                              controller, monitor, stop])

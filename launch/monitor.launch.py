@@ -17,8 +17,9 @@ settings.
 import os
 import sys
 
-from launch.actions import DeclareLaunchArgument
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.conditions import IfCondition
+from launch.launch_context import LaunchContext
 from launch.launch_description import LaunchDescription
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution, PythonExpression
 from launch_ros.actions import Node
@@ -39,6 +40,18 @@ def colour_env() -> dict[str, str]:
     """
     default = '1' if sys.stdout.isatty() else '0'
     return {'RCUTILS_COLORIZED_OUTPUT': os.environ.get('RCUTILS_COLORIZED_OUTPUT', default)}
+
+
+def check_config(context: LaunchContext) -> list:
+    """Refuse a ``config`` file that does not exist, before the monitor starts.
+
+    launch_ros only warns ("Parameter file path is not a file") and starts the monitor
+    without it, which then watches no topic at all.
+    """
+    path = LaunchConfiguration('config').perform(context)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f'launch argument config:={path}: no such file')
+    return []
 
 
 def generate_launch_description() -> LaunchDescription:
@@ -102,4 +115,5 @@ def generate_launch_description() -> LaunchDescription:
         condition=IfCondition(LaunchConfiguration('start_aggregator')),
     )
 
-    return LaunchDescription([*arguments, monitor, aggregator])
+    return LaunchDescription([*arguments, OpaqueFunction(function=check_config), monitor,
+                              aggregator])

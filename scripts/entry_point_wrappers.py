@@ -21,10 +21,14 @@ TEMPLATE = """#!{python}
 # Generated from setup.cfg ({name} = {module}:{attr}) by scripts/entry_point_wrappers.py.
 import sys
 
-from {module} import {attr} as _entry_point
-
 if __name__ == '__main__':
-    sys.exit(_entry_point())
+    try:
+        from {module} import {attr} as _entry_point
+        sys.exit(_entry_point())
+    except KeyboardInterrupt:
+        # Ctrl-C before the program's own signal handlers are in place (importing rclpy
+        # takes seconds on a loaded machine): a stop, like a later Ctrl-C, not a traceback.
+        sys.exit(0)
 """
 
 

@@ -2,8 +2,12 @@
 
 import configparser
 import importlib.util
+import os
 from pathlib import Path
+import signal
+import subprocess
 import sys
+import time
 from xml.etree import ElementTree
 
 import pytest
@@ -67,6 +71,42 @@ def test_wrappers_are_generated_from_setup_cfg(tmp_path):
     assert demo.startswith(f'#!{sys.executable}\n')
     assert 'from ros2_deadline_monitor.tools.demo import main as _entry_point' in demo
     assert (tmp_path / 'demo').stat().st_mode & 0o111
+
+
+def test_a_ctrl_c_while_the_wrapper_imports_is_a_quiet_stop(tmp_path):
+    """SIGINT while the program's modules import (seconds on a loaded machine) is no traceback.
+
+    Seen with ros2 launch: a Ctrl-C 8 s after start found demo_controller still importing,
+    and it printed a KeyboardInterrupt traceback from dataclasses.
+    """
+    wrappers = load_script('entry_point_wrappers')
+    marker = tmp_path / 'importing'
+    (tmp_path / 'slow_module.py').write_text(
+        'import pathlib, time\n'
+        f'pathlib.Path({str(marker)!r}).touch()\n'
+        'time.sleep(30)\n'
+        'def main():\n'
+        '    return 3\n', encoding='utf-8')
+    cfg = tmp_path / 'setup.cfg'
+    cfg.write_text('[options.entry_points]\nconsole_scripts =\n    slow = slow_module:main\n',
+                   encoding='utf-8')
+    [wrapper] = wrappers.write_wrappers(cfg, tmp_path / 'out', sys.executable)
+    env = {**os.environ, 'PYTHONPATH': str(tmp_path)}
+    process = subprocess.Popen([sys.executable, '-S', str(wrapper)], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 20.0
+        while not marker.exists():
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, 'the wrapper never imported its module'
+            time.sleep(0.02)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=10.0)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert (process.returncode, out, err) == (0, '', '')
 
 
 def test_wrapper_generation_rejects_what_it_cannot_express(tmp_path):

@@ -116,8 +116,8 @@ GLOBAL_SPECS: tuple[ParamSpec, ...] = (
               "Topic on which the simulator publishes its own RTF (std_msgs/msg/Float32 or "
               "Float64), shown next to the measured RTF; '' for none.", read_only=True),
     ParamSpec('hardware_id', socket.gethostname(),
-              'hardware_id of every diagnostic status (rqt_robot_monitor groups by it); '
-              'default: the host name.'),
+              "hardware_id of every diagnostic status (rqt_robot_monitor shows it in a "
+              "status's inspector; its tree follows the status names); default: the host name."),
     ParamSpec('arrival_timestamp', 'source',
               "Middleware timestamp taken as the end of a cycle: 'source' (writer side, when "
               "the message left the producer) or 'received' (reader side, adds transport "

@@ -573,16 +573,20 @@ def test_demo_launch_measures_the_controller(ros_context):
         return any(t.topic == '/demo/cmd' and t.messages_total > 0
                    for msg in run.stats for t in msg.topics)
 
-    run = LaunchRun(ros_context, 'demo.launch.py', 'duration:=6', 'stall_every:=20')
+    # The duration counts from the launch's start: on a loaded machine (load 15 on 2 cores)
+    # the nodes took over 6 s to start, and the launch ended before the first cycle.
+    run = LaunchRun(ros_context, 'demo.launch.py', 'duration:=12', 'stall_every:=20')
     try:
         run.wait_for(controller_seen, 'MonitorStats counting /demo/cmd')
         run.wait_for(lambda: 'deadline_monitor: topic cmd' in run.statuses,
                      'the /demo/cmd status on /diagnostics')
-        # duration:=6 ends the launch by itself.
+        # duration:=12 ends the launch by itself.
         returncode = run.process.wait(timeout=20.0)
     finally:
         code, output = run.stop()
     assert returncode == 0 and code == 0, output
+    # A node ending during the shutdown is no reason to shut down again (and say so).
+    assert 'was required' not in output, output
 
 
 @requires_launch
@@ -594,3 +598,53 @@ def test_a_bad_log_level_is_refused_without_a_traceback(ros_context):
     assert 'log_level' in output and 'bogus' in output
     assert 'Traceback' not in output and 'RCLInvalidROSArgsError' not in output
     assert not run.stats
+
+
+def _refused(context: Any, name: str, *arguments: str) -> str:
+    """Run a launch that must stop by itself with an error; return its output."""
+    run = LaunchRun(context, name, *arguments)
+    returncode = run.process.wait(timeout=30.0)
+    _, output = run.stop()
+    assert returncode != 0, output
+    assert 'Traceback' not in output, output
+    assert 'process started' not in output, f'a node started (and may be left running):\n{output}'
+    assert not run.stats
+    return output
+
+
+@requires_launch
+def test_a_missing_config_file_is_refused_before_the_monitor_starts(ros_context, tmp_path):
+    """launch_ros only warns, and the monitor would start watching no topic."""
+    missing = tmp_path / 'missing.yaml'
+    output = _refused(ros_context, 'monitor.launch.py', f'config:={missing}')
+    assert f'launch argument config:={missing}: no such file' in output
+
+
+@requires_launch
+@pytest.mark.parametrize(('argument', 'kind'), [
+    ('target_rtf:=abc', 'a number'), ('stall_every:=x', 'an integer'),
+    ('duration:=nan', 'a number'),
+])
+def test_a_non_numeric_demo_argument_is_refused_before_any_node_starts(
+        ros_context, argument, kind):
+    """The message names the argument, and no node is left running.
+
+    Was "could not convert string to float: 'abc'", with sim_clock already started and left
+    running after the launch ended.
+    """
+    name, value = argument.split(':=')
+    output = _refused(ros_context, 'demo.launch.py', argument)
+    assert f"launch argument {name}:='{value}' is not {kind}" in output
+
+
+@requires_launch
+def test_the_demo_ends_when_the_controller_refuses_its_parameters(ros_context):
+    """Without the controller the demo measures nothing: it must not run on until Ctrl-C."""
+    run = LaunchRun(ros_context, 'demo.launch.py', 'rate_hz:=0.0')
+    returncode = run.process.wait(timeout=30.0)
+    _, output = run.stop()
+    assert returncode == 0, output
+    assert 'invalid parameter' in output and 'rate_hz' in output, output
+    assert 'Traceback' not in output, output
+    assert output.count('process has finished cleanly') == 2, output  # sim_clock, monitor
+    assert output.count('was required: shutting down') == 1, output  # the controller only
