@@ -332,7 +332,8 @@ class Session:
         """
         self.process(now_wall_ns, final=final)
         clock_report = self._rtf.report(now_wall_ns)
-        topics = [self._topic_snapshot(topic_id, topic, now_wall_ns)
+        window_rtf = clock_report.rtf if clock_report.messages else 0.0
+        topics = [self._topic_snapshot(topic_id, topic, now_wall_ns, window_rtf)
                   for topic_id, topic in self._topics.items()]
         self._reported = True
         topics += [TopicSnapshot(topic_id, '', '', Level.ERROR,
@@ -347,8 +348,8 @@ class Session:
             host=self._host_snapshot(host or HostReport(), stats_timer_late_ns),
         )
 
-    def _topic_snapshot(self, topic_id: str, topic: _Topic,
-                        now_wall_ns: int) -> TopicSnapshot:
+    def _topic_snapshot(self, topic_id: str, topic: _Topic, now_wall_ns: int,
+                        window_rtf: float) -> TopicSnapshot:
         report = topic.analyzer.report(now_wall_ns, writers=topic.writers)
         topic.max_interval_wall_ns = _nan_max(topic.max_interval_wall_ns,
                                               report.interval_wall.max_ns)
@@ -356,15 +357,16 @@ class Session:
                                              report.interval_sim.max_ns)
         if topic.appear_pending:
             topic.appeared_ns, topic.appear_pending = now_wall_ns, False
-        level, reason = self._held(topic, *self._topic_level(topic, report, now_wall_ns))
+        level, reason = self._held(topic, *self._topic_level(topic, report, now_wall_ns,
+                                                             window_rtf))
         return TopicSnapshot(
             topic_id=topic_id, topic=topic.config.topic, type_name=topic.type_name,
             level=level, reason=reason, report=report, publishers=topic.publishers,
             receive=topic.receive, max_interval_wall_ns=topic.max_interval_wall_ns,
             max_interval_sim_ns=topic.max_interval_sim_ns, run=topic.analyzer.run_totals())
 
-    def _topic_level(self, topic: _Topic, report: TopicReport,
-                     now_wall_ns: int) -> tuple[Level, str]:
+    def _topic_level(self, topic: _Topic, report: TopicReport, now_wall_ns: int,
+                     window_rtf: float) -> tuple[Level, str]:
         """Level of one topic: the graph's word first, then the figures.
 
         A sim-clock topic times out on sim time: after ``timeout`` of sim time without a
@@ -392,9 +394,11 @@ class Session:
                 and self._rtf.has_samples and now_wall_ns > last):
             sim_then = int(self._rtf.sim_at(np.array([last], np.int64))[0])
             sim_silent = (self._rtf.last_sim_ns or 0) - sim_then
-            # Unknown (before the first /clock sample) or across a reset: the wall timeout.
-            if sim_then != NO_VALUE and sim_silent >= 0:
-                rtf_since = sim_silent / (now_wall_ns - last)
+            # Unknown (before the first /clock sample) or across a reset: the RTF of the
+            # window (NaN: unknown, the wall timeout; 0: sim time stood still).
+            rtf_since = (sim_silent / (now_wall_ns - last)
+                         if sim_then != NO_VALUE and sim_silent >= 0 else window_rtf)
+            if not math.isnan(rtf_since):
                 timeout = round(timeout / min(rtf_since, 1.0)) if rtf_since > 0 else None
         level, reason = topic_level(report, self._analysis.thresholds, now_wall_ns,
                                     None if in_grace else timeout)
