@@ -11,12 +11,12 @@ clock, the sim-time resets and the horizon; this module holds the per-topic arit
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
 
-from .config import AnalysisConfig, resolve_timing, Timing, TopicConfig
+from .config import AnalysisConfig, NS_PER_S, resolve_timing, Timing, TopicConfig
 from .grid import GridState, replay
 from .intervals import summarize_intervals
 from .reports import TopicReport
@@ -27,6 +27,16 @@ NAN = float('nan')
 PENDING_CAPACITY = 1 << 16
 MALFORMED = NO_VALUE + 1
 """Stamp of an event whose bytes could not be read: a message, counted, but not a cycle."""
+MAX_STREAMS = 8
+"""Producer streams (runs of publication sequence numbers) kept apart at most; the one heard
+from least recently is forgotten first, so memory stays bounded however many writers come."""
+EPOCH_SCALE_NS = 10**18
+"""A stamp at or above this (September 2001 as Unix time) is on the wall (Unix) clock; below
+it, a sim-time or unset one. No simulation runs for 31 years of sim time, no wall clock of a
+running robot reads 2001."""
+FOREIGN_TOLERANCE_NS = NS_PER_S
+"""How far a start stamp may lie in the future of its arrival on the timer clock before it
+cannot be on that clock (clock skew between hosts, the /clock step)."""
 ROW_COLUMNS = ('arrival', 'start_wall', 'start_sim', 'interval_timer', 'interval_wall',
                'interval_sim', 'lateness', 'response', 'skipped', 'missed', 'lost', 'size',
                'age')
@@ -101,6 +111,19 @@ def _diff_with(previous: int, values: np.ndarray) -> np.ndarray:
     return out
 
 
+def known_seq(seq: np.ndarray) -> bool:
+    """True when every event carries a publication sequence number."""
+    return bool((seq != NO_VALUE).all())
+
+
+def _stream_diffs(starts: np.ndarray, streams: np.ndarray) -> np.ndarray:
+    """Intervals between consecutive starts of the same producer stream (for learning)."""
+    order = np.argsort(streams, kind='stable')
+    starts, streams = starts[order], streams[order]
+    same = streams[1:] == streams[:-1]
+    return np.diff(starts)[same]
+
+
 def _no_negative(intervals: np.ndarray) -> np.ndarray:
     """Negative intervals become NO_VALUE (NO_VALUE itself is negative and stays)."""
     return np.where(intervals < 0, NO_VALUE, intervals)
@@ -115,6 +138,38 @@ class _Totals:
     malformed: int = 0
     qos_deadline_events: int = 0
     resets: int = 0
+    foreign: int = 0
+    outages: int = 0
+    outage_ns: int = 0
+    outage_max_ns: int = 0
+    runs: int = 0
+    unattributed: int = 0
+
+
+@dataclass
+class _Stream:
+    """One producer's run of publication sequence numbers: its own grid and intervals.
+
+    Jazzy's message info names no writer, but each writer numbers its samples 1, 2, 3, ...:
+    events are told apart by which run they continue (``_demultiplex``). ``epoch`` is the
+    topic's outage count when the grid was last anchored: a later epoch re-anchors it.
+    """
+
+    seq: int
+    arrival: int
+    epoch: int = 0
+    grid: GridState = field(default_factory=GridState)
+    prev_start_timer: int = NO_VALUE
+    prev_start_wall: int = NO_VALUE
+    prev_start_sim: int = NO_VALUE
+
+    def anchor(self, epoch: int) -> None:
+        """Start a new grid and new intervals (after an outage or a period change)."""
+        self.epoch = epoch
+        self.grid = GridState()
+        self.prev_start_timer = NO_VALUE
+        self.prev_start_wall = NO_VALUE
+        self.prev_start_sim = NO_VALUE
 
 
 class CycleAnalyzer:
@@ -123,6 +178,11 @@ class CycleAnalyzer:
     Events wait in a pending buffer until ``process``; every call that processes takes the
     /clock analyzer (``clock``) that maps events between wall and sim time, so an event's
     figures never depend on when it was processed.
+
+    One producer per cycle stream (DESIGN.md §3): events are split into producer streams by
+    their publication sequence numbers, each with its own grid and intervals; a start stamp
+    that cannot be on the timer clock is counted (``foreign``) and never placed on a grid; a
+    silence longer than the timeout is an outage that re-anchors every grid.
     """
 
     def __init__(self, config: TopicConfig, analysis: AnalysisConfig | None = None) -> None:
@@ -134,14 +194,24 @@ class CycleAnalyzer:
         self._timing: Timing | None = None
         self._learning: list[tuple[np.ndarray, ...]] = []
         self._learning_count = 0
-        self._grid = GridState()
-        self._prev_start_timer = NO_VALUE
-        self._prev_start_wall = NO_VALUE
-        self._prev_start_sim = NO_VALUE
-        self._prev_seq = NO_VALUE
+        self._streams: dict[int, _Stream] = {}
+        self._stream_serial = 0
+        self._recent = -1
+        """Serial of the stream that took the latest event (events without a number join it)."""
+        self._epoch = 0
+        self._gap_prev_wall = NO_VALUE
+        self._gap_prev_timer = NO_VALUE
+        self._seq_unknown_at: int | None = None
+        self._numbered = False
+        self._ambiguous_at: int | None = None
+        self._foreign_at: int | None = None
+        self._unattributed_at: int | None = None
         self._last_arrival: int | None = None
         self._start_source = 'arrival'
         self._totals = _Totals()
+        self.writers = 1
+        """Publishers the graph shows (the session keeps it current): with several and no
+        sequence numbers to tell them apart, no per-cycle figure is computed."""
         self._resolve()
 
     @property
@@ -179,7 +249,8 @@ class CycleAnalyzer:
             self._resolve()
         new_period = self._timing.period_ns if self._timing else None
         if new_period != old_period:
-            self._grid = GridState()
+            for stream in self._streams.values():
+                stream.grid = GridState()
 
     def _resolve(self) -> None:
         if self._config.period_ns is not None:
@@ -236,29 +307,43 @@ class CycleAnalyzer:
             self._process(*events, clock)
 
     def _drop_sim_state(self) -> None:
-        self._prev_start_sim = NO_VALUE
+        for stream in self._streams.values():
+            stream.prev_start_sim = NO_VALUE
+            if self._config.clock == 'sim':
+                stream.grid = GridState()
+                stream.prev_start_timer = NO_VALUE
         if self._config.clock == 'sim':
-            self._grid = GridState()
-            self._prev_start_timer = NO_VALUE
+            self._gap_prev_timer = NO_VALUE
             self._rows.clear()
 
     def _process(self, arrival: np.ndarray, stamp: np.ndarray, seq: np.ndarray,
                  size: np.ndarray, clock: RtfAnalyzer | None) -> None:
         self._totals.messages += len(arrival)
         self._last_arrival = int(arrival[-1])
-        lost = self._count_lost(seq)
+        streams, lost = self._demultiplex(arrival, seq)
         malformed = stamp == MALFORMED
         if malformed.any():
             self._totals.malformed += int(malformed.sum())
             stamp = np.where(malformed, NO_VALUE, stamp)
-        start_timer, end_timer, start_wall, start_sim = self._place(arrival, stamp, clock)
-        placed = (start_timer != NO_VALUE) & ~malformed
+        if self.writers > 1 and not known_seq(seq):
+            # Several producers and nothing to tell them apart: their cycles would share one
+            # grid. Counted as messages, never as cycles (the status says why).
+            self._totals.unattributed += len(arrival)
+            self._unattributed_at = self._last_arrival
+            return
+        foreign = self._foreign(arrival, stamp, clock)
+        start_timer, end_timer, start_wall, start_sim = self._place(
+            arrival, np.where(foreign, NO_VALUE, stamp), clock)
+        age = self._age(arrival, stamp, end_timer, clock)
+        placed = (start_timer != NO_VALUE) & ~malformed & ~foreign
         if not placed.all():
             keep = np.flatnonzero(placed)
             arrival, stamp, size, lost = arrival[keep], stamp[keep], size[keep], lost[keep]
             start_timer, end_timer = start_timer[keep], end_timer[keep]
             start_wall, start_sim = start_wall[keep], start_sim[keep]
-        batch = (arrival, stamp, size, lost, start_timer, end_timer, start_wall, start_sim)
+            age, streams = age[keep], streams[keep]
+        batch = (arrival, age, size, lost, start_timer, end_timer, start_wall, start_sim,
+                 streams)
         if self._timing is None:
             self._learning.append(batch)
             self._learning_count += len(arrival)
@@ -267,7 +352,7 @@ class CycleAnalyzer:
             batch = tuple(np.concatenate(cols) for cols in zip(*self._learning, strict=True))
             self._learning = []
             self._learning_count = 0
-            diffs = np.diff(batch[4])
+            diffs = _stream_diffs(batch[4], batch[8])
             diffs = diffs[diffs > 0]
             if len(diffs) == 0:
                 return
@@ -275,19 +360,139 @@ class CycleAnalyzer:
                                           self._analysis.target_rtf)
         self._analyze(*batch)
 
-    def _count_lost(self, seq: np.ndarray) -> np.ndarray:
-        """Messages lost before each event, from publication sequence number gaps."""
-        gaps = _diff_with(self._prev_seq, seq)
-        self._prev_seq = int(seq[-1])
-        lost = np.where((gaps != NO_VALUE) & (gaps > 1), gaps - 1, 0)
+    def _new_stream(self, seq: int, arrival: int) -> int:
+        """Open a producer stream (a new writer or a restart); forget the stalest past cap."""
+        if len(self._streams) >= MAX_STREAMS:
+            stalest = min(self._streams, key=lambda k: self._streams[k].arrival)
+            del self._streams[stalest]
+        self._stream_serial += 1
+        self._streams[self._stream_serial] = _Stream(seq, arrival, self._epoch)
+        self._totals.runs += 1
+        return self._stream_serial
+
+    def _demultiplex(self, arrival: np.ndarray, seq: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Return each event's producer stream (serial) and the messages lost before it.
+
+        An event continues the stream whose last sequence number is one below its own, else
+        the nearest below (the gap is lost), the most recently heard at a tie; sequence
+        number 1 (a writer's first sample) or none below opens a new stream. An event
+        without a number joins the latest stream, and loss is unknown from then on. The
+        common case (one stream counting up) is vectorized; the loop runs only when several
+        runs interleave or one starts again.
+        """
+        n = len(seq)
+        known = seq != NO_VALUE
+        if not known.all() and (self._numbered or known.any()):
+            # Numbers that stop (or start late) leave gaps no count can bridge. A stream that
+            # never had numbers (a bag) keeps its old meaning: nothing counted as lost.
+            self._seq_unknown_at = int(arrival[~known][-1])
+        self._numbered = self._numbered or bool(known.any())
+        streams = self._streams
+        one = streams.get(self._recent) if len(streams) == 1 else None
+        if known.all() and (n == 1 or bool((seq[1:] > seq[:-1]).all())) and (
+                not streams or (one is not None and int(seq[0]) > one.seq)):
+            if one is None:
+                self._recent = self._new_stream(NO_VALUE, int(arrival[0]))
+                one = streams[self._recent]
+            gaps = _diff_with(one.seq, seq)
+            one.seq, one.arrival = int(seq[-1]), int(arrival[-1])
+            lost = np.where((gaps != NO_VALUE) & (gaps > 1), gaps - 1, 0)
+            self._totals.lost += int(lost.sum())
+            return np.full(n, self._recent, np.int64), lost
+        serials = np.empty(n, np.int64)
+        lost = np.zeros(n, np.int64)
+        for i, (s, a) in enumerate(zip(seq.tolist(), arrival.tolist(), strict=True)):
+            if s == NO_VALUE:
+                if self._recent not in streams:
+                    self._recent = self._new_stream(NO_VALUE, a)
+                streams[self._recent].arrival = a
+                serials[i] = self._recent
+                continue
+            best = -1
+            best_seq = NO_VALUE
+            candidates = exact = 0
+            if s != 1:
+                for k, stream in streams.items():
+                    if stream.seq < s:
+                        candidates += 1
+                        exact += stream.seq == s - 1
+                        if (best < 0 or stream.seq > best_seq or (
+                                stream.seq == best_seq and stream.arrival > streams[best].arrival)):
+                            best, best_seq = k, stream.seq
+            if best < 0:
+                best = self._new_stream(s, a)
+            else:
+                if exact > 1 or (exact == 0 and candidates > 1):
+                    self._ambiguous_at = a  # a guess: loss unknown for a window
+                if best_seq != NO_VALUE and s - best_seq > 1:
+                    lost[i] = s - best_seq - 1
+                stream = streams[best]
+                stream.seq, stream.arrival = s, a
+            serials[i] = self._recent = best
         self._totals.lost += int(lost.sum())
-        return lost
+        return serials, lost
+
+    def _foreign(self, arrival: np.ndarray, stamp: np.ndarray,
+                 clock: RtfAnalyzer | None) -> np.ndarray:
+        """Start stamps that cannot be on the timer clock: never placed on a grid.
+
+        A stamp on another clock lies at another scale than the timer clock's time at its
+        arrival (Unix time read as sim time, or the reverse), or in its future beyond
+        ``FOREIGN_TOLERANCE_NS``. Sim time not known yet counts as sim scale.
+        """
+        if self._config.stamp != 'start':
+            return np.zeros(len(arrival), bool)
+        if self._config.clock == 'wall':
+            now = arrival
+        elif clock is not None and clock.has_samples:
+            now = clock.sim_at(arrival)
+        else:
+            now = np.full(len(arrival), NO_VALUE, np.int64)
+        stamped = stamp != NO_VALUE
+        now_known = now != NO_VALUE
+        now_epoch = np.where(now_known, now >= EPOCH_SCALE_NS, False)
+        foreign = stamped & (
+            ((stamp >= EPOCH_SCALE_NS) != now_epoch)
+            | (now_known & (stamp > now + FOREIGN_TOLERANCE_NS)))
+        if foreign.any():
+            self._totals.foreign += int(foreign.sum())
+            self._foreign_at = int(arrival[foreign][-1])
+        return foreign
+
+    def _age(self, arrival: np.ndarray, stamp: np.ndarray, end_timer: np.ndarray,
+             clock: RtfAnalyzer | None) -> np.ndarray:
+        """Arrival - stamp on the clock the stamp is on (told by its scale).
+
+        A stamp at the scale of the timer clock's end is aged on that clock; a wall-scale
+        stamp on a sim-clock topic (a header stamped with the wall clock) on the wall
+        clock; a sim-scale stamp on a wall-clock topic on sim time when /clock is known. A
+        zero stamp is an unset header, not a message from 1970.
+        """
+        age = np.full(len(arrival), NO_VALUE, np.int64)
+        stamped = (stamp != NO_VALUE) & (stamp != 0)
+        if not stamped.any():
+            return age
+        epoch = stamp >= EPOCH_SCALE_NS
+        end_known = end_timer != NO_VALUE
+        same = stamped & end_known & (epoch == (end_timer >= EPOCH_SCALE_NS))
+        age[same] = end_timer[same] - stamp[same]
+        other = stamped & ~same
+        if other.any():
+            if self._config.clock == 'sim':
+                wall = other & epoch & (arrival >= EPOCH_SCALE_NS)
+                age[wall] = arrival[wall] - stamp[wall]
+            elif clock is not None and clock.has_samples:
+                sim = clock.sim_in_step(arrival)
+                on_sim = other & ~epoch & (sim != NO_VALUE)
+                age[on_sim] = sim[on_sim] - stamp[on_sim]
+        return age
 
     def _place(self, arrival: np.ndarray, stamp: np.ndarray, clock: RtfAnalyzer | None
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Start and end on the timer clock, start on the wall and sim clocks."""
         use_stamp = self._config.stamp == 'start' and bool((stamp != NO_VALUE).any())
-        self._start_source = 'header' if use_stamp else 'arrival'
+        if use_stamp or self._foreign_at is None:
+            self._start_source = 'header' if use_stamp else 'arrival'
         have_clock = clock is not None and clock.has_samples
         unknown = np.full(len(arrival), NO_VALUE, np.int64)
         if self._config.clock == 'wall':
@@ -307,29 +512,83 @@ class CycleAnalyzer:
         end = np.where(end != NO_VALUE, np.maximum(end, start), start)
         return start, end, start_wall, start
 
-    def _analyze(self, arrival: np.ndarray, stamp: np.ndarray, size: np.ndarray,
-                 lost: np.ndarray, start_timer: np.ndarray, end_timer: np.ndarray,
-                 start_wall: np.ndarray, start_sim: np.ndarray) -> None:
+    def _outage_epochs(self, arrival: np.ndarray, end_timer: np.ndarray) -> np.ndarray | None:
+        """Count silences longer than the timeout; return each event's epoch (None: no new one).
+
+        The silence is measured on the timer clock between consecutive cycles of the topic
+        (any producer), so a paused simulator is no outage, and reported on the wall clock.
+        Every stream re-anchors its grid at a new epoch: a restart or an outage is one
+        figure, not thousands of skipped periods.
+        """
         timing = self._timing
         assert timing is not None
+        gap_wall = _diff_with(self._gap_prev_wall, arrival)
+        gap_timer = _diff_with(self._gap_prev_timer, end_timer)
+        self._gap_prev_wall = int(arrival[-1])
+        self._gap_prev_timer = int(end_timer[-1])
+        outage = (gap_timer != NO_VALUE) & (gap_timer > timing.timeout_ns)
+        if not outage.any():
+            return None
+        durations = np.where(gap_wall[outage] != NO_VALUE, gap_wall[outage], gap_timer[outage])
+        totals = self._totals
+        totals.outages += int(outage.sum())
+        totals.outage_ns += int(durations.sum())
+        totals.outage_max_ns = max(totals.outage_max_ns, int(durations.max()))
+        epochs = self._epoch + np.cumsum(outage)
+        self._epoch = int(epochs[-1])
+        return epochs
+
+    def _analyze(self, arrival: np.ndarray, age: np.ndarray, size: np.ndarray,
+                 lost: np.ndarray, start_timer: np.ndarray, end_timer: np.ndarray,
+                 start_wall: np.ndarray, start_sim: np.ndarray, streams: np.ndarray) -> None:
         if len(arrival) == 0:
             return
-        slots, skipped = replay(start_timer, timing.period_ns, self._grid)
+        columns = (arrival, age, size, lost, start_timer, end_timer, start_wall, start_sim)
+        epochs = self._outage_epochs(arrival, end_timer)
+        serials = np.unique(streams)
+        if len(serials) == 1 and epochs is None:
+            self._rows.extend(**self._analyze_run(int(serials[0]), self._epoch, *columns))
+            return
+        if epochs is None:
+            epochs = np.full(len(arrival), self._epoch, np.int64)
+        pieces = []
+        for serial in serials.tolist():
+            mine = np.flatnonzero(streams == serial)
+            ep = epochs[mine]
+            cuts = np.flatnonzero(ep[1:] != ep[:-1]) + 1
+            for part in np.split(mine, cuts):
+                pieces.append(self._analyze_run(serial, int(epochs[part[0]]),
+                                                *(column[part] for column in columns)))
+        rows = {name: np.concatenate([piece[name] for piece in pieces]) for name in ROW_COLUMNS}
+        order = np.argsort(rows['arrival'], kind='stable')
+        self._rows.extend(**{name: values[order] for name, values in rows.items()})
+
+    def _analyze_run(self, serial: int, epoch: int, arrival: np.ndarray, age: np.ndarray,
+                     size: np.ndarray, lost: np.ndarray, start_timer: np.ndarray,
+                     end_timer: np.ndarray, start_wall: np.ndarray,
+                     start_sim: np.ndarray) -> dict[str, np.ndarray]:
+        """Rows of consecutive cycles of one producer within one epoch, on its own grid."""
+        timing = self._timing
+        assert timing is not None
+        stream = self._streams.get(serial)
+        if stream is None:  # forgotten past MAX_STREAMS within this batch: a fresh grid
+            stream = _Stream(NO_VALUE, int(arrival[0]), epoch)
+        if stream.epoch != epoch:
+            stream.anchor(epoch)
+        slots, skipped = replay(start_timer, timing.period_ns, stream.grid)
         # A start before the previous one (sim time jumped back before the reset reached this
-        # topic, or two producers) has no interval: a negative one would mean nothing.
-        interval_timer = _no_negative(_diff_with(self._prev_start_timer, start_timer))
-        interval_wall = _no_negative(_diff_with(self._prev_start_wall, start_wall))
-        interval_sim = _no_negative(_diff_with(self._prev_start_sim, start_sim))
-        self._prev_start_timer = int(start_timer[-1])
-        self._prev_start_wall = int(start_wall[-1])
-        self._prev_start_sim = int(start_sim[-1])
+        # topic) has no interval: a negative one would mean nothing.
+        interval_timer = _no_negative(_diff_with(stream.prev_start_timer, start_timer))
+        interval_wall = _no_negative(_diff_with(stream.prev_start_wall, start_wall))
+        interval_sim = _no_negative(_diff_with(stream.prev_start_sim, start_sim))
+        stream.prev_start_timer = int(start_timer[-1])
+        stream.prev_start_wall = int(start_wall[-1])
+        stream.prev_start_sim = int(start_sim[-1])
         response = end_timer - slots
         missed = classify_misses(timing.rule, interval_timer, response, timing)
-        # A zero stamp is an unset header, not a message from 1970.
-        age = np.where((stamp != NO_VALUE) & (stamp != 0), end_timer - stamp, NO_VALUE)
         self._totals.misses += int(missed.sum())
         self._totals.skipped += int(skipped.sum())
-        self._rows.extend(
+        return dict(
             arrival=arrival, start_wall=start_wall, start_sim=start_sim,
             interval_timer=interval_timer, interval_wall=interval_wall,
             interval_sim=interval_sim, lateness=start_timer - slots, response=response,
@@ -345,10 +604,30 @@ class CycleAnalyzer:
         self._rows.clear()
         return rows
 
+    def _producers(self, since_ns: int) -> int:
+        """Producer streams heard from in the window."""
+        return sum(stream.arrival >= since_ns for stream in self._streams.values())
+
+    def _loss_note(self, writers: int, since_ns: int) -> str:
+        """Why the window's loss count cannot be trusted, or '' (DESIGN.md §3).
+
+        Several writers in the graph, events whose producer was a guess, or events without
+        sequence numbers in the window: a number would mix runs, ``unknown`` does not.
+        """
+        if writers > 1:
+            return f'{writers} writers on the topic'
+        if self._ambiguous_at is not None and self._ambiguous_at >= since_ns:
+            return 'sequence runs of several producers could not be told apart'
+        if self._seq_unknown_at is not None and self._seq_unknown_at >= since_ns:
+            return 'no publication sequence numbers'
+        return ''
+
     def report(self, now_wall_ns: int, writers: int = 1) -> TopicReport:
         """Summarize the rolling window and the totals of the events processed so far."""
         rows = self._rows.rows()
-        keep = rows['arrival'] >= now_wall_ns - self._analysis.window_ns
+        since = now_wall_ns - self._analysis.window_ns
+        keep = rows['arrival'] >= since
+        loss_note = self._loss_note(writers, since)
         rows = {k: v[keep] for k, v in rows.items()}
         timing = self._timing
         period = timing.period_ns if timing else None
@@ -392,7 +671,7 @@ class CycleAnalyzer:
             deadline_misses=misses,
             skipped_periods=int(rows['skipped'].sum()),
             messages_lost=int(rows['lost'].sum()),
-            loss_known=writers <= 1,
+            loss_known=not loss_note,
             miss_ratio=misses / n if n else NAN,
             rate_wall_hz=_rate(interval_wall.mean_ns),
             rate_sim_hz=_rate(interval_sim.mean_ns),
@@ -410,6 +689,14 @@ class CycleAnalyzer:
             age_mean_ns=_mean(age),
             age_max_ns=_max(age),
             last_arrival_wall_ns=self._last_arrival,
+            foreign_stamps_total=totals.foreign,
+            outages_total=totals.outages,
+            outage_total_ns=totals.outage_ns,
+            outage_max_ns=totals.outage_max_ns,
+            producer_runs_total=totals.runs,
+            producers=self._producers(since),
+            unattributed_total=totals.unattributed,
+            loss_note=loss_note,
         )
 
 

@@ -103,7 +103,7 @@ def _since_last(snapshot: Snapshot, topic: TopicSnapshot) -> float:
 
 def _lost(snapshot: Snapshot, topic: TopicSnapshot) -> Value:
     report = topic.report
-    return report.messages_lost if report.loss_known else 'unknown (several writers)'
+    return report.messages_lost if report.loss_known else f'unknown ({report.loss_note})'
 
 
 def _publishers(snapshot: Snapshot, topic: TopicSnapshot) -> str | None:
