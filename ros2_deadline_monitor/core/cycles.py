@@ -111,8 +111,52 @@ def _diff_with(previous: int, values: np.ndarray) -> np.ndarray:
     return out
 
 
+def _choose_stream(streams: dict[int, _Stream], seq: int, arrival: int, active_since_ns: int
+                   ) -> tuple[int, bool]:
+    """Pick the stream an event with sequence number ``seq`` continues: (serial or -1, guess).
+
+    Among the streams heard from since ``active_since_ns`` and numbered below ``seq``: the
+    only one whose last number is ``seq - 1``; else (two producers started together number
+    their samples alike, a loss hides which one went on) the one whose rhythm the arrival
+    fits best: its distance since that stream's last arrival nearest a whole number of the
+    stream's last interval. Only when no active stream fits, a silent one (the nearest
+    below) continues, so a writer's losses over a silence still count. ``guess`` is True
+    when several active streams could have taken the event (loss is then unknown).
+    """
+    active = [(serial, stream) for serial, stream in streams.items()
+              if stream.seq < seq and stream.arrival >= active_since_ns]
+    if not active:
+        silent = [(stream.seq, stream.arrival, serial) for serial, stream in streams.items()
+                  if stream.seq < seq]
+        return (max(silent)[2] if silent else -1), False
+    if len(active) == 1:
+        return active[0][0], False
+
+    def misfit(stream: _Stream) -> int:
+        if stream.gap <= 0:
+            return 1 << 62
+        off = (arrival - stream.arrival) % stream.gap
+        return min(off, stream.gap - off)
+
+    exact = [stream for _, stream in active if stream.seq == seq - 1]
+    if len(exact) == 1:
+        # Numbers decide, unless the arrival misses that stream's rhythm by far and fits
+        # another's (that one lost messages while the other's numbers caught up).
+        chosen = exact[0]
+        if chosen.gap > 0 and misfit(chosen) * 4 > chosen.gap:
+            fitting = [serial for serial, stream in active if stream is not chosen
+                       and stream.gap > 0 and misfit(stream) * 8 < stream.gap]
+            if len(fitting) == 1:
+                return fitting[0], True
+        return next(serial for serial, stream in active if stream is chosen), False
+    pool = [item for item in active if item[1].seq == seq - 1] or active
+    ranked = sorted(pool, key=lambda item: (misfit(item[1]), item[1].arrival))
+    clear = misfit(ranked[0][1]) * 2 < misfit(ranked[1][1])
+    return ranked[0][0], not (exact and clear)
+
+
 def known_seq(seq: np.ndarray) -> bool:
-    """True when every event carries a publication sequence number."""
+    """Tell whether every event carries a publication sequence number."""
     return bool((seq != NO_VALUE).all())
 
 
@@ -158,6 +202,8 @@ class _Stream:
     seq: int
     arrival: int
     epoch: int = 0
+    gap: int = 0
+    """Wall time between its last two events: its rhythm, to tell alike-numbered runs apart."""
     grid: GridState = field(default_factory=GridState)
     prev_start_timer: int = NO_VALUE
     prev_start_wall: int = NO_VALUE
@@ -320,7 +366,7 @@ class CycleAnalyzer:
                  size: np.ndarray, clock: RtfAnalyzer | None) -> None:
         self._totals.messages += len(arrival)
         self._last_arrival = int(arrival[-1])
-        streams, lost = self._demultiplex(arrival, seq)
+        streams, lost, fresh = self._demultiplex(arrival, seq)
         malformed = stamp == MALFORMED
         if malformed.any():
             self._totals.malformed += int(malformed.sum())
@@ -341,9 +387,9 @@ class CycleAnalyzer:
             arrival, stamp, size, lost = arrival[keep], stamp[keep], size[keep], lost[keep]
             start_timer, end_timer = start_timer[keep], end_timer[keep]
             start_wall, start_sim = start_wall[keep], start_sim[keep]
-            age, streams = age[keep], streams[keep]
+            age, streams, fresh = age[keep], streams[keep], fresh[keep]
         batch = (arrival, age, size, lost, start_timer, end_timer, start_wall, start_sim,
-                 streams)
+                 streams, fresh)
         if self._timing is None:
             self._learning.append(batch)
             self._learning_count += len(arrival)
@@ -370,8 +416,12 @@ class CycleAnalyzer:
         self._totals.runs += 1
         return self._stream_serial
 
-    def _demultiplex(self, arrival: np.ndarray, seq: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Return each event's producer stream (serial) and the messages lost before it.
+    def _demultiplex(self, arrival: np.ndarray, seq: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Return each event's producer stream (serial), its losses and fresh-grid marks.
+
+        A stream starts a fresh grid where its event was a guess (``_choose_stream``): a
+        wrong guess then never joins two producers' cycles on one grid.
 
         An event continues the stream whose last sequence number is one below its own, else
         the nearest below (the gap is lost), the most recently heard at a tie; sequence
@@ -395,12 +445,16 @@ class CycleAnalyzer:
                 self._recent = self._new_stream(NO_VALUE, int(arrival[0]))
                 one = streams[self._recent]
             gaps = _diff_with(one.seq, seq)
-            one.seq, one.arrival = int(seq[-1]), int(arrival[-1])
+            before = int(arrival[-2]) if n > 1 else one.arrival
+            one.seq, one.gap, one.arrival = int(seq[-1]), int(arrival[-1]) - before, int(
+                arrival[-1])
             lost = np.where((gaps != NO_VALUE) & (gaps > 1), gaps - 1, 0)
             self._totals.lost += int(lost.sum())
-            return np.full(n, self._recent, np.int64), lost
+            return np.full(n, self._recent, np.int64), lost, np.zeros(n, bool)
         serials = np.empty(n, np.int64)
         lost = np.zeros(n, np.int64)
+        fresh = np.zeros(n, bool)
+        active_ns = max(self._timing.timeout_ns if self._timing else NS_PER_S, NS_PER_S)
         for i, (s, a) in enumerate(zip(seq.tolist(), arrival.tolist(), strict=True)):
             if s == NO_VALUE:
                 if self._recent not in streams:
@@ -408,29 +462,21 @@ class CycleAnalyzer:
                 streams[self._recent].arrival = a
                 serials[i] = self._recent
                 continue
-            best = -1
-            best_seq = NO_VALUE
-            candidates = exact = 0
-            if s != 1:
-                for k, stream in streams.items():
-                    if stream.seq < s:
-                        candidates += 1
-                        exact += stream.seq == s - 1
-                        if (best < 0 or stream.seq > best_seq or (
-                                stream.seq == best_seq and stream.arrival > streams[best].arrival)):
-                            best, best_seq = k, stream.seq
+            best, ambiguous = (_choose_stream(streams, s, a, a - active_ns) if s != 1
+                               else (-1, False))
+            if ambiguous:
+                self._ambiguous_at = a  # a guess: loss unknown for a window
+                fresh[i] = True
             if best < 0:
                 best = self._new_stream(s, a)
             else:
-                if exact > 1 or (exact == 0 and candidates > 1):
-                    self._ambiguous_at = a  # a guess: loss unknown for a window
-                if best_seq != NO_VALUE and s - best_seq > 1:
-                    lost[i] = s - best_seq - 1
                 stream = streams[best]
-                stream.seq, stream.arrival = s, a
+                if stream.seq != NO_VALUE and s - stream.seq > 1:
+                    lost[i] = s - stream.seq - 1
+                stream.seq, stream.gap, stream.arrival = s, a - stream.arrival, a
             serials[i] = self._recent = best
         self._totals.lost += int(lost.sum())
-        return serials, lost
+        return serials, lost, fresh
 
     def _foreign(self, arrival: np.ndarray, stamp: np.ndarray,
                  clock: RtfAnalyzer | None) -> np.ndarray:
@@ -540,14 +586,16 @@ class CycleAnalyzer:
 
     def _analyze(self, arrival: np.ndarray, age: np.ndarray, size: np.ndarray,
                  lost: np.ndarray, start_timer: np.ndarray, end_timer: np.ndarray,
-                 start_wall: np.ndarray, start_sim: np.ndarray, streams: np.ndarray) -> None:
+                 start_wall: np.ndarray, start_sim: np.ndarray, streams: np.ndarray,
+                 fresh: np.ndarray) -> None:
         if len(arrival) == 0:
             return
         columns = (arrival, age, size, lost, start_timer, end_timer, start_wall, start_sim)
         epochs = self._outage_epochs(arrival, end_timer)
         serials = np.unique(streams)
-        if len(serials) == 1 and epochs is None:
-            self._rows.extend(**self._analyze_run(int(serials[0]), self._epoch, *columns))
+        if len(serials) == 1 and epochs is None and not fresh.any():
+            self._rows.extend(**self._analyze_run(int(serials[0]), self._epoch, False,
+                                                  *columns))
             return
         if epochs is None:
             epochs = np.full(len(arrival), self._epoch, np.int64)
@@ -555,15 +603,17 @@ class CycleAnalyzer:
         for serial in serials.tolist():
             mine = np.flatnonzero(streams == serial)
             ep = epochs[mine]
-            cuts = np.flatnonzero(ep[1:] != ep[:-1]) + 1
+            cuts = np.flatnonzero((ep[1:] != ep[:-1]) | fresh[mine][1:]) + 1
             for part in np.split(mine, cuts):
                 pieces.append(self._analyze_run(serial, int(epochs[part[0]]),
+                                                bool(fresh[part[0]]),
                                                 *(column[part] for column in columns)))
         rows = {name: np.concatenate([piece[name] for piece in pieces]) for name in ROW_COLUMNS}
         order = np.argsort(rows['arrival'], kind='stable')
         self._rows.extend(**{name: values[order] for name, values in rows.items()})
 
-    def _analyze_run(self, serial: int, epoch: int, arrival: np.ndarray, age: np.ndarray,
+    def _analyze_run(self, serial: int, epoch: int, fresh: bool, arrival: np.ndarray,
+                     age: np.ndarray,
                      size: np.ndarray, lost: np.ndarray, start_timer: np.ndarray,
                      end_timer: np.ndarray, start_wall: np.ndarray,
                      start_sim: np.ndarray) -> dict[str, np.ndarray]:
@@ -573,7 +623,7 @@ class CycleAnalyzer:
         stream = self._streams.get(serial)
         if stream is None:  # forgotten past MAX_STREAMS within this batch: a fresh grid
             stream = _Stream(NO_VALUE, int(arrival[0]), epoch)
-        if stream.epoch != epoch:
+        if fresh or stream.epoch != epoch:
             stream.anchor(epoch)
         slots, skipped = replay(start_timer, timing.period_ns, stream.grid)
         # A start before the previous one (sim time jumped back before the reset reached this
@@ -605,7 +655,7 @@ class CycleAnalyzer:
         return rows
 
     def _producers(self, since_ns: int) -> int:
-        """Producer streams heard from in the window."""
+        """Count the producer streams heard from in the window."""
         return sum(stream.arrival >= since_ns for stream in self._streams.values())
 
     def _loss_note(self, writers: int, since_ns: int) -> str:

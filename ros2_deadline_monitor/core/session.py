@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 import math
 
@@ -32,6 +32,7 @@ from .config import AnalysisConfig, Timing, TopicConfig
 from .cycles import CycleAnalyzer, MALFORMED
 from .errors import CdrError
 from .levels import clock_level, host_level, several_clocks_level, topic_level
+from .message_info import FallbackStatus
 from .reports import ClockReport, HostReport, Level, TopicReport
 from .ring import NO_VALUE
 from .rtf import RtfAnalyzer
@@ -80,6 +81,9 @@ class _Topic:
     receive: Receive = Receive()
     max_interval_wall_ns: float = math.nan
     max_interval_sim_ns: float = math.nan
+    fallback: FallbackStatus | None = None
+    seen: tuple[int, int, int] = (0, 0, 0)
+    """Foreign stamps, outages and unattributed messages at the previous snapshot."""
 
 
 class Session:
@@ -228,8 +232,13 @@ class Session:
 
     def topic_status(self, topic_id: str, state: TopicState, reason: str = '', *,
                      type_name: str | None = None, publishers: tuple[str, ...] | None = None,
-                     writers: int | None = None, receive: Receive | None = None) -> None:
-        """Note what the adapter knows of a topic from the graph and its subscription."""
+                     writers: int | None = None, receive: Receive | None = None,
+                     fallback: FallbackStatus | None = None) -> None:
+        """Note what the adapter knows of a topic from the graph and its subscription.
+
+        ``fallback``: what the middleware's message infos lacked (``core/message_info.py``);
+        its notes go into the topic's status, and loss is unknown once numbers are missing.
+        """
         topic = self._topics[topic_id]
         topic.state = state
         topic.reason = reason
@@ -239,6 +248,9 @@ class Session:
             topic.publishers = publishers
         if writers is not None:
             topic.writers = writers
+            topic.analyzer.writers = writers
+        if fallback is not None:
+            topic.fallback = fallback
         if receive is not None:
             topic.receive = receive
 
@@ -322,12 +334,17 @@ class Session:
                                               report.interval_wall.max_ns)
         topic.max_interval_sim_ns = _nan_max(topic.max_interval_sim_ns,
                                              report.interval_sim.max_ns)
+        fallback = topic.fallback
+        if fallback is not None and not fallback.loss_known and report.loss_known:
+            report = replace(report, loss_known=False,
+                             loss_note='the middleware gives no sequence numbers')
         level, reason = self._topic_level(topic, report, now_wall_ns, rtf)
+        level, reason, notes = _stream_notes(topic, report, level, reason)
         return TopicSnapshot(
             topic_id=topic_id, topic=topic.config.topic, type_name=topic.type_name,
             level=level, reason=reason, report=report, publishers=topic.publishers,
             receive=topic.receive, max_interval_wall_ns=topic.max_interval_wall_ns,
-            max_interval_sim_ns=topic.max_interval_sim_ns)
+            max_interval_sim_ns=topic.max_interval_sim_ns, notes=notes)
 
     def _topic_level(self, topic: _Topic, report: TopicReport, now_wall_ns: int,
                      rtf: float | None) -> tuple[Level, str]:
@@ -362,6 +379,47 @@ class Session:
         level, reason = host_level(report, late_ns, self._stats_period_ns)
         return HostSnapshot(report=report, level=level, reason=reason,
                             stats_timer_late_ns=late_ns)
+
+
+def _stream_notes(topic: _Topic, report: TopicReport, level: Level,
+                  reason: str) -> tuple[Level, str, tuple[str, ...]]:
+    """Say where a topic breaks "one producer per cycle stream" (DESIGN.md §3).
+
+    Several producers (named from the graph), start stamps on another clock, outages and the
+    middleware's fallbacks are appended to the reason; what happened since the previous
+    snapshot (foreign stamps, an outage, messages no producer could be told for) raises an
+    OK topic to WARN. Returns the level, the reason and the notes alone (for the snapshot).
+    """
+    notes: list[str] = []
+    warn = False
+    names = ', '.join(topic.publishers)
+    several = max(topic.writers, report.producers)
+    seen = (report.foreign_stamps_total, report.outages_total, report.unattributed_total)
+    if report.unattributed_total and topic.writers > 1:
+        warn = seen[2] > topic.seen[2]
+        notes.append(f'per-cycle figures need one producer: {several} publishers'
+                     f'{f" ({names})" if names else ""} and no sequence numbers to tell '
+                     'them apart')
+    elif several > 1:
+        notes.append(f'{several} producers{f" ({names})" if names else ""}, each analyzed on '
+                     'its own grid (told apart by sequence numbers)')
+    if report.foreign_stamps_total:
+        warn = warn or seen[0] > topic.seen[0]
+        other = 'wall (Unix)' if report.timer_clock == 'sim' else 'sim or another'
+        notes.append(f'{report.foreign_stamps_total} start stamps on the {other} clock, not '
+                     f'the {report.timer_clock} timer clock: counted, not placed on the grid')
+    if report.outages_total:
+        warn = warn or seen[1] > topic.seen[1]
+        notes.append(f'{report.outages_total} outage(s), longest '
+                     f'{report.outage_max_ns / 1e9:.1f} s: the grid re-anchored after each')
+    if topic.fallback is not None:
+        notes.extend(topic.fallback.notes)
+    topic.seen = seen
+    if not notes:
+        return level, reason, ()
+    if warn and level is Level.OK:
+        level = Level.WARN
+    return level, '; '.join([reason, *notes]) if reason else '; '.join(notes), tuple(notes)
 
 
 def _nan_max(a: float, b: float) -> float:

@@ -45,6 +45,9 @@ class TopicSnapshot:
     max_interval_wall_ns: float = float('nan')
     """Longest interval ever reported on each clock (the final summary's figures)."""
     max_interval_sim_ns: float = float('nan')
+    notes: tuple[str, ...] = ()
+    """Where the topic breaks "one producer per cycle stream" or the middleware filled less
+    (several producers, foreign stamps, outages, fallbacks); also in ``reason``."""
 
 
 @dataclass(frozen=True)
