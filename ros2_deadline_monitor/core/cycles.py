@@ -111,8 +111,8 @@ def _diff_with(previous: int, values: np.ndarray) -> np.ndarray:
     return out
 
 
-def _choose_stream(streams: dict[int, _Stream], seq: int, arrival: int, active_since_ns: int
-                   ) -> tuple[int, bool]:
+def _choose_stream(streams: dict[int, _Stream], seq: int, arrival: int, scale: int,
+                   active_since_ns: int) -> tuple[int, bool]:
     """Pick the stream an event with sequence number ``seq`` continues: (serial or -1, guess).
 
     Among the streams heard from since ``active_since_ns`` and numbered below ``seq``: the
@@ -125,6 +125,10 @@ def _choose_stream(streams: dict[int, _Stream], seq: int, arrival: int, active_s
     """
     active = [(serial, stream) for serial, stream in streams.items()
               if stream.seq < seq and stream.arrival >= active_since_ns]
+    if scale >= 0 and len(active) > 1:
+        # A producer's stamps stay on one clock: Unix-scale and sim-scale runs never mix.
+        alike = [item for item in active if item[1].scale in (scale, -1)]
+        active = alike or active
     if not active:
         silent = [(stream.seq, stream.arrival, serial) for serial, stream in streams.items()
                   if stream.seq < seq]
@@ -204,6 +208,8 @@ class _Stream:
     epoch: int = 0
     gap: int = 0
     """Wall time between its last two events: its rhythm, to tell alike-numbered runs apart."""
+    scale: int = -1
+    """Its stamps' scale: 1 Unix time, 0 sim time (or unset), -1 not known."""
     grid: GridState = field(default_factory=GridState)
     prev_start_timer: int = NO_VALUE
     prev_start_wall: int = NO_VALUE
@@ -366,7 +372,7 @@ class CycleAnalyzer:
                  size: np.ndarray, clock: RtfAnalyzer | None) -> None:
         self._totals.messages += len(arrival)
         self._last_arrival = int(arrival[-1])
-        streams, lost, fresh = self._demultiplex(arrival, seq)
+        streams, lost, fresh = self._demultiplex(arrival, seq, stamp)
         malformed = stamp == MALFORMED
         if malformed.any():
             self._totals.malformed += int(malformed.sum())
@@ -416,7 +422,7 @@ class CycleAnalyzer:
         self._totals.runs += 1
         return self._stream_serial
 
-    def _demultiplex(self, arrival: np.ndarray, seq: np.ndarray
+    def _demultiplex(self, arrival: np.ndarray, seq: np.ndarray, stamp: np.ndarray | None = None
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Return each event's producer stream (serial), its losses and fresh-grid marks.
 
@@ -455,25 +461,35 @@ class CycleAnalyzer:
         lost = np.zeros(n, np.int64)
         fresh = np.zeros(n, bool)
         active_ns = max(self._timing.timeout_ns if self._timing else NS_PER_S, NS_PER_S)
-        for i, (s, a) in enumerate(zip(seq.tolist(), arrival.tolist(), strict=True)):
+        if stamp is None:
+            scales = [-1] * n
+        else:
+            known_stamp = (stamp != NO_VALUE) & (stamp != MALFORMED)
+            scales = np.where(known_stamp, (stamp >= EPOCH_SCALE_NS).astype(np.int64), -1
+                              ).tolist()
+        for i, (s, a, scale) in enumerate(zip(seq.tolist(), arrival.tolist(), scales,
+                                              strict=True)):
             if s == NO_VALUE:
                 if self._recent not in streams:
                     self._recent = self._new_stream(NO_VALUE, a)
                 streams[self._recent].arrival = a
                 serials[i] = self._recent
                 continue
-            best, ambiguous = (_choose_stream(streams, s, a, a - active_ns) if s != 1
+            best, ambiguous = (_choose_stream(streams, s, a, scale, a - active_ns) if s != 1
                                else (-1, False))
             if ambiguous:
                 self._ambiguous_at = a  # a guess: loss unknown for a window
                 fresh[i] = True
             if best < 0:
                 best = self._new_stream(s, a)
+                streams[best].scale = scale
             else:
                 stream = streams[best]
                 if stream.seq != NO_VALUE and s - stream.seq > 1:
                     lost[i] = s - stream.seq - 1
                 stream.seq, stream.gap, stream.arrival = s, a - stream.arrival, a
+                if scale >= 0:
+                    stream.scale = scale
             serials[i] = self._recent = best
         self._totals.lost += int(lost.sum())
         return serials, lost, fresh
