@@ -383,6 +383,9 @@ class CycleAnalyzer:
             self._totals.unattributed += len(arrival)
             self._unattributed_at = self._last_arrival
             return
+        # Read stamps (foreign ones too) make the start source the header, as configured.
+        self._start_source = ('header' if self._config.stamp == 'start'
+                              and bool((stamp != NO_VALUE).any()) else 'arrival')
         foreign = self._foreign(arrival, stamp, clock)
         start_timer, end_timer, start_wall, start_sim = self._place(
             arrival, np.where(foreign, NO_VALUE, stamp), clock)
@@ -553,8 +556,6 @@ class CycleAnalyzer:
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Start and end on the timer clock, start on the wall and sim clocks."""
         use_stamp = self._config.stamp == 'start' and bool((stamp != NO_VALUE).any())
-        if use_stamp or self._foreign_at is None:
-            self._start_source = 'header' if use_stamp else 'arrival'
         have_clock = clock is not None and clock.has_samples
         unknown = np.full(len(arrival), NO_VALUE, np.int64)
         if self._config.clock == 'wall':
