@@ -76,8 +76,8 @@ def test_raw_stamp_equals_deserialized_stamp(ros_context, spin, wait_for, type_n
     assert report.start_source == 'header'
 
 
-def test_stamp_start_on_a_headerless_type_is_refused_with_the_reason(ros_context, spin, observer, start_monitor,
-                                               wait_for):
+def test_stamp_start_on_a_headerless_type_is_refused_with_the_reason(
+        ros_context, spin, observer, start_monitor, wait_for):
     from rclpy.node import Node
     from rclpy.qos import QoSProfile
     from std_msgs.msg import Float64, Header
