@@ -447,7 +447,8 @@ class CycleAnalyzer:
             self._seq_unknown_at = int(arrival[~known][-1])
         self._numbered = self._numbered or bool(known.any())
         streams = self._streams
-        one = streams.get(self._recent) if len(streams) == 1 else None
+        active_ns = max(self._timing.timeout_ns if self._timing else NS_PER_S, NS_PER_S)
+        one = self._sole_active(int(arrival[0]) - active_ns)
         if known.all() and (n == 1 or bool((seq[1:] > seq[:-1]).all())) and (
                 not streams or (one is not None and int(seq[0]) > one.seq)):
             if one is None:
@@ -463,7 +464,6 @@ class CycleAnalyzer:
         serials = np.empty(n, np.int64)
         lost = np.zeros(n, np.int64)
         fresh = np.zeros(n, bool)
-        active_ns = max(self._timing.timeout_ns if self._timing else NS_PER_S, NS_PER_S)
         if stamp is None:
             scales = [-1] * n
         else:
@@ -496,6 +496,20 @@ class CycleAnalyzer:
             serials[i] = self._recent = best
         self._totals.lost += int(lost.sum())
         return serials, lost, fresh
+
+    def _sole_active(self, active_since_ns: int) -> _Stream | None:
+        """Return the latest stream when no other one was heard from since then, else None.
+
+        Then every event counting up from it continues it (``_choose_stream`` would say so
+        one by one): a restarted producer's old run, silent, keeps no one off the fast path.
+        """
+        one = self._streams.get(self._recent)
+        if one is None:
+            return None
+        for stream in self._streams.values():
+            if stream is not one and stream.arrival >= active_since_ns:
+                return None
+        return one
 
     def _foreign(self, arrival: np.ndarray, stamp: np.ndarray,
                  clock: RtfAnalyzer | None) -> np.ndarray:
