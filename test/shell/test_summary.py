@@ -23,3 +23,9 @@ def test_summary_without_topics_or_clock(snapshots):
         report=snapshots.clock_report(messages_total=0)))
     assert summary_text('m', snap).splitlines()[2:] == ['(no topics monitored)',
                                                          'clock: no /clock received']
+
+
+def test_notes_of_a_topic_follow_its_line(snapshots):
+    topic = snapshots.topic(notes=('2 producers (/a, /b), each analyzed on its own grid',))
+    lines = summary_text('m', snapshots.snapshot(topics=[topic])).splitlines()
+    assert lines[3] == '  /imu: 2 producers (/a, /b), each analyzed on its own grid'
