@@ -401,8 +401,9 @@ def _stream_notes(topic: _Topic, report: TopicReport, level: Level,
                      f'{f" ({names})" if names else ""} and no sequence numbers to tell '
                      'them apart')
     elif several > 1:
-        notes.append(f'{several} producers{f" ({names})" if names else ""}, each analyzed on '
-                     'its own grid (told apart by sequence numbers)')
+        notes.append(f'{several} producers in the window'
+                     f'{f" (publishers: {names})" if names else ""}, each analyzed on its own '
+                     'grid (told apart by sequence numbers)')
     if report.foreign_stamps_total:
         warn = warn or seen[0] > topic.seen[0]
         other = 'wall (Unix)' if report.timer_clock == 'sim' else 'sim or another'
