@@ -16,6 +16,9 @@ Rules that keep live and offline figures equal for the same stream:
 - A change of configuration applies to events processed after it; everything received
   before is processed first, with the clock, under the settings it arrived with.
 - A malformed message counts as a message (and as malformed), never as a cycle.
+- One producer per cycle stream (``CycleAnalyzer``): runs of sequence numbers on their own
+  grids, foreign start stamps counted and kept off them, outages re-anchoring them; the
+  topic's status names what broke the assumption (``_stream_notes``), as live as offline.
 """
 
 from __future__ import annotations
