@@ -34,6 +34,9 @@ EPOCH_SCALE_NS = 10**18
 """A stamp at or above this (September 2001 as Unix time) is on the wall (Unix) clock; below
 it, a sim-time or unset one. No simulation runs for 31 years of sim time, no wall clock of a
 running robot reads 2001."""
+NEAR_SEQ = 16
+"""Runs whose last sequence numbers lie this close are "numbered alike": a loss could hide
+which of them an event continues, so their rhythm decides (a guess)."""
 FOREIGN_TOLERANCE_NS = NS_PER_S
 """How far a start stamp may lie in the future of its arrival on the timer clock before it
 cannot be on that clock (clock skew between hosts, the /clock step)."""
@@ -116,12 +119,13 @@ def _choose_stream(streams: dict[int, _Stream], seq: int, arrival: int, scale: i
     """Pick the stream an event with sequence number ``seq`` continues: (serial or -1, guess).
 
     Among the streams heard from since ``active_since_ns`` and numbered below ``seq``: the
-    only one whose last number is ``seq - 1``; else (two producers started together number
-    their samples alike, a loss hides which one went on) the one whose rhythm the arrival
-    fits best: its distance since that stream's last arrival nearest a whole number of the
-    stream's last interval. Only when no active stream fits, a silent one (the nearest
-    below) continues, so a writer's losses over a silence still count. ``guess`` is True
-    when several active streams could have taken the event (loss is then unknown).
+    nearest below (one below: no loss), when no other one is numbered within ``NEAR_SEQ``
+    of it; else (two producers started together number their samples alike, and a loss
+    hides which one went on) the one whose rhythm the arrival fits best: its distance since
+    that stream's last arrival nearest a whole number of the stream's last interval. Only
+    when no active stream fits, a silent one (the nearest below) continues, so a writer's
+    losses over a silence still count. ``guess`` is True unless the choice was clear (loss
+    is then unknown and the runs start fresh grids).
     """
     active = [(serial, stream) for serial, stream in streams.items()
               if stream.seq < seq and stream.arrival >= active_since_ns]
@@ -142,21 +146,19 @@ def _choose_stream(streams: dict[int, _Stream], seq: int, arrival: int, scale: i
         off = (arrival - stream.arrival) % stream.gap
         return min(off, stream.gap - off)
 
-    exact = [stream for _, stream in active if stream.seq == seq - 1]
-    if len(exact) == 1:
-        # Numbers decide, unless the arrival misses that stream's rhythm by far and fits
-        # another's (that one lost messages while the other's numbers caught up).
-        chosen = exact[0]
-        if chosen.gap > 0 and misfit(chosen) * 4 > chosen.gap:
-            fitting = [serial for serial, stream in active if stream is not chosen
-                       and stream.gap > 0 and misfit(stream) * 8 < stream.gap]
-            if len(fitting) == 1:
-                return fitting[0], True
-        return next(serial for serial, stream in active if stream is chosen), False
-    pool = [item for item in active if item[1].seq == seq - 1] or active
-    ranked = sorted(pool, key=lambda item: (misfit(item[1]), item[1].arrival))
-    clear = misfit(ranked[0][1]) * 2 < misfit(ranked[1][1])
-    return ranked[0][0], not (exact and clear)
+    # Runs numbered far below the nearest one cannot have taken this event but by a long
+    # loss: numbers decide. Only runs numbered alike (two producers started together) are
+    # told apart by their rhythm, and that is a guess.
+    nearest = max(stream.seq for _, stream in active)
+    near = [item for item in active if item[1].seq >= nearest - NEAR_SEQ]
+    if len(near) == 1:
+        return near[0][0], False
+    # Numbered alike: which run went on is a guess (the rhythm picks, numbers break a tie),
+    # good enough to follow the numbers, never to place the event on a grid: jitter as
+    # large as the producers' phase apart fools any rhythm.
+    ranked = sorted(near, key=lambda item: (misfit(item[1]), item[1].seq != seq - 1,
+                                            item[1].arrival))
+    return ranked[0][0], True
 
 
 def known_seq(seq: np.ndarray) -> bool:
@@ -210,6 +212,8 @@ class _Stream:
     """Wall time between its last two events: its rhythm, to tell alike-numbered runs apart."""
     scale: int = -1
     """Its stamps' scale: 1 Unix time, 0 sim time (or unset), -1 not known."""
+    fresh: bool = False
+    """Its next event starts a fresh grid (a guess was made among runs numbered alike)."""
     grid: GridState = field(default_factory=GridState)
     prev_start_timer: int = NO_VALUE
     prev_start_wall: int = NO_VALUE
@@ -372,7 +376,7 @@ class CycleAnalyzer:
                  size: np.ndarray, clock: RtfAnalyzer | None) -> None:
         self._totals.messages += len(arrival)
         self._last_arrival = int(arrival[-1])
-        streams, lost, fresh = self._demultiplex(arrival, seq, stamp)
+        streams, lost, fresh, guessed = self._demultiplex(arrival, seq, stamp)
         malformed = stamp == MALFORMED
         if malformed.any():
             self._totals.malformed += int(malformed.sum())
@@ -391,6 +395,11 @@ class CycleAnalyzer:
             arrival, np.where(foreign, NO_VALUE, stamp), clock)
         age = self._age(arrival, stamp, end_timer, clock)
         placed = (start_timer != NO_VALUE) & ~malformed & ~foreign
+        if guessed is not None and guessed.any():
+            # Its producer is a guess: counted as a message, never as a cycle.
+            self._totals.unattributed += int(guessed.sum())
+            self._unattributed_at = int(arrival[guessed][-1])
+            placed &= ~guessed
         if not placed.all():
             keep = np.flatnonzero(placed)
             arrival, stamp, size, lost = arrival[keep], stamp[keep], size[keep], lost[keep]
@@ -426,11 +435,14 @@ class CycleAnalyzer:
         return self._stream_serial
 
     def _demultiplex(self, arrival: np.ndarray, seq: np.ndarray, stamp: np.ndarray | None = None
-                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Return each event's producer stream (serial), its losses and fresh-grid marks.
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+        """Return each event's producer stream, losses, fresh-grid marks and guessed events.
 
-        A stream starts a fresh grid where its event was a guess (``_choose_stream``): a
-        wrong guess then never joins two producers' cycles on one grid.
+        Guessed: which events' producer was a guess (None: none was).
+
+        A guessed event (``_choose_stream``) is no cycle, and every run it could have
+        belonged to starts a fresh grid after it: a wrong guess, or runs that swapped, never
+        join two producers' cycles on one grid.
 
         An event continues the stream whose last sequence number is one below its own, else
         the nearest below (the gap is lost), the most recently heard at a tie; sequence
@@ -460,10 +472,11 @@ class CycleAnalyzer:
                 arrival[-1])
             lost = np.where((gaps != NO_VALUE) & (gaps > 1), gaps - 1, 0)
             self._totals.lost += int(lost.sum())
-            return np.full(n, self._recent, np.int64), lost, np.zeros(n, bool)
+            return np.full(n, self._recent, np.int64), lost, np.zeros(n, bool), None
         serials = np.empty(n, np.int64)
         lost = np.zeros(n, np.int64)
         fresh = np.zeros(n, bool)
+        guessed = np.zeros(n, bool)
         if stamp is None:
             scales = [-1] * n
         else:
@@ -481,7 +494,16 @@ class CycleAnalyzer:
             best, ambiguous = (_choose_stream(streams, s, a, scale, a - active_ns) if s != 1
                                else (-1, False))
             if ambiguous:
-                self._ambiguous_at = a  # a guess: loss unknown for a window
+                # A guess: loss unknown for a window, and every run it could have been
+                # starts a fresh grid (this one here, the others at their next event), so a
+                # wrong guess, or runs that swapped, never join two producers' cycles.
+                self._ambiguous_at = a
+                guessed[i] = True
+                for stream in streams.values():
+                    if stream.arrival >= a - active_ns and abs(stream.seq - s) <= NEAR_SEQ:
+                        stream.fresh = True
+            if best >= 0 and streams[best].fresh and not ambiguous:
+                streams[best].fresh = False
                 fresh[i] = True
             if best < 0:
                 best = self._new_stream(s, a)
@@ -495,7 +517,7 @@ class CycleAnalyzer:
                     stream.scale = scale
             serials[i] = self._recent = best
         self._totals.lost += int(lost.sum())
-        return serials, lost, fresh
+        return serials, lost, fresh, guessed
 
     def _sole_active(self, active_since_ns: int) -> _Stream | None:
         """Return the latest stream when no other one was heard from since then, else None.

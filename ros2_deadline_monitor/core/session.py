@@ -398,11 +398,13 @@ def _stream_notes(topic: _Topic, report: TopicReport, level: Level,
     names = ', '.join(topic.publishers)
     several = max(topic.writers, report.producers)
     seen = (report.foreign_stamps_total, report.outages_total, report.unattributed_total)
-    if report.unattributed_total and topic.writers > 1:
+    if report.unattributed_total and several > 1:
         warn = seen[2] > topic.seen[2]
+        why = ('no sequence numbers' if not report.producer_runs_total or topic.writers > 1
+               and report.producers <= 1 else 'their sequence numbers run alike')
         notes.append(f'per-cycle figures need one producer: {several} publishers'
-                     f'{f" ({names})" if names else ""} and no sequence numbers to tell '
-                     'them apart')
+                     f'{f" ({names})" if names else ""} and {why} to tell them apart '
+                     f'({report.unattributed_total} messages not analyzed)')
     elif several > 1:
         notes.append(f'{several} producers in the window'
                      f'{f" (publishers: {names})" if names else ""}, each analyzed on its own '

@@ -125,21 +125,36 @@ def test_two_sim_producers_are_each_analyzed_on_their_own_grid():
 
 
 def test_losses_are_counted_within_each_producer_run():
+    a = wall_producer(OFF, 3.0)
+    b = wall_producer(OFF + S + 5 * MS, 2.0)  # a second later: numbered 100 apart
+    events = [e for e in a if e[2] not in {151, 152}] + [e for e in b if e[2] != 121]
+    s = session(use_sim_time=False)
+    s.configure({'cmd': TopicConfig(name='cmd', topic='/cmd', period_ns=PERIOD, stamp='start')})
+    end = run(s, 'cmd', [], events)
+    r = s.snapshot(end + MS, final=True).topics[0].report
+    assert r.messages_lost_total == 3 and r.unattributed_total == 0
+    # A lost cycle looks like a skipped period on its producer's grid, as with one producer.
+    assert r.skipped_periods_total == 3
+    assert r.interval_wall.min_ns == PERIOD and r.interval_wall.max_ns == 3 * PERIOD
+    assert r.producer_runs_total == 2
+
+
+def test_producers_numbered_alike_are_said_to_need_one_producer():
+    # Started together: their numbers run alike, and a loss hides which one went on.
     a = wall_producer(OFF, 2.0)
     b = wall_producer(OFF + 5 * MS, 2.0)
     events = [e for e in a if e[2] not in {51, 52}] + [e for e in b if e[2] != 121]
     s = session(use_sim_time=False)
     s.configure({'cmd': TopicConfig(name='cmd', topic='/cmd', period_ns=PERIOD, stamp='start')})
+    s.topic_status('cmd', TopicState.RECEIVING, publishers=('/a', '/b'), writers=2)
     end = run(s, 'cmd', [], events)
-    r = s.snapshot(end + MS, final=True).topics[0].report
-    assert r.messages_lost_total == 3
-    # Both runs number alike: after A lost two, its next event fits B's numbers and A's
-    # rhythm. Told apart by the rhythm, but a guess: A's grid starts afresh there (its two
-    # lost cycles are no skipped periods) and loss is unknown for the window. B's lost
-    # cycle is a skipped period on B's grid, as with one producer.
-    assert r.skipped_periods_total == 1 and r.interval_wall.min_ns == PERIOD
-    assert r.interval_wall.max_ns == 2 * PERIOD
+    snap = s.snapshot(end + MS, final=True).topics[0]
+    r = snap.report
+    assert r.messages_total == len(events) and r.unattributed_total > 0
+    assert r.interval_wall.count == 0 or r.interval_wall.min_ns >= PERIOD
     assert not r.loss_known
+    assert ('per-cycle figures need one producer: 2 publishers (/a, /b) and their sequence '
+            'numbers run alike to tell them apart') in snap.reason
 
 
 def test_several_publishers_without_sequence_numbers_give_no_cycle_figures():
@@ -292,7 +307,30 @@ def test_sequence_numbers_missing_from_the_start_make_loss_unknown():
 def test_one_producer_counting_up_takes_the_vectorized_path():
     a = CycleAnalyzer(TopicConfig(name='a', topic='/a', period_ns=PERIOD))
     arrivals = OFF + np.arange(10, dtype=np.int64) * PERIOD
-    streams, lost, _ = a._demultiplex(arrivals, np.arange(1, 11, dtype=np.int64))
+    streams, lost, _, _ = a._demultiplex(arrivals, np.arange(1, 11, dtype=np.int64))
     assert len(set(streams.tolist())) == 1 and not lost.any()
-    streams, lost, _ = a._demultiplex(arrivals + S, np.arange(13, 23, dtype=np.int64))
+    streams, lost, _, _ = a._demultiplex(arrivals + S, np.arange(13, 23, dtype=np.int64))
     assert len(set(streams.tolist())) == 1 and lost.tolist() == [2] + [0] * 9
+
+
+@pytest.mark.parametrize('seed', range(5))
+def test_jittery_producers_numbered_alike_never_share_a_grid(seed):
+    # Two producers started together (alike numbers), 3 ms apart, with 2 ms of jitter and
+    # losses: whatever is guessed, no interval joins two producers' cycles.
+    rng = np.random.default_rng(seed)
+    events, own = [], []
+    for phase in (0, 3 * MS):
+        starts = OFF + phase + np.arange(500) * PERIOD + rng.integers(0, 2 * MS, 500)
+        keep = rng.random(500) > 0.02
+        own.append(np.diff(starts[keep]))
+        events += [(int(t) + 30_000, int(t), i + 1) for i, t in enumerate(starts) if keep[i]]
+    a = CycleAnalyzer(TopicConfig(name='a', topic='/a', period_ns=PERIOD, stamp='start'))
+    for wall, stamp, seq in sorted(events):
+        a.record(wall, stamp, seq, 8)
+    a.process(None)
+    r = a.report(max(e[0] for e in events) + MS)
+    own_all = np.concatenate(own)
+    assert r.messages_total == len(events)
+    if r.interval_wall.count:
+        assert own_all.min() <= r.interval_wall.min_ns <= r.interval_wall.max_ns <= own_all.max()
+    assert not r.loss_known

@@ -113,6 +113,40 @@ def test_a_wall_clock_producer_next_to_a_sim_producer(
           f'loss_known {done.loss_known}; status: {both.status}')
 
 
+def test_two_producers_on_one_clock_each_on_their_own_grid(
+        participant, observer, start_monitor, wait_for):
+    start_monitor(topics=['cmd'], topic__cmd__name='/cmd', topic__cmd__period_ms=10.0,
+                  topic__cmd__stamp='start', stats_period_s=0.2, window_s=60.0)
+    first = participant()
+    a = StampedProducer(first.node('left_controller'), '/cmd')
+    first.start()
+    wait_for(lambda: a.count >= 100, what='the first producer running')
+    second = participant()
+    b = StampedProducer(second.node('right_controller'), '/cmd')
+    second.start()
+    named = wait_for(lambda: (t := observer.topic_stats('cmd')) and t.producers == 2
+                     and 'right_controller' in t.status and t, timeout=30,
+                     what='both producers named')
+    assert '/left_controller' in named.status and not named.loss_known
+    wait_for(lambda: b.count >= 300, timeout=30, what='300 cycles of the second producer')
+    a.stop()
+    b.stop()
+    sent = a.count + b.count
+    done = wait_for(lambda: (t := observer.topic_stats('cmd')) and t.messages_total == sent
+                    and t, what='every message counted')
+    # Each producer's intervals and skipped periods as by its own record: never an interval
+    # between two producers' cycles.
+    own = np.concatenate([np.diff(np.array(p.stamps, np.int64)) for p in (a, b)]) / 1e6
+    assert done.skipped_periods_total == a.skipped() + b.skipped()
+    assert done.interval_wall.count == len(own)
+    assert done.interval_wall.min_ms == own.min() and done.interval_wall.max_ms == own.max()
+    assert done.producer_runs_total == 2 and done.messages_lost_total == 0
+    print(f'\ntwo producers: skipped {done.skipped_periods_total} (own: {a.skipped()} + '
+          f'{b.skipped()}), min/max interval {done.interval_wall.min_ms:.3f} / '
+          f'{done.interval_wall.max_ms:.3f} ms (own: {own.min():.3f} / {own.max():.3f}); '
+          f'status: {named.status}')
+
+
 def test_a_restart_is_an_outage_not_skipped_periods(
         participant, observer, start_monitor, wait_for):
     start_monitor(topics=['cmd'], topic__cmd__name='/cmd', topic__cmd__period_ms=10.0,
