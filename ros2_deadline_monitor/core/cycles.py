@@ -401,6 +401,9 @@ class CycleAnalyzer:
             self._unattributed_at = int(arrival[guessed][-1])
             placed &= ~guessed
         if not placed.all():
+            for serial in streams[fresh & ~placed].tolist():  # the next one starts afresh
+                if serial in self._streams:
+                    self._streams[serial].fresh = True
             keep = np.flatnonzero(placed)
             arrival, stamp, size, lost = arrival[keep], stamp[keep], size[keep], lost[keep]
             start_timer, end_timer = start_timer[keep], end_timer[keep]
