@@ -198,7 +198,9 @@ class SnapshotBuilder:
             lateness_max_ns=12.5e6, response_mean_ns=2e5, response_max_ns=22.6e6,
             response_p99_ns=22e6, size_mean_bytes=16.0, size_max_bytes=16.0,
             bandwidth_bytes_per_s=1600.0, age_mean_ns=0.3e6, age_max_ns=1.2e6,
-            last_arrival_wall_ns=self.T0 + 5 * self.S)
+            last_arrival_wall_ns=self.T0 + 5 * self.S, foreign_stamps_total=4, outages_total=1,
+            outage_total_ns=9_700_000_000, outage_max_ns=9_700_000_000, producer_runs_total=3,
+            producers=2, unattributed_total=5)
         values.update(changes)
         return TopicReport(**values)
 

@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .config import AnalysisConfig, resolve_timing, Timing, TopicConfig
+from .config import AnalysisConfig, NS_PER_S, resolve_timing, Timing, TopicConfig
 from .grid import GridState, replay
 from .intervals import summarize_intervals
 from .reports import IntervalTotals, RunTotals, TopicReport
@@ -27,6 +27,19 @@ NAN = float('nan')
 PENDING_CAPACITY = 1 << 16
 MALFORMED = NO_VALUE + 1
 """Stamp of an event whose bytes could not be read: a message, counted, but not a cycle."""
+MAX_STREAMS = 8
+"""Producer streams (runs of publication sequence numbers) kept apart at most; the one heard
+from least recently is forgotten first, so memory stays bounded however many writers come."""
+EPOCH_SCALE_NS = 10**18
+"""A stamp at or above this (September 2001 as Unix time) is on the wall (Unix) clock; below
+it, a sim-time or unset one. No simulation runs for 31 years of sim time, no wall clock of a
+running robot reads 2001."""
+NEAR_SEQ = 16
+"""Runs whose last sequence numbers lie this close are "numbered alike": a loss could hide
+which of them an event continues, so their rhythm decides (a guess)."""
+FOREIGN_TOLERANCE_NS = NS_PER_S
+"""How far a start stamp may lie in the future of its arrival on the timer clock before it
+cannot be on that clock (clock skew between hosts, the /clock step)."""
 ROW_COLUMNS = ('arrival', 'start_wall', 'start_sim', 'interval_timer', 'interval_wall',
                'interval_sim', 'lateness', 'response', 'skipped', 'missed', 'lost', 'size',
                'age')
@@ -115,6 +128,66 @@ def _diff_with(previous: int, values: np.ndarray) -> np.ndarray:
     return out
 
 
+def _choose_stream(streams: dict[int, _Stream], seq: int, arrival: int, scale: int,
+                   active_since_ns: int) -> tuple[int, bool]:
+    """Pick the stream an event with sequence number ``seq`` continues: (serial or -1, guess).
+
+    Among the streams heard from since ``active_since_ns`` and numbered below ``seq``: the
+    nearest below (one below: no loss), when no other one is numbered within ``NEAR_SEQ``
+    of it; else (two producers started together number their samples alike, and a loss
+    hides which one went on) the one whose rhythm the arrival fits best: its distance since
+    that stream's last arrival nearest a whole number of the stream's last interval. Only
+    when no active stream fits, a silent one (the nearest below) continues, so a writer's
+    losses over a silence still count. ``guess`` is True unless the choice was clear (loss
+    is then unknown and the runs start fresh grids).
+    """
+    active = [(serial, stream) for serial, stream in streams.items()
+              if stream.seq < seq and stream.arrival >= active_since_ns]
+    if scale >= 0 and len(active) > 1:
+        # A producer's stamps stay on one clock: Unix-scale and sim-scale runs never mix.
+        alike = [item for item in active if item[1].scale in (scale, -1)]
+        active = alike or active
+    if not active:
+        silent = [(stream.seq, stream.arrival, serial) for serial, stream in streams.items()
+                  if stream.seq < seq]
+        return (max(silent)[2] if silent else -1), False
+    if len(active) == 1:
+        return active[0][0], False
+
+    def misfit(stream: _Stream) -> int:
+        if stream.gap <= 0:
+            return 1 << 62
+        off = (arrival - stream.arrival) % stream.gap
+        return min(off, stream.gap - off)
+
+    # Runs numbered far below the nearest one cannot have taken this event but by a long
+    # loss: numbers decide. Only runs numbered alike (two producers started together) are
+    # told apart by their rhythm, and that is a guess.
+    nearest = max(stream.seq for _, stream in active)
+    near = [item for item in active if item[1].seq >= nearest - NEAR_SEQ]
+    if len(near) == 1:
+        return near[0][0], False
+    # Numbered alike: which run went on is a guess (the rhythm picks, numbers break a tie),
+    # good enough to follow the numbers, never to place the event on a grid: jitter as
+    # large as the producers' phase apart fools any rhythm.
+    ranked = sorted(near, key=lambda item: (misfit(item[1]), item[1].seq != seq - 1,
+                                            item[1].arrival))
+    return ranked[0][0], True
+
+
+def known_seq(seq: np.ndarray) -> bool:
+    """Tell whether every event carries a publication sequence number."""
+    return bool((seq != NO_VALUE).all())
+
+
+def _stream_diffs(starts: np.ndarray, streams: np.ndarray) -> np.ndarray:
+    """Intervals between consecutive starts of the same producer stream (for learning)."""
+    order = np.argsort(streams, kind='stable')
+    starts, streams = starts[order], streams[order]
+    same = streams[1:] == streams[:-1]
+    return np.diff(starts)[same]
+
+
 def _no_negative(intervals: np.ndarray) -> np.ndarray:
     """Negative intervals become NO_VALUE (NO_VALUE itself is negative and stays)."""
     return np.where(intervals < 0, NO_VALUE, intervals)
@@ -148,9 +221,47 @@ class _Totals:
     malformed: int = 0
     qos_deadline_events: int = 0
     resets: int = 0
+    foreign: int = 0
+    outages: int = 0
+    outage_ns: int = 0
+    outage_max_ns: int = 0
+    runs: int = 0
+    unattributed: int = 0
     cycles: int = 0
     interval_wall: _IntervalSum = field(default_factory=_IntervalSum)
     interval_sim: _IntervalSum = field(default_factory=_IntervalSum)
+
+
+@dataclass
+class _Stream:
+    """One producer's run of publication sequence numbers: its own grid and intervals.
+
+    Jazzy's message info names no writer, but each writer numbers its samples 1, 2, 3, ...:
+    events are told apart by which run they continue (``_demultiplex``). ``epoch`` is the
+    topic's outage count when the grid was last anchored: a later epoch re-anchors it.
+    """
+
+    seq: int
+    arrival: int
+    epoch: int = 0
+    gap: int = 0
+    """Wall time between its last two events: its rhythm, to tell alike-numbered runs apart."""
+    scale: int = -1
+    """Its stamps' scale: 1 Unix time, 0 sim time (or unset), -1 not known."""
+    fresh: bool = False
+    """Its next event starts a fresh grid (a guess was made among runs numbered alike)."""
+    grid: GridState = field(default_factory=GridState)
+    prev_start_timer: int = NO_VALUE
+    prev_start_wall: int = NO_VALUE
+    prev_start_sim: int = NO_VALUE
+
+    def anchor(self, epoch: int) -> None:
+        """Start a new grid and new intervals (after an outage or a period change)."""
+        self.epoch = epoch
+        self.grid = GridState()
+        self.prev_start_timer = NO_VALUE
+        self.prev_start_wall = NO_VALUE
+        self.prev_start_sim = NO_VALUE
 
 
 class CycleAnalyzer:
@@ -159,6 +270,11 @@ class CycleAnalyzer:
     Events wait in a pending buffer until ``process``; every call that processes takes the
     /clock analyzer (``clock``) that maps events between wall and sim time, so an event's
     figures never depend on when it was processed.
+
+    One producer per cycle stream (DESIGN.md §3): events are split into producer streams by
+    their publication sequence numbers, each with its own grid and intervals; a start stamp
+    that cannot be on the timer clock is counted (``foreign``) and never placed on a grid; a
+    silence longer than the timeout is an outage that re-anchors every grid.
     """
 
     def __init__(self, config: TopicConfig, analysis: AnalysisConfig | None = None) -> None:
@@ -170,14 +286,24 @@ class CycleAnalyzer:
         self._timing: Timing | None = None
         self._learning: list[tuple[np.ndarray, ...]] = []
         self._learning_count = 0
-        self._grid = GridState()
-        self._prev_start_timer = NO_VALUE
-        self._prev_start_wall = NO_VALUE
-        self._prev_start_sim = NO_VALUE
-        self._prev_seq = NO_VALUE
+        self._streams: dict[int, _Stream] = {}
+        self._stream_serial = 0
+        self._recent = -1
+        """Serial of the stream that took the latest event (events without a number join it)."""
+        self._epoch = 0
+        self._gap_prev_wall = NO_VALUE
+        self._gap_prev_timer = NO_VALUE
+        self._seq_unknown_at: int | None = None
+        self._numbered = False
+        self._ambiguous_at: int | None = None
+        self._foreign_at: int | None = None
+        self._unattributed_at: int | None = None
         self._last_arrival: int | None = None
         self._start_source = 'arrival'
         self._totals = _Totals()
+        self.writers = 1
+        """Publishers the graph shows (the session keeps it current): with several and no
+        sequence numbers to tell them apart, no per-cycle figure is computed."""
         self._offered_period_ns: int | None = None
         self._resolve()
 
@@ -219,7 +345,8 @@ class CycleAnalyzer:
             self._resolve()
         new_period = self._timing.period_ns if self._timing else None
         if new_period != old_period:
-            self._grid = GridState()
+            for stream in self._streams.values():
+                stream.grid = GridState()
 
     def _resolve(self) -> None:
         if self._config.kind == 'event':
@@ -248,7 +375,8 @@ class CycleAnalyzer:
         if self._timing is not None and self._timing.period_ns == period_ns:
             return
         self._timing = None
-        self._grid = GridState()
+        for stream in self._streams.values():
+            stream.grid = GridState()
         self._resolve()
         if self._learning:
             batch = tuple(np.concatenate(cols) for cols in zip(*self._learning, strict=True))
@@ -306,33 +434,55 @@ class CycleAnalyzer:
             self._process(*events, clock)
 
     def _drop_sim_state(self) -> None:
-        self._prev_start_sim = NO_VALUE
+        for stream in self._streams.values():
+            stream.prev_start_sim = NO_VALUE
+            if self._config.clock == 'sim':
+                stream.grid = GridState()
+                stream.prev_start_timer = NO_VALUE
         if self._config.clock == 'sim':
-            self._grid = GridState()
-            self._prev_start_timer = NO_VALUE
+            self._gap_prev_timer = NO_VALUE
             self._rows.clear()
 
     def _process(self, arrival: np.ndarray, stamp: np.ndarray, seq: np.ndarray,
                  size: np.ndarray, clock: RtfAnalyzer | None) -> None:
         self._totals.messages += len(arrival)
         self._last_arrival = int(arrival[-1])
-        lost = self._count_lost(seq)
+        streams, lost, fresh, guessed = self._demultiplex(arrival, seq, stamp)
         malformed = stamp == MALFORMED
         if malformed.any():
             self._totals.malformed += int(malformed.sum())
             stamp = np.where(malformed, NO_VALUE, stamp)
-        start_timer, end_timer, start_wall, start_sim = self._place(arrival, stamp, clock)
-        placed = (start_timer != NO_VALUE) & ~malformed
+        if self.writers > 1 and not known_seq(seq):
+            # Several producers and nothing to tell them apart: their cycles would share one
+            # grid. Counted as messages, never as cycles (the status says why).
+            self._totals.unattributed += len(arrival)
+            self._unattributed_at = self._last_arrival
+            return
+        # Read stamps (foreign ones too) make the start source the header, as configured.
+        self._start_source = ('header' if self._config.stamp == 'start'
+                              and bool((stamp != NO_VALUE).any()) else 'arrival')
+        foreign = self._foreign(arrival, stamp, clock)
+        start_timer, end_timer, start_wall, start_sim = self._place(
+            arrival, np.where(foreign, NO_VALUE, stamp), clock)
+        age = self._age(arrival, stamp, end_timer, clock)
+        placed = (start_timer != NO_VALUE) & ~malformed & ~foreign
+        if guessed is not None and guessed.any():
+            # Its producer is a guess: counted as a message, never as a cycle.
+            self._totals.unattributed += int(guessed.sum())
+            self._unattributed_at = int(arrival[guessed][-1])
+            placed &= ~guessed
         if not placed.all():
+            for serial in streams[fresh & ~placed].tolist():  # the next one starts afresh
+                if serial in self._streams:
+                    self._streams[serial].fresh = True
             keep = np.flatnonzero(placed)
             arrival, stamp, size, lost = arrival[keep], stamp[keep], size[keep], lost[keep]
             start_timer, end_timer = start_timer[keep], end_timer[keep]
             start_wall, start_sim = start_wall[keep], start_sim[keep]
-        batch = (arrival, stamp, size, lost, start_timer, end_timer, start_wall, start_sim)
-        if self._config.kind == 'event':
-            self._analyze_events(*batch)
-            return
-        if self._timing is None:
+            age, streams, fresh = age[keep], streams[keep], fresh[keep]
+        batch = (arrival, age, size, lost, start_timer, end_timer, start_wall, start_sim,
+                 streams, fresh)
+        if self._timing is None and self._config.kind != 'event':
             self._learning.append(batch)
             self._learning_count += len(arrival)
             if (self._learning_count <= self._analysis.learn_intervals
@@ -341,7 +491,7 @@ class CycleAnalyzer:
             batch = tuple(np.concatenate(cols) for cols in zip(*self._learning, strict=True))
             self._learning = []
             self._learning_count = 0
-            diffs = np.diff(batch[4])
+            diffs = _stream_diffs(batch[4], batch[8])
             diffs = diffs[diffs > 0]
             if len(diffs) == 0:
                 return
@@ -356,56 +506,174 @@ class CycleAnalyzer:
         first = next(b[0][0] for b in self._learning if len(b[0]))
         return int(arrival[-1]) - int(first) >= self._analysis.window_ns
 
-    def _intervals(self, arrival: np.ndarray, stamp: np.ndarray, start_timer: np.ndarray,
-                   end_timer: np.ndarray, start_wall: np.ndarray, start_sim: np.ndarray
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Intervals on the timer, wall and sim clocks, and the age; counted in the totals.
+    def _new_stream(self, seq: int, arrival: int) -> int:
+        """Open a producer stream (a new writer or a restart); forget the stalest past cap."""
+        if len(self._streams) >= MAX_STREAMS:
+            stalest = min(self._streams, key=lambda k: self._streams[k].arrival)
+            del self._streams[stalest]
+        self._stream_serial += 1
+        self._streams[self._stream_serial] = _Stream(seq, arrival, self._epoch)
+        self._totals.runs += 1
+        return self._stream_serial
 
-        A start before the previous one (sim time jumped back before the reset reached this
-        topic, or two producers) has no interval: a negative one would mean nothing.
+    def _demultiplex(self, arrival: np.ndarray, seq: np.ndarray, stamp: np.ndarray | None = None
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+        """Return each event's producer stream, losses, fresh-grid marks and guessed events.
+
+        Guessed: which events' producer was a guess (None: none was).
+
+        A guessed event (``_choose_stream``) is no cycle, and every run it could have
+        belonged to starts a fresh grid after it: a wrong guess, or runs that swapped, never
+        join two producers' cycles on one grid.
+
+        An event continues the stream whose last sequence number is one below its own, else
+        the nearest below (the gap is lost), the most recently heard at a tie; sequence
+        number 1 (a writer's first sample) or none below opens a new stream. An event
+        without a number joins the latest stream, and loss is unknown from then on. The
+        common case (one stream counting up) is vectorized; the loop runs only when several
+        runs interleave or one starts again.
         """
-        interval_timer = _no_negative(_diff_with(self._prev_start_timer, start_timer))
-        interval_wall = _no_negative(_diff_with(self._prev_start_wall, start_wall))
-        interval_sim = _no_negative(_diff_with(self._prev_start_sim, start_sim))
-        self._prev_start_timer = int(start_timer[-1])
-        self._prev_start_wall = int(start_wall[-1])
-        self._prev_start_sim = int(start_sim[-1])
-        self._totals.cycles += len(arrival)
-        self._totals.interval_wall.add(interval_wall)
-        self._totals.interval_sim.add(interval_sim)
-        # A zero stamp is an unset header, not a message from 1970.
-        age = np.where((stamp != NO_VALUE) & (stamp != 0), end_timer - stamp, NO_VALUE)
-        return interval_timer, interval_wall, interval_sim, age
-
-    def _analyze_events(self, arrival: np.ndarray, stamp: np.ndarray, size: np.ndarray,
-                        lost: np.ndarray, start_timer: np.ndarray, end_timer: np.ndarray,
-                        start_wall: np.ndarray, start_sim: np.ndarray) -> None:
-        """Rows of an event topic: intervals (gaps), age and size; no grid, so no slot."""
-        if len(arrival) == 0:
-            return
-        interval_timer, interval_wall, interval_sim, age = self._intervals(
-            arrival, stamp, start_timer, end_timer, start_wall, start_sim)
-        none = np.full(len(arrival), NO_VALUE, np.int64)
-        zero = np.zeros(len(arrival), np.int64)
-        self._rows.extend(
-            arrival=arrival, start_wall=start_wall, start_sim=start_sim,
-            interval_timer=interval_timer, interval_wall=interval_wall,
-            interval_sim=interval_sim, lateness=none, response=none, skipped=zero,
-            missed=zero, lost=lost, size=size, age=age)
-
-    def _count_lost(self, seq: np.ndarray) -> np.ndarray:
-        """Messages lost before each event, from publication sequence number gaps."""
-        gaps = _diff_with(self._prev_seq, seq)
-        self._prev_seq = int(seq[-1])
-        lost = np.where((gaps != NO_VALUE) & (gaps > 1), gaps - 1, 0)
+        n = len(seq)
+        known = seq != NO_VALUE
+        if not known.all() and (self._numbered or known.any()):
+            # Numbers that stop (or start late) leave gaps no count can bridge. A stream that
+            # never had numbers (a bag) keeps its old meaning: nothing counted as lost.
+            self._seq_unknown_at = int(arrival[~known][-1])
+        self._numbered = self._numbered or bool(known.any())
+        streams = self._streams
+        active_ns = max(self._timing.timeout_ns if self._timing else NS_PER_S, NS_PER_S)
+        one = self._sole_active(int(arrival[0]) - active_ns)
+        if known.all() and (n == 1 or bool((seq[1:] > seq[:-1]).all())) and (
+                not streams or (one is not None and int(seq[0]) > one.seq)):
+            if one is None:
+                self._recent = self._new_stream(NO_VALUE, int(arrival[0]))
+                one = streams[self._recent]
+            gaps = _diff_with(one.seq, seq)
+            before = int(arrival[-2]) if n > 1 else one.arrival
+            one.seq, one.gap, one.arrival = int(seq[-1]), int(arrival[-1]) - before, int(
+                arrival[-1])
+            lost = np.where((gaps != NO_VALUE) & (gaps > 1), gaps - 1, 0)
+            self._totals.lost += int(lost.sum())
+            return np.full(n, self._recent, np.int64), lost, np.zeros(n, bool), None
+        serials = np.empty(n, np.int64)
+        lost = np.zeros(n, np.int64)
+        fresh = np.zeros(n, bool)
+        guessed = np.zeros(n, bool)
+        if stamp is None:
+            scales = [-1] * n
+        else:
+            known_stamp = (stamp != NO_VALUE) & (stamp != MALFORMED)
+            scales = np.where(known_stamp, (stamp >= EPOCH_SCALE_NS).astype(np.int64), -1
+                              ).tolist()
+        for i, (s, a, scale) in enumerate(zip(seq.tolist(), arrival.tolist(), scales,
+                                              strict=True)):
+            if s == NO_VALUE:
+                if self._recent not in streams:
+                    self._recent = self._new_stream(NO_VALUE, a)
+                streams[self._recent].arrival = a
+                serials[i] = self._recent
+                continue
+            best, ambiguous = (_choose_stream(streams, s, a, scale, a - active_ns) if s != 1
+                               else (-1, False))
+            if ambiguous:
+                # A guess: loss unknown for a window, and every run it could have been
+                # starts a fresh grid (this one here, the others at their next event), so a
+                # wrong guess, or runs that swapped, never join two producers' cycles.
+                self._ambiguous_at = a
+                guessed[i] = True
+                for stream in streams.values():
+                    if stream.arrival >= a - active_ns and abs(stream.seq - s) <= NEAR_SEQ:
+                        stream.fresh = True
+            if best >= 0 and streams[best].fresh and not ambiguous:
+                streams[best].fresh = False
+                fresh[i] = True
+            if best < 0:
+                best = self._new_stream(s, a)
+                streams[best].scale = scale
+            else:
+                stream = streams[best]
+                if stream.seq != NO_VALUE and s - stream.seq > 1:
+                    lost[i] = s - stream.seq - 1
+                stream.seq, stream.gap, stream.arrival = s, a - stream.arrival, a
+                if scale >= 0:
+                    stream.scale = scale
+            serials[i] = self._recent = best
         self._totals.lost += int(lost.sum())
-        return lost
+        return serials, lost, fresh, guessed
+
+    def _sole_active(self, active_since_ns: int) -> _Stream | None:
+        """Return the latest stream when no other one was heard from since then, else None.
+
+        Then every event counting up from it continues it (``_choose_stream`` would say so
+        one by one): a restarted producer's old run, silent, keeps no one off the fast path.
+        """
+        one = self._streams.get(self._recent)
+        if one is None:
+            return None
+        for stream in self._streams.values():
+            if stream is not one and stream.arrival >= active_since_ns:
+                return None
+        return one
+
+    def _foreign(self, arrival: np.ndarray, stamp: np.ndarray,
+                 clock: RtfAnalyzer | None) -> np.ndarray:
+        """Start stamps that cannot be on the timer clock: never placed on a grid.
+
+        A stamp on another clock lies at another scale than the timer clock's time at its
+        arrival (Unix time read as sim time, or the reverse), or in its future beyond
+        ``FOREIGN_TOLERANCE_NS``. Sim time not known yet counts as sim scale.
+        """
+        if self._config.stamp != 'start':
+            return np.zeros(len(arrival), bool)
+        if self._config.clock == 'wall':
+            now = arrival
+        elif clock is not None and clock.has_samples:
+            now = clock.sim_at(arrival)
+        else:
+            now = np.full(len(arrival), NO_VALUE, np.int64)
+        stamped = stamp != NO_VALUE
+        now_known = now != NO_VALUE
+        now_epoch = np.where(now_known, now >= EPOCH_SCALE_NS, False)
+        foreign = stamped & (
+            ((stamp >= EPOCH_SCALE_NS) != now_epoch)
+            | (now_known & (stamp > now + FOREIGN_TOLERANCE_NS)))
+        if foreign.any():
+            self._totals.foreign += int(foreign.sum())
+            self._foreign_at = int(arrival[foreign][-1])
+        return foreign
+
+    def _age(self, arrival: np.ndarray, stamp: np.ndarray, end_timer: np.ndarray,
+             clock: RtfAnalyzer | None) -> np.ndarray:
+        """Arrival - stamp on the clock the stamp is on (told by its scale).
+
+        A stamp at the scale of the timer clock's end is aged on that clock; a wall-scale
+        stamp on a sim-clock topic (a header stamped with the wall clock) on the wall
+        clock; a sim-scale stamp on a wall-clock topic on sim time when /clock is known. A
+        zero stamp is an unset header, not a message from 1970.
+        """
+        age = np.full(len(arrival), NO_VALUE, np.int64)
+        stamped = (stamp != NO_VALUE) & (stamp != 0)
+        if not stamped.any():
+            return age
+        epoch = stamp >= EPOCH_SCALE_NS
+        end_known = end_timer != NO_VALUE
+        same = stamped & end_known & (epoch == (end_timer >= EPOCH_SCALE_NS))
+        age[same] = end_timer[same] - stamp[same]
+        other = stamped & ~same
+        if other.any():
+            if self._config.clock == 'sim':
+                wall = other & epoch & (arrival >= EPOCH_SCALE_NS)
+                age[wall] = arrival[wall] - stamp[wall]
+            elif clock is not None and clock.has_samples:
+                sim = clock.sim_in_step(arrival)
+                on_sim = other & ~epoch & (sim != NO_VALUE)
+                age[on_sim] = sim[on_sim] - stamp[on_sim]
+        return age
 
     def _place(self, arrival: np.ndarray, stamp: np.ndarray, clock: RtfAnalyzer | None
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Start and end on the timer clock, start on the wall and sim clocks."""
         use_stamp = self._config.stamp == 'start' and bool((stamp != NO_VALUE).any())
-        self._start_source = 'header' if use_stamp else 'arrival'
         have_clock = clock is not None and clock.has_samples
         unknown = np.full(len(arrival), NO_VALUE, np.int64)
         if self._config.clock == 'wall':
@@ -425,21 +693,103 @@ class CycleAnalyzer:
         end = np.where(end != NO_VALUE, np.maximum(end, start), start)
         return start, end, start_wall, start
 
-    def _analyze(self, arrival: np.ndarray, stamp: np.ndarray, size: np.ndarray,
-                 lost: np.ndarray, start_timer: np.ndarray, end_timer: np.ndarray,
-                 start_wall: np.ndarray, start_sim: np.ndarray) -> None:
+    def _outage_epochs(self, arrival: np.ndarray, end_timer: np.ndarray) -> np.ndarray | None:
+        """Count silences longer than the timeout; return each event's epoch (None: no new one).
+
+        The silence is measured on the timer clock between consecutive cycles of the topic
+        (any producer), so a paused simulator is no outage, and reported on the wall clock.
+        Every stream re-anchors its grid at a new epoch: a restart or an outage is one
+        figure, not thousands of skipped periods.
+        """
         timing = self._timing
-        assert timing is not None
+        # An event topic has an outage only with a configured timeout.
+        timeout = timing.timeout_ns if timing is not None else self._config.timeout_ns
+        gap_wall = _diff_with(self._gap_prev_wall, arrival)
+        gap_timer = _diff_with(self._gap_prev_timer, end_timer)
+        self._gap_prev_wall = int(arrival[-1])
+        self._gap_prev_timer = int(end_timer[-1])
+        if timeout is None:
+            return None
+        outage = (gap_timer != NO_VALUE) & (gap_timer > timeout)
+        if not outage.any():
+            return None
+        durations = np.where(gap_wall[outage] != NO_VALUE, gap_wall[outage], gap_timer[outage])
+        totals = self._totals
+        totals.outages += int(outage.sum())
+        totals.outage_ns += int(durations.sum())
+        totals.outage_max_ns = max(totals.outage_max_ns, int(durations.max()))
+        epochs = self._epoch + np.cumsum(outage)
+        self._epoch = int(epochs[-1])
+        return epochs
+
+    def _analyze(self, arrival: np.ndarray, age: np.ndarray, size: np.ndarray,
+                 lost: np.ndarray, start_timer: np.ndarray, end_timer: np.ndarray,
+                 start_wall: np.ndarray, start_sim: np.ndarray, streams: np.ndarray,
+                 fresh: np.ndarray) -> None:
         if len(arrival) == 0:
             return
-        slots, skipped = replay(start_timer, timing.period_ns, self._grid)
-        interval_timer, interval_wall, interval_sim, age = self._intervals(
-            arrival, stamp, start_timer, end_timer, start_wall, start_sim)
+        columns = (arrival, age, size, lost, start_timer, end_timer, start_wall, start_sim)
+        epochs = self._outage_epochs(arrival, end_timer)
+        serials = np.unique(streams)
+        if len(serials) == 1 and epochs is None and not fresh.any():
+            self._rows.extend(**self._analyze_run(int(serials[0]), self._epoch, False,
+                                                  *columns))
+            return
+        if epochs is None:
+            epochs = np.full(len(arrival), self._epoch, np.int64)
+        pieces = []
+        for serial in serials.tolist():
+            mine = np.flatnonzero(streams == serial)
+            ep = epochs[mine]
+            cuts = np.flatnonzero((ep[1:] != ep[:-1]) | fresh[mine][1:]) + 1
+            for part in np.split(mine, cuts):
+                pieces.append(self._analyze_run(serial, int(epochs[part[0]]),
+                                                bool(fresh[part[0]]),
+                                                *(column[part] for column in columns)))
+        rows = {name: np.concatenate([piece[name] for piece in pieces]) for name in ROW_COLUMNS}
+        order = np.argsort(rows['arrival'], kind='stable')
+        self._rows.extend(**{name: values[order] for name, values in rows.items()})
+
+    def _analyze_run(self, serial: int, epoch: int, fresh: bool, arrival: np.ndarray,
+                     age: np.ndarray,
+                     size: np.ndarray, lost: np.ndarray, start_timer: np.ndarray,
+                     end_timer: np.ndarray, start_wall: np.ndarray,
+                     start_sim: np.ndarray) -> dict[str, np.ndarray]:
+        """Rows of consecutive cycles of one producer within one epoch, on its own grid.
+
+        An event topic has no grid: its rows carry intervals (gaps), age and size only.
+        """
+        stream = self._streams.get(serial)
+        if stream is None:  # forgotten past MAX_STREAMS within this batch: a fresh grid
+            stream = _Stream(NO_VALUE, int(arrival[0]), epoch)
+        if fresh or stream.epoch != epoch:
+            stream.anchor(epoch)
+        # A start before the previous one (sim time jumped back before the reset reached this
+        # topic) has no interval: a negative one would mean nothing.
+        interval_timer = _no_negative(_diff_with(stream.prev_start_timer, start_timer))
+        interval_wall = _no_negative(_diff_with(stream.prev_start_wall, start_wall))
+        interval_sim = _no_negative(_diff_with(stream.prev_start_sim, start_sim))
+        stream.prev_start_timer = int(start_timer[-1])
+        stream.prev_start_wall = int(start_wall[-1])
+        stream.prev_start_sim = int(start_sim[-1])
+        self._totals.cycles += len(arrival)
+        self._totals.interval_wall.add(interval_wall)
+        self._totals.interval_sim.add(interval_sim)
+        timing = self._timing
+        if timing is None:  # an event topic
+            none = np.full(len(arrival), NO_VALUE, np.int64)
+            zero = np.zeros(len(arrival), np.int64)
+            return dict(
+                arrival=arrival, start_wall=start_wall, start_sim=start_sim,
+                interval_timer=interval_timer, interval_wall=interval_wall,
+                interval_sim=interval_sim, lateness=none, response=none, skipped=zero,
+                missed=zero, lost=lost, size=size, age=age)
+        slots, skipped = replay(start_timer, timing.period_ns, stream.grid)
         response = end_timer - slots
         missed = classify_misses(timing.rule, interval_timer, response, timing)
         self._totals.misses += int(missed.sum())
         self._totals.skipped += int(skipped.sum())
-        self._rows.extend(
+        return dict(
             arrival=arrival, start_wall=start_wall, start_sim=start_sim,
             interval_timer=interval_timer, interval_wall=interval_wall,
             interval_sim=interval_sim, lateness=start_timer - slots, response=response,
@@ -461,6 +811,24 @@ class CycleAnalyzer:
         return RunTotals(cycles=totals.cycles, interval_wall=totals.interval_wall.totals('wall'),
                          interval_sim=totals.interval_sim.totals('sim'))
 
+    def _producers(self, since_ns: int) -> int:
+        """Count the producer streams heard from in the window."""
+        return sum(stream.arrival >= since_ns for stream in self._streams.values())
+
+    def _loss_note(self, writers: int, since_ns: int) -> str:
+        """Why the window's loss count cannot be trusted, or '' (DESIGN.md §3).
+
+        Several writers in the graph, events whose producer was a guess, or events without
+        sequence numbers in the window: a number would mix runs, ``unknown`` does not.
+        """
+        if writers > 1:
+            return f'{writers} writers on the topic'
+        if self._ambiguous_at is not None and self._ambiguous_at >= since_ns:
+            return 'sequence runs of several producers could not be told apart'
+        if self._seq_unknown_at is not None and self._seq_unknown_at >= since_ns:
+            return 'no publication sequence numbers'
+        return ''
+
     def report(self, now_wall_ns: int, writers: int = 1) -> TopicReport:
         """Summarize the rolling window and the totals of the events processed so far."""
         rows = self._rows.rows()
@@ -468,7 +836,9 @@ class CycleAnalyzer:
         window_ns = self._analysis.window_ns
         if timing is not None:
             window_ns = max(window_ns, WINDOW_MIN_PERIODS * timing.period_ns)
-        keep = rows['arrival'] >= now_wall_ns - window_ns
+        since = now_wall_ns - window_ns
+        keep = rows['arrival'] >= since
+        loss_note = self._loss_note(writers, since)
         rows = {k: v[keep] for k, v in rows.items()}
         period = timing.period_ns if timing else None
         jitter = timing.jitter_ns if timing else None
@@ -513,7 +883,7 @@ class CycleAnalyzer:
             deadline_misses=misses,
             skipped_periods=int(rows['skipped'].sum()),
             messages_lost=int(rows['lost'].sum()),
-            loss_known=writers <= 1,
+            loss_known=not loss_note,
             miss_ratio=misses / n if n else NAN,
             rate_wall_hz=_rate(interval_wall.mean_ns),
             rate_sim_hz=_rate(interval_sim.mean_ns),
@@ -533,6 +903,14 @@ class CycleAnalyzer:
             last_arrival_wall_ns=self._last_arrival,
             kind=self._config.kind,
             period_source=timing.source if timing else '',
+            foreign_stamps_total=totals.foreign,
+            outages_total=totals.outages,
+            outage_total_ns=totals.outage_ns,
+            outage_max_ns=totals.outage_max_ns,
+            producer_runs_total=totals.runs,
+            producers=self._producers(since),
+            unattributed_total=totals.unattributed,
+            loss_note=loss_note,
         )
 
 

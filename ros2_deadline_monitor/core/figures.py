@@ -103,7 +103,7 @@ def _since_last(snapshot: Snapshot, topic: TopicSnapshot) -> float:
 
 def _lost(snapshot: Snapshot, topic: TopicSnapshot) -> Value:
     report = topic.report
-    return report.messages_lost if report.loss_known else 'unknown (several writers)'
+    return report.messages_lost if report.loss_known else f'unknown ({report.loss_note})'
 
 
 def _publishers(snapshot: Snapshot, topic: TopicSnapshot) -> str | None:
@@ -257,6 +257,26 @@ TOPIC: tuple[Figure, ...] = (
            always=True),
     Figure('sim resets total', '', "sim-time resets that cleared this topic's sim state",
            _r(lambda r: r.resets_total), TOTALS, 'resets_total', always=True),
+    Figure('foreign stamps total', '', 'start stamps that cannot be on the timer clock (Unix '
+           'time under sim, sim time under wall, or in the future beyond 1 s): counted, never '
+           'placed on a grid (shown once there are any)',
+           _r(lambda r: r.foreign_stamps_total or None), TOTALS, 'foreign_stamps_total'),
+    Figure('outages total', '', 'silences longer than the timeout (on the timer clock); the '
+           'grids re-anchor after each instead of counting skipped periods',
+           _r(lambda r: r.outages_total or None), TOTALS, 'outages_total'),
+    Figure('outage total', 's', 'wall time of the outages, summed',
+           _r(lambda r: to_s(r.outage_total_ns) if r.outages_total else None), TOTALS,
+           'outage_total_s', digits=2),
+    Figure('longest outage', 's', 'wall time of the longest outage',
+           _r(lambda r: to_s(r.outage_max_ns) if r.outages_total else None), TOTALS,
+           'outage_max_s', digits=2),
+    Figure('producer runs total', '', 'runs of publication sequence numbers seen: one per '
+           'producer and per restart, each analyzed on its own grid',
+           _r(lambda r: r.producer_runs_total if r.producer_runs_total > 1 else None), TOTALS,
+           'producer_runs_total'),
+    Figure('unattributed total', '', 'messages of several producers without sequence numbers '
+           'to tell them apart: counted, no cycle figure uses them',
+           _r(lambda r: r.unattributed_total or None), TOTALS, 'unattributed_total'),
 
     Figure('mean response', 'ms', 'mean end - scheduled slot', _r(lambda r: to_ms(
         r.response_mean_ns)), CYCLES, 'response_mean_ms'),
@@ -288,6 +308,12 @@ TOPIC: tuple[Figure, ...] = (
            CONFIGURATION),
     Figure('kind', '', '`timer` (a periodic producer) or `event` (no period, no misses)',
            _r(lambda r: r.kind), CONFIGURATION, always=True),
+    Figure('producers', '', 'producer streams with cycles in the window (told apart by '
+           'sequence numbers), each on its own grid (shown when more than one)',
+           _r(lambda r: r.producers if r.producers > 1 else None), CONFIGURATION, 'producers'),
+    Figure('notes', '', 'several producers, foreign stamps, outages, middleware fallbacks: '
+           'what the status adds to the figures', lambda snapshot, topic: '; '.join(
+               topic.notes) or None, CONFIGURATION),
     Figure('rule', '', '`interval` or `response`: what counts as a deadline miss',
            _timer(lambda r: r.rule), CONFIGURATION, 'rule', always=True),
     Figure('start source', '', '`header` (stamp = cycle start) or `arrival`',

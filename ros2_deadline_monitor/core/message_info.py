@@ -79,13 +79,17 @@ class InfoFallback:
     ``received_timestamp``); it is used as long as the middleware fills it.
     """
 
-    __slots__ = ('preferred', '_use', '_since', '_messages', '_loss_unknown_since', '_notes')
+    __slots__ = ('preferred', 'complete', '_use', '_since', '_messages', '_loss_unknown_since',
+                 '_notes')
 
     def __init__(self, preferred: str = SOURCE) -> None:
         """Start a stream that uses ``preferred`` until a message lacks it."""
         if preferred not in (SOURCE, RECEIVED):
             raise ValueError(f'preferred must be {SOURCE!r} or {RECEIVED!r}, got {preferred!r}')
         self.preferred = preferred
+        self.complete = 0
+        """Messages a caller's fast path handed on itself, every field filled (it adds one
+        per message while ``degraded`` is False); counted at the next ``arrival_ns``."""
         self._use = _ORDER.index(preferred)
         self._since = 0
         self._messages = 0
@@ -98,7 +102,8 @@ class InfoFallback:
         Falls back, for good, from the source to the received timestamp and from that to
         ``taken_ns`` (the caller's own clock at the take) when a message lacks it.
         """
-        self._messages += 1
+        self._messages += 1 + self.complete
+        self.complete = 0
         if self._since == 0:
             self._since = 1
         values = (source_ns, received_ns, taken_ns)
@@ -111,6 +116,11 @@ class InfoFallback:
                 f'the {_WORDS[_ORDER[self._use]]} empty')
             self._use, self._since = use, self._messages
         return values[use]  # type: ignore[return-value]
+
+    @property
+    def degraded(self) -> bool:
+        """Tell whether anything fell back: every later message must go through this object."""
+        return self._use != _ORDER.index(self.preferred) or bool(self._loss_unknown_since)
 
     def sequence(self, number: int | None) -> int | None:
         """Return the publication sequence number to count losses with, None when unknown.
@@ -133,7 +143,7 @@ class InfoFallback:
         """Return what the stream uses now (a frozen value for a snapshot)."""
         return FallbackStatus(
             timestamp=_ORDER[self._use],
-            timestamp_since=self._since,
+            timestamp_since=self._since or (1 if self.complete else 0),
             loss_known=not self._loss_unknown_since,
             loss_unknown_since=self._loss_unknown_since,
             notes=tuple(self._notes),

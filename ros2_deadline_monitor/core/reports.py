@@ -91,6 +91,22 @@ class TopicReport:
     period_source: str = ''
     """Where ``period_ns`` came from (``config.PERIOD_SOURCES``); '' while unknown."""
 
+    foreign_stamps_total: int = 0
+    """Start stamps that cannot be on the timer clock: counted, never placed on a grid."""
+    outages_total: int = 0
+    """Silences longer than the timeout (on the timer clock); each re-anchored the grids."""
+    outage_total_ns: int = 0
+    """Wall time of those silences, summed, and the longest."""
+    outage_max_ns: int = 0
+    producer_runs_total: int = 0
+    """Runs of publication sequence numbers seen: one per producer and per restart."""
+    producers: int = 0
+    """Producer streams with cycles in the window, each analyzed on its own grid."""
+    unattributed_total: int = 0
+    """Messages of several producers without sequence numbers: no cycle figure uses them."""
+    loss_note: str = ''
+    """Why loss is unknown (``loss_known`` False), '' when it is known."""
+
 
 @dataclass(frozen=True)
 class IntervalTotals:

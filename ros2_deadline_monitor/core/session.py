@@ -21,13 +21,16 @@ Rules that keep live and offline figures equal for the same stream:
   appeared in the graph) and the hysteresis (``level_rise_windows``, ``level_fall_windows``
   reports in a row before a level changes), so a bag replay reporting at the same times
   shows the same levels.
+- One producer per cycle stream (``CycleAnalyzer``): runs of sequence numbers on their own
+  grids, foreign start stamps counted and kept off them, outages re-anchoring them; the
+  topic's status names what broke the assumption (``_stream_notes``), as live as offline.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 import math
 
@@ -38,6 +41,7 @@ from .cycles import CycleAnalyzer, MALFORMED
 from .errors import CdrError
 from .format import short_seconds
 from .levels import clock_level, host_level, several_clocks_level, topic_level
+from .message_info import FallbackStatus
 from .reports import ClockReport, HostReport, Level, TopicReport
 from .ring import NO_VALUE
 from .rtf import RtfAnalyzer
@@ -94,6 +98,9 @@ class _Topic:
     """The level last reported (hysteresis), and the reports in a row that asked otherwise."""
     streak: int = 0
     streak_rising: bool = False
+    fallback: FallbackStatus | None = None
+    seen: tuple[int, int, int] = (0, 0, 0)
+    """Foreign stamps, outages and unattributed messages at the previous snapshot."""
 
 
 class Session:
@@ -247,13 +254,16 @@ class Session:
     def topic_status(self, topic_id: str, state: TopicState, reason: str = '', *,
                      type_name: str | None = None, publishers: tuple[str, ...] | None = None,
                      writers: int | None = None, receive: Receive | None = None,
-                     offered_deadline_ns: int | None = None) -> None:
+                     offered_deadline_ns: int | None = None,
+                     fallback: FallbackStatus | None = None) -> None:
         """Note what the adapter knows of a topic from the graph and its subscription.
 
         A topic appears when it starts receiving or its first writer matches again (a
         restart): the start-up grace counts anew from the next report. ``offered_deadline_ns``:
         the deadline QoS every publisher offers (0: none or they differ), the expected period
         of a timer topic that has none configured (``CycleAnalyzer.offer_period``).
+        ``fallback``: what the middleware's message infos lacked (``core/message_info.py``);
+        its notes go into the topic's status, and loss is unknown once numbers are missing.
         """
         topic = self._topics[topic_id]
         if state is TopicState.RECEIVING and (
@@ -273,6 +283,9 @@ class Session:
             topic.publishers = publishers
         if writers is not None:
             topic.writers = writers
+            topic.analyzer.writers = writers
+        if fallback is not None:
+            topic.fallback = fallback
         if receive is not None:
             topic.receive = receive
 
@@ -357,13 +370,19 @@ class Session:
                                              report.interval_sim.max_ns)
         if topic.appear_pending:
             topic.appeared_ns, topic.appear_pending = now_wall_ns, False
+        fallback = topic.fallback
+        if fallback is not None and not fallback.loss_known and report.loss_known:
+            report = replace(report, loss_known=False,
+                             loss_note='the middleware gives no sequence numbers')
         level, reason = self._held(topic, *self._topic_level(topic, report, now_wall_ns,
                                                              window_rtf))
+        level, reason, notes = _stream_notes(topic, report, level, reason)
         return TopicSnapshot(
             topic_id=topic_id, topic=topic.config.topic, type_name=topic.type_name,
             level=level, reason=reason, report=report, publishers=topic.publishers,
             receive=topic.receive, max_interval_wall_ns=topic.max_interval_wall_ns,
-            max_interval_sim_ns=topic.max_interval_sim_ns, run=topic.analyzer.run_totals())
+            max_interval_sim_ns=topic.max_interval_sim_ns, run=topic.analyzer.run_totals(),
+            notes=notes)
 
     def _topic_level(self, topic: _Topic, report: TopicReport, now_wall_ns: int,
                      window_rtf: float) -> tuple[Level, str]:
@@ -448,6 +467,50 @@ class Session:
         level, reason = host_level(report, late_ns, self._stats_period_ns)
         return HostSnapshot(report=report, level=level, reason=reason,
                             stats_timer_late_ns=late_ns)
+
+
+def _stream_notes(topic: _Topic, report: TopicReport, level: Level,
+                  reason: str) -> tuple[Level, str, tuple[str, ...]]:
+    """Say where a topic breaks "one producer per cycle stream" (DESIGN.md §3).
+
+    Several producers (named from the graph), start stamps on another clock, outages and the
+    middleware's fallbacks are appended to the reason; what happened since the previous
+    snapshot (foreign stamps, an outage, messages no producer could be told for) raises an
+    OK topic to WARN. Returns the level, the reason and the notes alone (for the snapshot).
+    """
+    notes: list[str] = []
+    warn = False
+    names = ', '.join(topic.publishers)
+    several = max(topic.writers, report.producers)
+    seen = (report.foreign_stamps_total, report.outages_total, report.unattributed_total)
+    if report.unattributed_total and several > 1:
+        warn = seen[2] > topic.seen[2]
+        why = ('no sequence numbers' if not report.producer_runs_total or topic.writers > 1
+               and report.producers <= 1 else 'their sequence numbers run alike')
+        notes.append(f'per-cycle figures need one producer: {several} publishers'
+                     f'{f" ({names})" if names else ""} and {why} to tell them apart '
+                     f'({report.unattributed_total} messages not analyzed)')
+    elif several > 1:
+        notes.append(f'{several} producers in the window'
+                     f'{f" (publishers: {names})" if names else ""}, each analyzed on its own '
+                     'grid (told apart by sequence numbers)')
+    if report.foreign_stamps_total:
+        warn = warn or seen[0] > topic.seen[0]
+        other = 'wall (Unix)' if report.timer_clock == 'sim' else 'sim or another'
+        notes.append(f'{report.foreign_stamps_total} start stamps on the {other} clock, not '
+                     f'the {report.timer_clock} timer clock: counted, not placed on the grid')
+    if report.outages_total:
+        warn = warn or seen[1] > topic.seen[1]
+        notes.append(f'{report.outages_total} outage(s), longest '
+                     f'{report.outage_max_ns / 1e9:.1f} s: the grid re-anchored after each')
+    if topic.fallback is not None:
+        notes.extend(topic.fallback.notes)
+    topic.seen = seen
+    if not notes:
+        return level, reason, ()
+    if warn and level is Level.OK:
+        level = Level.WARN
+    return level, '; '.join([reason, *notes]) if reason else '; '.join(notes), tuple(notes)
 
 
 def _nan_max(a: float, b: float) -> float:

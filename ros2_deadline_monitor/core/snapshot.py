@@ -47,6 +47,9 @@ class TopicSnapshot:
     max_interval_sim_ns: float = float('nan')
     run: RunTotals = RunTotals()
     """Whole-run figures no window bounds (cycles, every interval): the CI gate's input."""
+    notes: tuple[str, ...] = ()
+    """Where the topic breaks "one producer per cycle stream" or the middleware filled less
+    (several producers, foreign stamps, outages, fallbacks); also in ``reason``."""
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from ros2_deadline_monitor.core.errors import BagError, CdrError
 from ros2_deadline_monitor.core.reports import ClockReport, IntervalSummary, TopicReport
 from ros2_deadline_monitor.core.ring import NO_VALUE
 from ros2_deadline_monitor.core.session import Session, TopicState
+from ros2_deadline_monitor.core.stamp_field import StampRule
 
 from .accumulate import (
     EXACT_CAP,
@@ -57,13 +58,15 @@ PERCENTILE_METHOD = (
 class TopicPlan:
     """One topic to analyze: its configuration and what the bag says about it.
 
-    ``stamped``: the type starts with a Header or Time, so stamps are read from the bytes.
+    ``stamp_rule``: where the stamp is in the raw bytes, resolved from the bag's own type
+    definitions (``topic.<id>.stamp_field``; None: the type has no stamp there), the same
+    rule the live node resolves from rosidl.
     ``clock_choice``: where the timer clock comes from (``config``, ``--clock`` or ``auto``).
     """
 
     config: TopicConfig
     bag_topic: BagTopic
-    stamped: bool
+    stamp_rule: StampRule | None
     clock_choice: str
 
 
@@ -181,6 +184,10 @@ class _TopicTrack:
                     f'{self.analysis.learn_intervals}')
         elif messages and self.cycles < messages and config.clock == 'sim':
             note = f'{messages - self.cycles} messages before the first /clock sample ignored'
+        if report and report.foreign_stamps_total:
+            note = '; '.join(filter(None, [note, (
+                f'{report.foreign_stamps_total} start stamps not on the {config.clock} clock '
+                'ignored')]))
         misses = report.deadline_misses_total if report else 0
         resp_p99, = self.sketch_response.quantiles((0.99,))
         late_p99, = self.sketch_lateness.quantiles((0.99,))
@@ -227,6 +234,10 @@ class _TopicTrack:
                 self.sketch_wall, self.sketch_sim, self.sketch_lateness, self.sketch_response)),
             note=note,
             kind=config.kind,
+            foreign_stamps_total=report.foreign_stamps_total if report else 0,
+            outages_total=report.outages_total if report else 0,
+            outage_total_ns=report.outage_total_ns if report else 0,
+            outage_max_ns=report.outage_max_ns if report else 0,
         )
 
 
@@ -341,9 +352,10 @@ class BagAnalysis:
 
         def first(t: int, raw: bytes) -> None:
             stamp = NO_VALUE
-            if plan.stamped:
+            read = plan.stamp_rule.read if plan.stamp_rule else None
+            if read is not None:
                 try:
-                    stamp = read_stamp_ns(raw)
+                    stamp = read(raw)
                 except CdrError:
                     stamp = NO_VALUE
             config = plan.config
@@ -356,8 +368,7 @@ class BagAnalysis:
                                     if k.config is not None})
             self.session.topic_status(track.topic_id, TopicState.RECEIVING,
                                       type_name=plan.bag_topic.msgtype)
-            record = self.session.recorder(track.topic_id,
-                                           read_stamp_ns if plan.stamped else None)
+            record = self.session.recorder(track.topic_id, read)
 
             def handle(t: int, raw: bytes) -> None:
                 record(t, raw, NO_VALUE)

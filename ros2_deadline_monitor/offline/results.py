@@ -66,6 +66,12 @@ class TopicResult:
     note: str = ''
     kind: str = 'timer'
     """``event``: no period, so misses and skipped periods do not apply (shown as n/a)."""
+    foreign_stamps_total: int = 0
+    """Start stamps not on the timer clock: counted, never placed on a grid (as live)."""
+    outages_total: int = 0
+    """Silences longer than the timeout; each re-anchored the grid (as live)."""
+    outage_total_ns: int = 0
+    outage_max_ns: int = 0
 
 
 @dataclass(frozen=True)

@@ -91,20 +91,6 @@ def topic_stamp_rule(bag: BagSource, config: TopicConfig, topic: BagTopic) -> St
     return None
 
 
-def _stamped(bag: BagSource, config: TopicConfig, topic: BagTopic) -> bool:
-    """Whether the replay reads stamps; an error when the configuration cannot be honoured."""
-    rule = topic_stamp_rule(bag, config, topic)
-    if rule is None:
-        return False
-    if rule.leading:
-        return True
-    if config.stamp_required:
-        # The replay reads only a leading stamp until it takes a StampRule (issue 12).
-        raise ConfigError(f'{topic.name}: the stamp is not the first field '
-                          f'({rule.describe()}); the bag replay does not read such stamps yet')
-    return False
-
-
 def build_plan(bag: BagSource, file_config: FileConfig | None,
                overrides: Overrides) -> tuple[Plan, list[str]]:
     """Decide what to analyze; return the plan and warnings for the user.
@@ -153,7 +139,7 @@ def build_plan(bag: BagSource, file_config: FileConfig | None,
             choice = 'flag'
         config = overrides.apply(config)
         topic = bag.topics[config.topic]
-        plans.append(TopicPlan(config, topic, _stamped(bag, config, topic), choice))
+        plans.append(TopicPlan(config, topic, topic_stamp_rule(bag, config, topic), choice))
 
     if not plans and not stats and (clock is None or clock.count == 0):
         raise BagError(f'nothing to analyze in {bag.path}: no topics besides infrastructure '

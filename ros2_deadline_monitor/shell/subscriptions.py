@@ -36,16 +36,14 @@ from rclpy.subscription import Subscription
 from rclpy.time import Time
 from rosgraph_msgs.msg import Clock as ClockMsg
 
-from ros2_deadline_monitor.core.cdr import read_stamp_ns
 from ros2_deadline_monitor.core.config import NS_PER_S, TopicConfig
+from ros2_deadline_monitor.core.message_info import InfoFallback, RECEIVED, SOURCE
 from ros2_deadline_monitor.core.ring import NO_VALUE
 from ros2_deadline_monitor.core.session import Recorder, Session, TopicState
 from ros2_deadline_monitor.core.snapshot import Receive
-from ros2_deadline_monitor.shell.message_types import (
-    has_leading_stamp,
-    import_message,
-    MessageTypeError,
-)
+from ros2_deadline_monitor.core.stamp_field import StampFieldError, StampRule
+from ros2_deadline_monitor.shell.layouts import stamp_rule_for_class
+from ros2_deadline_monitor.shell.message_types import import_message, MessageTypeError
 from ros2_deadline_monitor.shell.qos import (
     all_reliable,
     choose_qos,
@@ -60,16 +58,37 @@ _INT64_MAX = 2**63 - 1
 """rmw reports an unsupported sequence number as UINT64_MAX; it does not fit the int64 rings."""
 
 
-def make_callback(record: Recorder, arrival_key: str) -> Callable[[bytes, dict[str, Any]], None]:
-    """Build the raw ``(msg, info)`` callback of one topic; it only records the event."""
+def make_callback(record: Recorder, arrival_key: str, fallback: InfoFallback | None = None
+                  ) -> Callable[[bytes, dict[str, Any]], None]:
+    """Build the raw ``(msg, info)`` callback of one topic; it only records the event.
+
+    While the middleware fills the arrival timestamp and the sequence number, the event goes
+    straight to the recorder (two dict reads and a comparison). The first message that lacks
+    one hands this and every later message to ``fallback`` (``core/message_info.py``): the
+    received timestamp (then the take time) for a missing source timestamp, no sequence
+    number (loss unknown) for a missing one, for the rest of the stream. Never a 0 interval.
+    """
+    fb = fallback if fallback is not None else InfoFallback(arrival_key)
+    degraded = fb.degraded
+
     def on_message(raw: bytes, info: dict[str, Any]) -> None:
-        seq = info[SEQUENCE_KEY]
-        record(info[arrival_key], raw, seq if seq <= _INT64_MAX else NO_VALUE)
+        nonlocal degraded
+        if not degraded:
+            arrival = info[arrival_key]
+            seq = info[SEQUENCE_KEY]
+            if arrival and 0 < seq <= _INT64_MAX:
+                fb.complete += 1
+                record(arrival, raw, seq)
+                return
+            degraded = True
+        arrival = fb.arrival_ns(info.get(SOURCE), info.get(RECEIVED), time.time_ns())
+        number = fb.sequence(info.get(SEQUENCE_KEY))
+        record(arrival, raw, NO_VALUE if number is None or number > _INT64_MAX else number)
     return on_message
 
 
-def make_drain(subscription: Subscription, record: Recorder,
-               arrival_key: str) -> Callable[[], int]:
+def make_drain(subscription: Subscription, record: Recorder, arrival_key: str,
+               fallback: InfoFallback | None = None) -> Callable[[], int]:
     """Build the batch take of one topic: record every queued message, return how many.
 
     Each taken message goes through the same per-message callback as in the executor path.
@@ -78,7 +97,7 @@ def make_drain(subscription: Subscription, record: Recorder,
     handle = subscription.handle
     take = handle.take_message
     msg_type = subscription.msg_type
-    on_message = make_callback(record, arrival_key)
+    on_message = make_callback(record, arrival_key, fallback)
 
     def drain() -> int:
         count = 0
@@ -127,7 +146,10 @@ class TopicMonitor:
         self.state = TopicState.WAITING
         self.reason = f'waiting for a publisher on {self.config.topic}'
         self.type_name = ''
-        self.stamped = False
+        self.stamp_rule: StampRule | None = None
+        """Where the stamp is read from the raw bytes (None: the type has none)."""
+        self.fallback = InfoFallback(arrival_key)
+        """What the middleware leaves empty in this topic's message infos (the whole stream)."""
         self._publishers: tuple[str, ...] = ()
         self._offered_deadline_ns = 0
         """The deadline QoS every publisher offers, from the graph (0: none, or they differ)."""
@@ -159,7 +181,8 @@ class TopicMonitor:
         self._session.topic_status(
             self.topic_id, self.state, self.reason, type_name=self.type_name,
             publishers=self._publishers, writers=self.writers, receive=self.receive,
-            offered_deadline_ns=self._offered_deadline_ns)
+            offered_deadline_ns=self._offered_deadline_ns,
+            fallback=self.fallback.status())
 
     def _log_once(self, level: str, text: str) -> None:
         # One call site per severity: rclpy refuses a severity change at one call site.
@@ -214,18 +237,27 @@ class TopicMonitor:
         except MessageTypeError as err:
             self._fail(str(err))
             return
-        self.type_name = type_name
-        self.stamped = has_leading_stamp(msg_class, type_name)
         config = self.config
-        if config.stamp == 'start' and not self.stamped:
-            self._log_once('warning', f'{config.name}: stamp is "start" but {type_name} has no '
-                                      'header; cycle starts are arrival times')
+        try:
+            self.stamp_rule = stamp_rule_for_class(msg_class, config.stamp_field)
+        except StampFieldError as err:
+            self.stamp_rule = None
+            if config.stamp_required:
+                # A cycle start or a configured field that cannot be read: refuse, do not
+                # guess from arrivals (the figures would mean something else).
+                self.type_name = type_name
+                self._fail(f'stamp_field {config.stamp_field} of {type_name} cannot be read: '
+                           f'{err}')
+                return
+        self.type_name = type_name
         choice = choose_qos(publishers, 1, config.qos_deadline_ns, reliable)  # depth below
         if choice.deadline_note:
             self._log_once('warning', f'{config.name}: {choice.deadline_note}')
         profile = choice.profile
         batched = self._reader is not None and profile.deadline.nanoseconds == 0
-        record = self._session.recorder(self.topic_id, read_stamp_ns if self.stamped else None)
+        # A leading stamp's rule reads with ``read_stamp_ns``, exactly as fast as before.
+        record = self._session.recorder(
+            self.topic_id, self.stamp_rule.read if self.stamp_rule else None)
         if batched:
             profile.depth = take_depth(config.period_ns, self._take_period_ns,
                                        self._take_queue_depth)
@@ -241,7 +273,7 @@ class TopicMonitor:
                 events.deadline = lambda event: session.qos_deadline_missed(
                     topic_id, event.total_count_change)
             self._subscription = self._node.create_subscription(
-                msg_class, config.topic, make_callback(record, self._arrival_key),
+                msg_class, config.topic, make_callback(record, self._arrival_key, self.fallback),
                 profile, event_callbacks=events, raw=True)
         self.depth = profile.depth
         self._reliable = choice.reliable
@@ -255,7 +287,7 @@ class TopicMonitor:
         self._logger.info(
             f'{config.name}: monitoring {config.topic} ({type_name}, '
             f'{"reliable" if choice.reliable else "best effort"}, stamp '
-            f'{"read from the raw header" if self.stamped else "not available"})')
+            f'{self.stamp_rule.describe() if self.stamp_rule else "not available"})')
 
     def _create_batched(self, msg_class: type, profile: QoSProfile,
                         record: Recorder) -> Subscription:
@@ -264,7 +296,7 @@ class TopicMonitor:
         subscription = self._reader.create_subscription(
             msg_class, self.config.topic, _ignore, profile,
             event_callbacks=SubscriptionEventCallbacks(use_default_callbacks=False), raw=True)
-        self._drain = make_drain(subscription, record, self._arrival_key)
+        self._drain = make_drain(subscription, record, self._arrival_key, self.fallback)
         return subscription
 
     def take(self) -> int:
@@ -306,8 +338,14 @@ class TopicMonitor:
         self._subscribe(type_name, publishers, reliable)
 
     def reconfigure(self, old: TopicConfig) -> None:
-        """Remake the subscription when the new settings ask for another QoS deadline."""
-        if self.config.qos_deadline_ns != old.qos_deadline_ns:
+        """Remake the subscription when the new settings ask for another QoS deadline or stamp.
+
+        A stamp that could not be read left no subscription: the next ``poll`` tries again
+        with the new settings.
+        """
+        config = self.config
+        if (config.qos_deadline_ns != old.qos_deadline_ns or config.stamp != old.stamp
+                or config.stamp_field != old.stamp_field):
             self._resubscribe(reliable=self._reliable)
 
     def close(self) -> None:

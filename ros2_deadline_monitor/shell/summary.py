@@ -64,6 +64,8 @@ def summary_text(node_name: str, snapshot: Snapshot, verdict: Verdict | None = N
             f'{skipped:>8} {r.messages_lost_total:>6} '
             f'{fmt.ms(topic.max_interval_wall_ns, 2):>11} '
             f'{fmt.ms(topic.max_interval_sim_ns, 2):>10}  {"event" if event else r.rule}')
+        if topic.notes:  # several producers, foreign stamps, outages, fallbacks
+            lines.append(f'  {r.topic}: ' + '; '.join(topic.notes))
     if not snapshot.topics:
         lines.append('(no topics monitored)')
     clock = snapshot.clock.report

@@ -84,7 +84,9 @@ def test_a_topic_without_traffic_shows_only_what_it_has(snapshots):
         response_mean_ns=NAN, response_max_ns=NAN, response_p99_ns=NAN,
         size_mean_bytes=NAN, size_max_bytes=NAN, bandwidth_bytes_per_s=NAN,
         age_mean_ns=NAN, age_max_ns=NAN, last_arrival_wall_ns=None, period_ns=None,
-        deadline_ns=None, jitter_ns=None, wall_budget_ns=None, period_learned=True)
+        deadline_ns=None, jitter_ns=None, wall_budget_ns=None, period_learned=True,
+        foreign_stamps_total=0, outages_total=0, outage_total_ns=0, outage_max_ns=0,
+        producer_runs_total=0, producers=0, unattributed_total=0)
     topic = snapshots.topic(report=report, type_name='', publishers=(), level=Level.STALE,
                             receive=Receive('callback'))
     snap = snapshots.snapshot(topics=[topic], clock=snapshots.clock(

@@ -181,7 +181,29 @@ def test_stamp_field_flag_reaches_the_plan(bags: Any, store: Any, tmp_path: Path
     assert main([str(tmp_path / 'bag'), '--no-progress', '--stamp-field', 'nope']) == 1
     err = capsys.readouterr().err
     assert 'stamp_field: ' in err and "has no field 'nope'" in err
-    # Resolved, but not read by the replay yet: said plainly instead of misread.
+    # Resolved from the bag's definitions and read by the replay (the plan carries the rule).
     assert main([str(tmp_path / 'bag'), '--no-progress', '--stamp', 'start',
-                 '--stamp-field', 'transforms[0].header.stamp']) == 1
-    assert 'does not read such stamps yet' in capsys.readouterr().err
+                 '--stamp-field', 'transforms[0].header.stamp']) == 0
+
+
+def test_the_replay_reads_a_nested_stamp(bags: Any, store: Any, storage: str,
+                                         tmp_path: Path) -> None:
+    from ros2_deadline_monitor.offline.replay import BagAnalysis
+    from ros2_deadline_monitor.offline.selection import build_plan, Overrides
+
+    # Every 10th message has no transforms: malformed for the rule, never a wrong stamp.
+    stamps = write_tf_bag(bags, store, tmp_path / 'bag', storage, n=200, empty_every=10)
+    with BagSource(tmp_path / 'bag') as bag:
+        plan, _ = build_plan(bag, None, Overrides(
+            stamp='start', stamp_field='transforms[0].header.stamp', clock='wall',
+            period_ns=20 * MS))
+        assert plan.topics[0].stamp_rule is not None
+        assert plan.topics[0].stamp_rule.offset == 8
+        (topic,) = BagAnalysis(bag, plan).run().topics
+    assert topic.messages_total == len(stamps) and topic.malformed_total == 20
+    assert topic.start_source == 'header'
+    # Each empty message (but the last) leaves a hole of one period in the stamps: by rcl's
+    # rule the next cycle took the empty one's slot a period late (a miss), one slot skipped.
+    assert topic.cycles == 180
+    assert topic.deadline_misses_total == topic.skipped_periods_total == 20 - 1
+    assert topic.foreign_stamps_total == 0 and topic.outages_total == 0

@@ -115,3 +115,32 @@ def test_series_are_bounded(bags, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert timeline.marks('miss')[0].size == 20
     assert timeline.marks('skip')[2].sum() == 10
     assert len(result.series['rtf_windows']) == 6
+
+
+def test_a_wall_clock_producer_recorded_next_to_a_sim_producer(bags, tmp_path: Path) -> None:
+    """The user's case in a bag (no sequence numbers): the same figures as live."""
+    wall_step = 2 * MS  # RTF 0.5: 1 ms of sim time every 2 ms of wall time
+    messages = bags.clock_messages(10_000 * MS, wall_step, MS)
+    sim_cycles = 10_000 * MS // wall_step // 10
+    for k in range(sim_cycles):
+        messages.append(('/cmd', T0 + k * 10 * wall_step + 500_000, bags.header_cdr(k * 10 * MS)))
+    second = [T0 + 3_000 * MS + i * 10 * MS for i in range(400)]
+    messages += [('/cmd', t + 30_000, bags.header_cdr(t)) for t in second]
+    bags.write(tmp_path / 'bag', 'mcap', {'/cmd': 'std_msgs/msg/Header',
+                                         '/clock': 'rosgraph_msgs/msg/Clock'}, messages)
+    (topic,) = run(tmp_path / 'bag', stamp='start', clock='sim', period_ns=10 * MS).topics
+    assert topic.messages_total == sim_cycles + 400
+    assert topic.foreign_stamps_total == 400
+    assert topic.skipped_periods_total == 0 and topic.deadline_misses_total == 0
+    assert topic.interval_sim.max_ns == 10 * MS
+    assert '400 start stamps not on the sim clock ignored' in topic.note
+
+
+def test_a_restart_gap_in_a_bag_is_an_outage(bags, tmp_path: Path) -> None:
+    starts = [T0 + i * 10 * MS for i in range(300)]
+    starts += [T0 + 3_000 * MS + 9_700 * MS + i * 10 * MS for i in range(300)]
+    messages = [('/cmd', t + 200_000, bags.header_cdr(t)) for t in starts]
+    bags.write(tmp_path / 'bag', 'mcap', {'/cmd': 'std_msgs/msg/Header'}, messages)
+    (topic,) = run(tmp_path / 'bag', stamp='start', clock='wall', period_ns=10 * MS).topics
+    assert topic.skipped_periods_total == 0  # before: ~970
+    assert topic.outages_total == 1 and topic.outage_max_ns == 9_710 * MS

@@ -11,7 +11,8 @@ from ros2_deadline_monitor.shell import conversions
 
 # Message fields that are no figure in the diagnostics (or a figure shown another way there).
 NOT_IN_TABLE = {
-    'TopicStats': {'header', 'name', 'level', 'status', 'loss_known', 'interval_wall.clock',
+    'TopicStats': {'header', 'name', 'level', 'status', 'loss_known', 'loss_note',
+                   'interval_wall.clock',
                    'interval_sim.clock', 'interval_wall.max_at_s',
                    'interval_sim.over_wall_budget'},  # always 0: the budget is on the wall
     'ClockStats': {'header', 'level', 'status', 'receiving', 'rtf_bin_min_at_s',

@@ -21,11 +21,12 @@ COUNTS = {'messages', 'deadline misses', 'skipped periods', 'messages lost', 'in
           'messages lost total', 'malformed total', 'QoS deadline events total',
           'sim resets total', 'sim resets', 'monitor minor faults', 'cgroup periods',
           'cgroup throttled periods', 'reader queue depth', 'queue overflows total',
-          'clock publishers'}
+          'clock publishers', 'foreign stamps total', 'outages total', 'producer runs total',
+          'unattributed total', 'producers'}
 WORDS = {'topic', 'type', 'publishers', 'rule', 'start source', 'arrival timestamp',
          'timer clock', 'period learned', 'RTF', 'RTF total', 'RTF target', 'simulator RTF',
          'clock topic', 'paused', 'cgroup cpu.stat', 'RTF min bin', 'RTF max bin', 'receive',
-         'messages lost includes', 'kind', 'period source'}
+         'messages lost includes', 'kind', 'period source', 'notes'}
 
 
 def test_statuses_of_a_snapshot_name_topic_clock_and_host(snapshots):

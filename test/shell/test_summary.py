@@ -41,3 +41,9 @@ def test_summary_ends_with_each_failed_expectation(snapshots):
     assert summary_text('m', snap, ok).splitlines()[-1] == 'expectations: 1 of 1 held'
     none = evaluate(expectations_from({}, ['imu']), run_figures(snap))
     assert summary_text('m', snap, none) == summary_text('m', snap)
+
+
+def test_notes_of_a_topic_follow_its_line(snapshots):
+    topic = snapshots.topic(notes=('2 producers (/a, /b), each analyzed on its own grid',))
+    lines = summary_text('m', snapshots.snapshot(topics=[topic])).splitlines()
+    assert lines[3] == '  /imu: 2 producers (/a, /b), each analyzed on its own grid'
