@@ -501,8 +501,9 @@ def _stream_notes(topic: _Topic, report: TopicReport, level: Level,
                      f'the {report.timer_clock} timer clock: counted, not placed on the grid')
     if report.outages_total:
         warn = warn or seen[1] > topic.seen[1]
+        anchored = ': the grid re-anchored after each' if report.kind == 'timer' else ''
         notes.append(f'{report.outages_total} outage(s), longest '
-                     f'{report.outage_max_ns / 1e9:.1f} s: the grid re-anchored after each')
+                     f'{report.outage_max_ns / 1e9:.1f} s{anchored}')
     if topic.fallback is not None:
         notes.extend(topic.fallback.notes)
     topic.seen = seen
