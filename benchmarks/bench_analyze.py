@@ -105,20 +105,10 @@ def write_bag(path: Path, messages: int, storage: str) -> dict:
 # -- children: one measurement each, in a fresh process --------------------------------------
 
 def _rss_mb() -> float:
-    """Peak resident memory of this process image in MB.
+    """Peak resident memory of this process image in MB (``check.peak_rss_mb``)."""
+    from ros2_deadline_monitor.offline.check import peak_rss_mb
 
-    ``VmHWM`` rather than ``ru_maxrss``: the venv's ROS wheel bootstrapper re-executes
-    Python at start-up, and ``ru_maxrss`` survives ``exec`` (it would report the larger of
-    the two images).
-    """
-    try:
-        with open('/proc/self/status') as status:
-            for line in status:
-                if line.startswith('VmHWM:'):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return peak_rss_mb()
 
 
 def child_read(bag: str) -> dict:

@@ -294,6 +294,19 @@ def known(value: float | None) -> float | None:
     return value
 
 
+def clock_figures(topic: str, rtf_total: float, rtf_bin_min: float,
+                  rtf_bin_ns: int) -> ClockFigures:
+    """Whole-run clock figures, live or offline; a NaN figure is unknown, with the reason."""
+    unknown = {}
+    if known(rtf_total) is None:
+        unknown['rtf_total'] = 'sim time did not advance over a measurable wall span'
+    if known(rtf_bin_min) is None:
+        unknown['rtf_bin_min'] = f'no complete {rtf_bin_ns / 1e6:g} ms window'
+    return ClockFigures(topic=topic, rtf_total=known(rtf_total),
+                        rtf_bin_min=known(rtf_bin_min), rtf_bin_ns=rtf_bin_ns,
+                        unknown=unknown)
+
+
 # -- evaluation -------------------------------------------------------------------------------
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .expectations import (
+    clock_figures,
     CLOCK_LIMITS,
     ClockFigures,
     known,
@@ -87,14 +88,8 @@ def _clock_figures(clock: ClockSnapshot) -> ClockFigures | None:
     report = clock.report
     if report.messages_total == 0:
         return None
-    unknown = {}
-    if known(report.rtf_total) is None:
-        unknown['rtf_total'] = 'sim time did not advance over a measurable wall span'
-    if known(report.rtf_bin_min_run) is None:
-        unknown['rtf_bin_min'] = f'no complete {report.rtf_bin_ns / 1e6:g} ms window'
-    return ClockFigures(topic=clock.topic, rtf_total=known(report.rtf_total),
-                        rtf_bin_min=known(report.rtf_bin_min_run), rtf_bin_ns=report.rtf_bin_ns,
-                        unknown=unknown)
+    return clock_figures(clock.topic, report.rtf_total, report.rtf_bin_min_run,
+                         report.rtf_bin_ns)
 
 
 def run_figures(snapshot: Snapshot) -> RunFigures:

@@ -20,6 +20,7 @@ from typing import Any
 
 from ros2_deadline_monitor.core.errors import MonitorError
 from ros2_deadline_monitor.core.expectations import (
+    clock_figures,
     ClockFigures,
     evaluate,
     Expectations,
@@ -71,14 +72,7 @@ def _topic_figures(t: TopicResult) -> TopicFigures:
 
 
 def _clock_figures(c: ClockResult) -> ClockFigures:
-    unknown = {}
-    if known(c.rtf_total) is None:
-        unknown['rtf_total'] = 'sim time did not advance over a measurable wall span'
-    if known(c.rtf_bin_min) is None:
-        unknown['rtf_bin_min'] = f'no complete {c.rtf_bin_ns / 1e6:g} ms window'
-    return ClockFigures(topic=c.topic, rtf_total=known(c.rtf_total),
-                        rtf_bin_min=known(c.rtf_bin_min), rtf_bin_ns=c.rtf_bin_ns,
-                        unknown=unknown)
+    return clock_figures(c.topic, c.rtf_total, c.rtf_bin_min, c.rtf_bin_ns)
 
 
 def figures_from(result: BagResult) -> RunFigures:
@@ -131,7 +125,11 @@ class BagRun:
 
 
 def peak_rss_mb() -> float:
-    """Peak resident memory of this process image in MB (``VmHWM``, else ``ru_maxrss``)."""
+    """Peak resident memory of this process image in MB (``VmHWM``, else ``ru_maxrss``).
+
+    ``VmHWM`` first: the venv's ROS wheel bootstrapper re-executes Python at start-up, and
+    ``ru_maxrss`` survives ``exec`` (it would report the larger of the two images).
+    """
     try:
         with open('/proc/self/status') as status:
             for line in status:

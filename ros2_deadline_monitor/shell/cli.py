@@ -34,8 +34,7 @@ from ros2_deadline_monitor.core.topic_flags import (
 from ros2_deadline_monitor.shell.usage import (
     check_ros_arguments,
     EXIT_USAGE,
-    rcl_reason,
-    stderr_held,
+    init_rclpy,
     UsageError,
     UsageParser,
     without_ros_args,
@@ -209,7 +208,6 @@ def _run(args: list[str], stop: threading.Event) -> int:
     from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
     from rclpy.node import Node
     from rclpy.parameter import Parameter
-    from rclpy.signals import SignalHandlerOptions
 
     from ros2_deadline_monitor.shell.monitor_node import MonitorNode, NODE_NAME, StartupError
     from ros2_deadline_monitor.shell.watch import Display, make_display, StatsWatcher
@@ -224,14 +222,8 @@ def _run(args: list[str], stop: threading.Event) -> int:
     if stop.is_set():
         return 0
     try:
-        with stderr_held() as take:
-            try:
-                rclpy.init(args=['monitor', *args],
-                           signal_handler_options=SignalHandlerOptions.NO)
-            except Exception as err:  # noqa: BLE001 - rclpy raises RCLError and subclasses
-                take()
-                raise _InitError(rcl_reason(err)) from None
-    except _InitError as err:
+        init_rclpy('monitor', args)
+    except UsageError as err:
         return _error(f'invalid ROS arguments: {err}')
     node = view_node = None
     display: Display | None = None
@@ -275,10 +267,6 @@ def _run(args: list[str], stop: threading.Event) -> int:
                 each.destroy_node()
         rclpy.try_shutdown()
     return code
-
-
-class _InitError(Exception):
-    """rclpy.init refused the ROS arguments."""
 
 
 if __name__ == '__main__':

@@ -116,6 +116,23 @@ def rcl_reason(err: BaseException) -> str:
     return text or type(err).__name__
 
 
+def init_rclpy(program: str, args: Sequence[str]) -> None:
+    """``rclpy.init`` with the ROS arguments; raise ``UsageError`` with rcl's reason.
+
+    rcl prints its own complaint on stderr before raising: it is held back, so a bad
+    argument is one line from the caller, not rcl's noise and a traceback.
+    """
+    import rclpy
+    from rclpy.signals import SignalHandlerOptions
+
+    with stderr_held() as take:
+        try:
+            rclpy.init(args=[program, *args], signal_handler_options=SignalHandlerOptions.NO)
+        except Exception as err:  # noqa: BLE001 - rclpy raises RCLError and subclasses
+            take()
+            raise UsageError(rcl_reason(err)) from None
+
+
 def without_ros_args(program: str, args: list[str]) -> list[str]:
     """Return ``args`` without the ROS arguments; ``UsageError`` if rcl cannot parse them."""
     from rclpy.utilities import remove_ros_args

@@ -21,8 +21,7 @@ from ros2_deadline_monitor.shell import terminal_view
 from ros2_deadline_monitor.shell.usage import (
     check_ros_arguments,
     EXIT_USAGE,
-    rcl_reason,
-    stderr_held,
+    init_rclpy,
     UsageError,
     UsageParser,
     without_ros_args,
@@ -161,7 +160,6 @@ def main(argv: list[str] | None = None) -> int:
     import rclpy
     from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
     from rclpy.node import Node
-    from rclpy.signals import SignalHandlerOptions
 
     args_in = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -180,13 +178,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(exit_.code or 0)
 
     try:
-        with stderr_held() as take:
-            try:
-                rclpy.init(args=['watch', *args_in],
-                           signal_handler_options=SignalHandlerOptions.NO)
-            except Exception as err:  # noqa: BLE001 - rclpy raises RCLError and subclasses
-                take()
-                raise UsageError(rcl_reason(err)) from None
+        init_rclpy('watch', args_in)
     except UsageError as err:
         print(f'ERROR: invalid ROS arguments: {err}', file=sys.stderr)
         return EXIT_USAGE
