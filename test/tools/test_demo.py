@@ -50,7 +50,11 @@ def test_monitor_counts_equal_the_controllers_record(listener, name):
         stalls = truth['cycles'] // 50
         assert truth['misses'] >= 2 * stalls and truth['skipped'] >= stalls
     if name == 'sim_rtf05':
-        assert monitor['sim_mean_ms'] == pytest.approx(10.0, abs=0.5)
+        # The sim intervals are the controller's own (its stamps): equal to its record; 10 ms
+        # unless the load made its timer skip periods.
+        assert monitor['sim_mean_ms'] == pytest.approx(truth['sim_mean_ms'], abs=0.01)
+        if truth['skipped'] == 0:
+            assert monitor['sim_mean_ms'] == pytest.approx(10.0, abs=0.5)
         # The wall intervals are the controller's: equal to its own record, whatever the load.
         assert monitor['wall_mean_ms'] == pytest.approx(truth['wall_mean_ms'], abs=0.5)
         clock = result.sim_clock
