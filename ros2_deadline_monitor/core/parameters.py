@@ -142,6 +142,11 @@ GLOBAL_SPECS: tuple[ParamSpec, ...] = (
               'Write the final summary as JSON here at shutdown (per-topic totals, longest '
               "intervals, RTF, every expectation with measured value and limit); '' = none.",
               read_only=True),
+    ParamSpec('all_topics', False,
+              'Also monitor every topic that has a publisher in the graph, now or later, '
+              'except infrastructure and hidden topics (monitor --all); such topics get the '
+              'settings all_topics.* and no topic.<id>.* parameters of their own.',
+              read_only=True),
 )
 
 TOPIC_SPECS: tuple[ParamSpec, ...] = (
@@ -221,6 +226,8 @@ class MonitorSettings:
     """0: run until stopped; else stop this long after the start (steady clock)."""
     summary_file: str = ''
     """Where the final summary JSON goes ('' for nowhere)."""
+    all_topics: bool = False
+    """Also monitor every topic discovered in the graph (``monitor --all``)."""
 
 
 def topic_param(topic_id: str, field: str) -> str:
@@ -244,6 +251,8 @@ def topic_default(topic_id: str, spec: ParamSpec) -> Any:
 def is_double(name: str) -> bool:
     """Tell whether a parameter is a double (an integer set on it is converted)."""
     split = split_topic_param(name)
+    if split is None and name.startswith(ALL_TOPICS_PREFIX):
+        split = ('', name[len(ALL_TOPICS_PREFIX):])
     return name in DOUBLE_PARAMETERS or (split is not None and split[1] in TOPIC_DOUBLE_FIELDS)
 
 
@@ -334,7 +343,14 @@ def settings_from(values: Mapping[str, Any]) -> MonitorSettings:
         take_queue_depth=take_queue_depth,
         duration_ns=_seconds(values, 'duration_s', zero_ok=True),
         summary_file=str(_value(values, 'summary_file')),
+        all_topics=_flag('all_topics', _value(values, 'all_topics')),
     )
+
+
+def _flag(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f'{name} must be true or false, got {value!r}')
+    return value
 
 
 def _check_topic(param: str, topic: Any) -> None:
@@ -543,3 +559,40 @@ def all_names(topic_ids: Iterable[str]) -> list[str]:
     for topic_id in topic_ids:
         names += [topic_param(topic_id, spec.name) for spec in TOPIC_SPECS]
     return names
+
+
+# -- topics discovered in the graph (all_topics) ----------------------------------------------
+
+ALL_TOPICS = 'all_topics'
+ALL_TOPICS_PREFIX = ALL_TOPICS + '.'
+TEMPLATE_SPECS: tuple[ParamSpec, ...] = tuple(s for s in TOPIC_SPECS if s.name != 'name')
+"""Per-topic settings shared by every discovered topic, as ``all_topics.<field>``.
+
+One set for all of them: a robot's thousand topics must not make a thousand times fifteen
+parameters (``ros2 param dump`` would be unreadable, and each parameter costs memory).
+"""
+
+
+def template_param(field: str) -> str:
+    """Full parameter name of a setting of every discovered topic, e.g. ``all_topics.stamp``."""
+    return ALL_TOPICS_PREFIX + field
+
+
+def template_names() -> list[str]:
+    """Names of the ``all_topics.*`` parameters (declared when ``all_topics`` is true)."""
+    return [template_param(spec.name) for spec in TEMPLATE_SPECS]
+
+
+def discovered_config(topic_id: str, topic: str, template: Mapping[str, Any],
+                      use_sim_time: bool) -> TopicConfig:
+    """Build the config of a topic found in the graph from the ``all_topics.*`` values.
+
+    ``topic`` is fully qualified already (a graph name). Errors name the template parameter.
+    """
+    values = {topic_param(topic_id, name[len(ALL_TOPICS_PREFIX):]): value
+              for name, value in template.items() if name.startswith(ALL_TOPICS_PREFIX)}
+    values[topic_param(topic_id, 'name')] = topic
+    try:
+        return topic_config_from(topic_id, values, use_sim_time)
+    except ConfigError as err:
+        raise ConfigError(str(err).replace(f'topic.{topic_id}.', ALL_TOPICS_PREFIX)) from None

@@ -64,7 +64,8 @@ time factor from /clock. Bags holding the monitor's own MonitorStats are summari
 
 _DEFAULTS = textwrap.fill(
     'Without --config or --topic every topic is analyzed except infrastructure topics '
-    f'({", ".join(sorted(EXCLUDED_TOPICS))}) and the monitor\'s own stats, each with its '
+    f'({", ".join(sorted(EXCLUDED_TOPICS))}), hidden topics (a name part starting with _) '
+    "and the monitor's own stats, each with its "
     'period learned from its first intervals. Flags override the config file for every '
     'selected topic.', 88)
 EPILOG = f"""\

@@ -12,19 +12,15 @@ from ros2_deadline_monitor.core.stamp_field import (
     StampRule,
 )
 from ros2_deadline_monitor.core.topic_flags import topic_id
+from ros2_deadline_monitor.core.topic_selection import excluded_reason, EXCLUDED_TOPICS
 
-from .bag import BagSource, BagTopic, CLOCK_TYPE, PACKAGE, STATS_TYPE
+from .bag import BagSource, BagTopic, CLOCK_TYPE, STATS_TYPE
 from .config_file import FileConfig
 from .layouts import bag_stamp_rule
 from .replay import Plan, TopicPlan
 
 __all__ = ['EXCLUDED_TOPICS', 'Overrides', 'build_plan', 'topic_id', 'topic_stamp_rule']
 
-EXCLUDED_TOPICS = frozenset({
-    '/clock', '/rosout', '/parameter_events', '/diagnostics', '/diagnostics_agg',
-    '/diagnostics_toplevel_state', '/events/write_split',
-})
-"""Infrastructure topics that are not anyone's cycle; skipped unless named explicitly."""
 
 
 @dataclass(frozen=True)
@@ -55,8 +51,8 @@ class Overrides:
 
 def _default_topics(bag: BagSource, clock_topic: str) -> list[str]:
     return [t.name for t in bag.topics.values()
-            if t.name not in EXCLUDED_TOPICS and t.name != clock_topic
-            and t.msgtype != CLOCK_TYPE and not t.msgtype.startswith(f'{PACKAGE}/')]
+            if excluded_reason(t.name, (t.msgtype,), clock_topic=clock_topic) is None
+            and t.msgtype != CLOCK_TYPE]
 
 
 def _missing(names: list[str], bag: BagSource) -> BagError:

@@ -3,6 +3,7 @@
     monitor /demo/cmd /imu/data --period-ms 10 --stamp start
     monitor --ros-args --params-file config/monitor.yaml -p use_sim_time:=true
     monitor /demo/cmd --watch
+    monitor --all --stamp start
 
 Topics named on the command line are added to the parameter ``topics`` (their identifiers are
 made from the names) and the per-topic flags are set on each of them. They reach the node as
@@ -10,6 +11,10 @@ constructor ``parameter_overrides``, so they behave exactly like ``-p`` and show
 ``ros2 param get``; rclpy applies those after ``--ros-args`` (the params file and ``-p``), so an
 explicit flag wins over a file. Everything is checked before anything starts: a bad command
 line is one ``ERROR:`` line and exit code 2, never a traceback.
+
+``--all`` sets the read-only parameter ``all_topics`` and puts the per-topic flags into the
+``all_topics.*`` parameters, the settings of every topic found in the graph (see
+``discovery.py``); explicit TOPICs get the flags too.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from typing import Any, TextIO
 
 from ros2_deadline_monitor.core.config import check_topic_name
 from ros2_deadline_monitor.core.errors import ConfigError
-from ros2_deadline_monitor.core.parameters import topic_param, TOPICS
+from ros2_deadline_monitor.core.parameters import ALL_TOPICS, template_param, topic_param, TOPICS
 from ros2_deadline_monitor.core.topic_flags import (
     add_topic_flags,
     topic_flags,
@@ -54,12 +59,18 @@ Topics and their settings can also come from ROS parameters: --ros-args --params
 config/monitor.yaml (every parameter is documented there and in the README) or
 -p topics:=[cmd] -p topic.cmd.name:=/demo/cmd -p topic.cmd.period_ms:=10.0.
 Each TOPIC given here is added to those (a TOPIC already configured keeps its identifier),
-and the per-topic flags apply to the TOPICs given here only. Precedence: flags here, then
--p, then the params file.
+and the per-topic flags apply to the TOPICs given here only (and with --all to every topic
+found in the graph). Precedence: flags here, then -p, then the params file.
+
+--all leaves out infrastructure topics (/clock, /rosout, /parameter_events, /diagnostics*,
+/tf_static, /robot_description, /events/write_split), hidden topics (a name part starting
+with _, e.g. actions' _action/*), the monitor's own topics and other monitors' stats; a topic
+is adopted once it has a publisher and stays monitored (and times out) when they vanish.
 
 Examples:
   monitor /demo/cmd --period-ms 10 --stamp start
   monitor /demo/cmd --watch --ros-args -p use_sim_time:=true
+  monitor --all --watch
   monitor --ros-args --params-file config/monitor.yaml --log-level deadline_monitor:=debug
   ros2 run ros2_deadline_monitor monitor /imu/data --rate-hz 200
 
@@ -74,6 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('topics', metavar='TOPIC', nargs='*',
                         help='a topic to monitor, e.g. /demo/cmd (any type; repeat for several)')
+    parser.add_argument('--all', action='store_true', dest='all_topics',
+                        help='also monitor every topic with a publisher in the graph, now or '
+                             'later, except infrastructure and hidden topics (see below)')
     per_topic = parser.add_argument_group(
         'per-topic settings (for every TOPIC above; the same flags as analyze)')
     add_topic_flags(per_topic, clock_default="'sim' with use_sim_time:=true, else 'wall'")
@@ -90,6 +104,7 @@ class CommandLine:
     topics: tuple[str, ...] = ()
     flags: TopicFlags = TopicFlags()
     watch: bool = False
+    all_topics: bool = False
 
 
 def parse_command_line(argv: Sequence[str]) -> CommandLine:
@@ -99,10 +114,10 @@ def parse_command_line(argv: Sequence[str]) -> CommandLine:
     """
     args = build_parser().parse_args(list(argv))
     flags = topic_flags(args)
-    if flags.given() and not args.topics:
+    if flags.given() and not args.topics and not args.all_topics:
         raise UsageError(f'{", ".join(flags.given())} given but no TOPIC: name the topics '
-                         'they are for (e.g. monitor /demo/cmd --period-ms 10), or set '
-                         '-p topic.<id>.<setting> for topics of a params file')
+                         'they are for (e.g. monitor /demo/cmd --period-ms 10), give --all, '
+                         'or set -p topic.<id>.<setting> for topics of a params file')
     seen: set[str] = set()
     for topic in args.topics:
         try:
@@ -113,7 +128,7 @@ def parse_command_line(argv: Sequence[str]) -> CommandLine:
         if topic in seen:
             raise UsageError(f'topic {topic} is given twice')
         seen.add(topic)
-    return CommandLine(tuple(args.topics), flags, args.watch)
+    return CommandLine(tuple(args.topics), flags, args.watch, args.all_topics)
 
 
 def topic_overrides(command: CommandLine, configured: Mapping[str, str],
@@ -123,15 +138,19 @@ def topic_overrides(command: CommandLine, configured: Mapping[str, str],
     ``configured`` maps the identifiers already listed in ``topics`` (by the params file or
     ``-p``) to their resolved topic names. A TOPIC already configured keeps its identifier
     and only gets the flags; a new one gets an identifier made from its name and is appended
-    to ``topics``. Nothing is returned without topics: ``topics`` stays as configured.
+    to ``topics``. Without topics, ``topics`` stays as configured. With ``--all``,
+    ``all_topics`` is set and the flags also go to ``all_topics.*``.
     """
+    values: dict[str, Any] = {}
+    fields = command.flags.parameters()
+    if command.all_topics:
+        values[ALL_TOPICS] = True
+        values.update((template_param(field), value) for field, value in fields.items())
     if not command.topics:
-        return {}
+        return values
     by_name = {name: topic_id_ for topic_id_, name in configured.items()}
     taken = set(configured)
     ids = list(configured)
-    values: dict[str, Any] = {}
-    fields = command.flags.parameters()
     for topic in command.topics:
         known = by_name.get(resolve(topic))
         if known is None:

@@ -28,12 +28,19 @@ from ros2_deadline_monitor.core.expectations import (
 )
 from ros2_deadline_monitor.core.gate import exit_code, FinalReport, run_figures, summary_record
 from ros2_deadline_monitor.core.host import HostSampler
-from ros2_deadline_monitor.core.parameters import changed_parameters, MonitorSettings, TOPICS
+from ros2_deadline_monitor.core.parameters import (
+    changed_parameters,
+    MonitorSettings,
+    template_names,
+    TOPICS,
+)
 from ros2_deadline_monitor.core.session import Session, TopicState
 from ros2_deadline_monitor.core.snapshot import Snapshot
 from ros2_deadline_monitor.msg import MonitorStats
 from ros2_deadline_monitor.shell import conversions, diagnostics, summary
+from ros2_deadline_monitor.shell.discovery import TopicDiscovery
 from ros2_deadline_monitor.shell.node_parameters import NodeParameters
+from ros2_deadline_monitor.shell.parameters import current_values, declare_template
 from ros2_deadline_monitor.shell.qos import STATS_QOS
 from ros2_deadline_monitor.shell.subscriptions import ClockInput, SimulatorRtf, TopicMonitor
 
@@ -79,6 +86,8 @@ class MonitorNode(Node):
             start_wall_ns=time.time_ns(), clock_topic=settings.clock_topic,
             arrival_timestamp=settings.arrival_timestamp,
             stats_period_ns=settings.stats_period_ns)
+        self._discovery = self._create_discovery()
+        self._explicit: dict[str, str] = {}
         try:
             topic_ids = self.parameters.declare_startup_topics()
         except ExpectationError as err:
@@ -91,7 +100,7 @@ class MonitorNode(Node):
         if (topic_ids or self.parameters.skipped) and not self._topics:
             raise StartupError('none of the configured topics has valid settings: '
                                + '; '.join(self.parameters.invalid_reasons().values()))
-        if not topic_ids:
+        if not topic_ids and self._discovery is None:
             self.get_logger().warning(
                 f'no topics configured (parameter {TOPICS}): monitoring the clock only')
         self.parameters.watch(self.parameters.validate, self._apply_parameters)
@@ -155,9 +164,31 @@ class MonitorNode(Node):
         """Return the expectations in force (``topic.<id>.expect.*``, ``clock.expect.*``)."""
         return self.parameters.expectations()
 
+    def _create_discovery(self) -> TopicDiscovery | None:
+        """Return the graph watcher of ``all_topics`` (None when off); check its settings."""
+        if not self._settings.all_topics:
+            return None
+        errors = declare_template(self)
+        if errors:
+            raise StartupError('invalid parameter value: ' + '; '.join(errors))
+        discovery = TopicDiscovery(
+            self, current_values(self, template_names()),
+            clock_topic=self.resolve_topic_name(self._settings.clock_topic),
+            use_sim_time=self.parameters.use_sim_time())
+        try:
+            discovery.check_template()
+        except ConfigError as err:
+            raise StartupError(str(err)) from None
+        return discovery
+
     def _reconcile(self) -> None:
-        """Make the session and the subscriptions match the parameters."""
+        """Make the session and the subscriptions match the parameters (and the graph)."""
         desired = self.parameters.desired()
+        # Every listed identifier stays taken, even an invalid one (it may be repaired).
+        self._explicit = {topic_id: '' for topic_id in self.parameters.topic_ids()}
+        self._explicit.update((topic_id, config.topic) for topic_id, config in desired.items())
+        if self._discovery is not None:
+            desired = self._discovery.desired(desired, self.parameters.use_sim_time())
         settings = self._settings
         old = {topic_id: monitor.config for topic_id, monitor in self._topics.items()}
         changes = self.session.configure(
@@ -216,6 +247,8 @@ class MonitorNode(Node):
 
     def _poll(self) -> None:
         """Look for topics that do not exist yet and check the ones that do."""
+        if self._discovery is not None and self._discovery.poll(self._explicit):
+            self._reconcile()
         for monitor in self._topics.values():
             monitor.poll()
         self._simulator_rtf.poll()

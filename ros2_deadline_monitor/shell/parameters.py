@@ -9,6 +9,7 @@ overrides instead of failing, and reading values back from the node.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
@@ -31,6 +32,8 @@ from ros2_deadline_monitor.core.parameters import (
     GLOBAL_SPECS,
     is_double,
     ParamSpec,
+    template_param,
+    TEMPLATE_SPECS,
     topic_default,
     topic_param,
     TOPIC_SPECS,
@@ -91,6 +94,20 @@ def declare_topic(node: Node, topic_id: str) -> list[str]:
         full_name = topic_param(topic_id, spec.name)
         if not node.has_parameter(full_name):
             errors += _declare(node, full_name, topic_default(topic_id, spec), spec)
+    return errors
+
+
+def declare_template(node: Node) -> list[str]:
+    """Declare the read-only ``all_topics.*`` settings of discovered topics; return errors.
+
+    Read-only: a change would have to be applied to topics found since, under settings that
+    did not hold when they were found; restart the monitor with other flags instead.
+    """
+    errors = []
+    for spec in TEMPLATE_SPECS:
+        full_name = template_param(spec.name)
+        if not node.has_parameter(full_name):
+            errors += _declare(node, full_name, spec.default, replace(spec, read_only=True))
     return errors
 
 

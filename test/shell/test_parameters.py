@@ -12,7 +12,7 @@ def test_descriptors_carry_ranges_and_descriptions():
             assert described.floating_point_range, spec.name
             low = described.floating_point_range[0]
             assert low.from_value <= spec.default <= low.to_value
-        elif isinstance(spec.default, int):
+        elif isinstance(spec.default, int) and not isinstance(spec.default, bool):
             assert described.integer_range, spec.name
         if spec.choices:
             assert spec.default in spec.choices
