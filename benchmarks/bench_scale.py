@@ -1,0 +1,327 @@
+#!/usr/bin/env python3
+"""Robot scale: the monitor with a thousand topics, its figures next to the targets.
+
+Cases, each in fresh processes (publisher pinned to CPU 0, subscriber to CPU 1), measured in
+one run so the ratios compare figures taken side by side on the same loaded machine:
+
+- ``one topic``: 1 topic at 1 kHz, a bare raw subscriber (the floor, what ``ros2 topic hz``
+  pays) and the monitor: CPU per message and their ratio (the one-topic figure);
+- ``idle``: 1,000 configured topics that nobody publishes: CPU share and RSS;
+- ``scale``: 1,000 topics at 1 Hz plus one at 1 kHz: CPU per message, and its ratio to the
+  one-topic figure;
+- ``discovery``: ``all_topics`` (``monitor --all``) started first, then a process creates
+  1,000 publishers (1 Hz): how long after its publisher was created each topic was
+  subscribed (its first appearance to the monitor's reader), and CPU share once all run.
+
+Targets (issue 13): idle at most 2 % of a core and 120 MB RSS; scale CPU per message at most
+1.2x the one-topic figure; every topic subscribed within 5 s of appearing.
+
+    python benchmarks/bench_scale.py                 # about 3 minutes
+    python benchmarks/bench_scale.py --topics 200 --measure 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from typing import Any
+
+from benchlib import (
+    benchmark_parser,
+    Child,
+    cpu_s,
+    emit,
+    environment_line,
+    monitor_parameters,
+    monitor_topic_values,
+    parse_benchmark_args,
+    pin,
+    print_table,
+    ros_init,
+    rss_kib,
+    stop_event,
+    wait_until,
+    write_json,
+)
+
+PUBLISHER_CPU = 0
+SUBSCRIBER_CPU = 1
+PREFIX = '/bench_scale/t'
+FAST_TOPIC = '/bench_scale/fast'
+MATCH_TIMEOUT_S = 60.0
+TARGETS = {'idle_cpu_percent': 2.0, 'idle_rss_mb': 120.0, 'scale_ratio': 1.2,
+           'discovery_s': 5.0}
+
+
+def _qos() -> Any:
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+    return QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+
+
+# -- children -------------------------------------------------------------------------------
+
+def run_publisher(options: dict[str, Any]) -> None:
+    """Publish ``slow`` topics at ``slow_hz`` (spread evenly) and ``fast`` topics at ``fast_hz``.
+
+    Reports when each slow topic's publisher was created (system clock ns), so the monitor's
+    discovery latency can be computed on the same host.
+    """
+    import rclpy
+    from rclpy.node import Node
+    from std_msgs.msg import Header
+
+    pin(options.get('cpu'))
+    stop = stop_event()
+    ros_init()
+    node = Node('bench_scale_publisher')
+    created: list[int] = []
+    slow = []
+    for i in range(options['slow']):
+        slow.append(node.create_publisher(Header, f'{PREFIX}{i}', _qos()))
+        created.append(time.time_ns())
+    fast = [node.create_publisher(Header, FAST_TOPIC, _qos()) for _ in range(options['fast'])]
+    msg = Header(frame_id='bench')
+    # One tick per fast message; the slow topics take turns, as many per tick as needed.
+    tick_ns = round(1e9 / max(options['fast_hz'] if fast else 0, 1000.0))
+    slow_per_tick = len(slow) * options['slow_hz'] * tick_ns / 1e9
+    sent_fast = sent_slow = 0
+    owed = 0.0
+    next_ns = time.monotonic_ns()
+    while not stop.is_set():
+        now = time.monotonic_ns()
+        if now < next_ns:
+            time.sleep((next_ns - now) / 1e9)
+            continue
+        stamp = time.time_ns()
+        msg.stamp.sec, msg.stamp.nanosec = divmod(stamp, 1_000_000_000)
+        for publisher in fast:
+            publisher.publish(msg)
+            sent_fast += 1
+        owed += slow_per_tick
+        while slow and owed >= 1.0:
+            slow[sent_slow % len(slow)].publish(msg)
+            sent_slow += 1
+            owed -= 1.0
+        next_ns += tick_ns
+    emit({'sent_fast': sent_fast, 'sent_slow': sent_slow, 'created_ns': created})
+    node.destroy_node()
+    rclpy.try_shutdown()
+
+
+def run_subscriber(options: dict[str, Any]) -> None:
+    """Listen as ``raw`` or ``monitor``; after the warm-up measure CPU and messages."""
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.node import Node
+    from std_msgs.msg import Header
+
+    pin(options.get('cpu'))
+    ros_init()
+    executor = SingleThreadedExecutor()
+    counter = [0]
+    topics = options['topics']
+    subscribed_ns: dict[str, int] = {}
+    if options['role'] == 'monitor':
+        from ros2_deadline_monitor.core.session import TopicState
+        from ros2_deadline_monitor.shell import subscriptions
+
+        take = subscriptions.TopicMonitor.take
+
+        def counting_take(self: Any) -> int:
+            count = take(self)
+            counter[0] += count
+            return count
+
+        subscriptions.TopicMonitor.take = counting_take  # count what the takes hand over
+        values = monitor_topic_values(topics) if topics else {}
+        values.update(options.get('params', {}))
+        from ros2_deadline_monitor.shell.monitor_node import MonitorNode
+
+        node = MonitorNode(parameter_overrides=monitor_parameters(values))
+        expected = options['expect_topics']
+
+        def matched() -> bool:
+            now = time.time_ns()
+            for monitor in node.topic_monitors.values():
+                if monitor.state is TopicState.RECEIVING:
+                    subscribed_ns.setdefault(monitor.config.topic, now)
+            return len(subscribed_ns) >= expected
+    else:
+        node = Node('bench_scale_raw')
+
+        def on_message(msg: Any) -> None:
+            counter[0] += 1
+
+        subs = [node.create_subscription(Header, topic, on_message, _qos(), raw=True)
+                for topic in topics]
+
+        def matched() -> bool:
+            return all(s.get_publisher_count() >= 1 for s in subs)
+
+    executor.add_node(node)
+
+    def spin() -> None:
+        executor.spin_once(timeout_sec=0.05)
+
+    ready_ns = time.time_ns()
+    wait_until(matched, MATCH_TIMEOUT_S, 'the publishers', spin)
+    end_warmup = time.monotonic() + options['warmup_s']
+    while time.monotonic() < end_warmup:
+        spin()
+    n0, c0, t0 = counter[0], cpu_s(), time.monotonic()
+    end = t0 + options['measure_s']
+    while time.monotonic() < end:
+        spin()
+    n1, c1, t1 = counter[0], cpu_s(), time.monotonic()
+    received = n1 - n0
+    emit({'received': received, 'cpu_s': c1 - c0, 'window_s': t1 - t0,
+          'cpu_per_msg_us': (c1 - c0) / received * 1e6 if received else math.nan,
+          'rate_hz': received / (t1 - t0), 'cpu_percent': 100 * (c1 - c0) / (t1 - t0),
+          'rss_mb': rss_kib() * 1024 / 1e6, 'ready_ns': ready_ns,
+          'subscribed_ns': subscribed_ns})
+    node.destroy_node()
+    rclpy.try_shutdown()
+
+
+# -- parent ---------------------------------------------------------------------------------
+
+def _subscriber(args: argparse.Namespace, role: str, topics: list[str], expect: int = 0,
+                params: dict[str, Any] | None = None) -> Child:
+    return Child(__file__, 'subscriber', {
+        'role': role, 'topics': topics, 'cpu': SUBSCRIBER_CPU, 'warmup_s': args.warmup,
+        'measure_s': args.measure, 'expect_topics': expect, 'params': params or {}})
+
+
+def _publisher(slow: int, slow_hz: float, fast: int, fast_hz: float) -> Child:
+    return Child(__file__, 'publisher', {'slow': slow, 'slow_hz': slow_hz, 'fast': fast,
+                                         'fast_hz': fast_hz, 'cpu': PUBLISHER_CPU})
+
+
+def _timeout(args: argparse.Namespace) -> float:
+    return MATCH_TIMEOUT_S + args.warmup + args.measure + 60
+
+
+def run_one_topic(args: argparse.Namespace) -> dict[str, Any]:
+    """1 topic at 1 kHz: the raw floor and the monitor, one after the other."""
+    publisher = _publisher(0, 0.0, 1, args.fast_hz)
+    try:
+        raw = _subscriber(args, 'raw', [FAST_TOPIC]).wait_line(_timeout(args))
+        monitor = _subscriber(args, 'monitor', [FAST_TOPIC], expect=1).wait_line(
+            _timeout(args))
+        publisher.stop()
+    finally:
+        publisher.kill()
+    return {'raw': raw, 'monitor': monitor}
+
+
+def run_idle(args: argparse.Namespace) -> dict[str, Any]:
+    """``--topics`` configured topics, nobody publishing."""
+    topics = [f'{PREFIX}{i}' for i in range(args.topics)]
+    return _subscriber(args, 'monitor', topics, expect=0).wait_line(_timeout(args))
+
+
+def run_scale(args: argparse.Namespace) -> dict[str, Any]:
+    """``--topics`` topics at 1 Hz plus one at 1 kHz, all configured, periods learned."""
+    publisher = _publisher(args.topics, 1.0, 1, args.fast_hz)
+    topics = [f'{PREFIX}{i}' for i in range(args.topics)] + [FAST_TOPIC]
+    try:
+        result = _subscriber(args, 'monitor', topics, expect=len(topics)).wait_line(
+            _timeout(args))
+        publisher.stop()
+    finally:
+        publisher.kill()
+    return result
+
+
+def run_discovery(args: argparse.Namespace) -> dict[str, Any]:
+    """``all_topics``: the monitor first, then ``--topics`` publishers at 1 Hz appear."""
+    monitor = _subscriber(args, 'monitor', [], expect=args.topics,
+                          params={'all_topics': True})
+    time.sleep(args.warmup + 3.0)  # the monitor is up and polling an empty graph
+    publisher = _publisher(args.topics, 1.0, 0, 0.0)
+    try:
+        result = monitor.wait_line(_timeout(args))
+        sent = publisher.stop()
+    finally:
+        publisher.kill()
+        monitor.kill()
+    names = [f'{PREFIX}{i}' for i in range(args.topics)]
+    latency = [(result['subscribed_ns'][name] - created) / 1e9
+               for name, created in zip(names, sent['created_ns'], strict=True)
+               if name in result['subscribed_ns']]
+    result['latency_s'] = sorted(latency)
+    result['created_span_s'] = (sent['created_ns'][-1] - sent['created_ns'][0]) / 1e9
+    return result
+
+
+def _fmt(value: float, digits: int = 1) -> str:
+    return 'n/a' if value != value else f'{value:.{digits}f}'
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the four cases and print the figures next to the targets."""
+    parser = benchmark_parser(__doc__)
+    parser.add_argument('--topics', type=int, default=1000, help='topics (default 1000)')
+    parser.add_argument('--fast-hz', type=float, default=1000.0,
+                        help='rate of the fast topic [Hz] (default 1000)')
+    parser.add_argument('--warmup', type=float, default=5.0, help='warm-up [s] (default 5)')
+    parser.add_argument('--measure', type=float, default=10.0,
+                        help='measurement window [s] (default 10)')
+    parser.add_argument('--cases', default='one,idle,scale,discovery',
+                        help='comma-separated cases to run (default: all four)')
+    args = parse_benchmark_args(parser, argv)
+    if args.child:
+        (run_publisher if args.child == 'publisher' else run_subscriber)(args.options)
+        return 0
+
+    print(f'# Robot scale ({environment_line()})')
+    cases = args.cases.split(',')
+    results: dict[str, Any] = {}
+    for case, run in (('one', run_one_topic), ('idle', run_idle), ('scale', run_scale),
+                      ('discovery', run_discovery)):
+        if case in cases:
+            results[case] = run(args)
+            print(f'{case} done ({environment_line()})', file=sys.stderr, flush=True)
+    rows = []
+    one = results.get('one')
+    one_us = one['monitor']['cpu_per_msg_us'] if one else math.nan
+    if one:
+        raw_us = one['raw']['cpu_per_msg_us']
+        rows.append(['1 topic at 1 kHz: monitor / raw', 'keep 0.19',
+                     f'{_fmt(one_us)} µs / {_fmt(raw_us)} µs = {_fmt(one_us / raw_us, 2)}'])
+    if 'idle' in results:
+        idle = results['idle']
+        rows.append([f'{args.topics} idle topics: CPU', f'≤ {TARGETS["idle_cpu_percent"]:g} %',
+                     f'{_fmt(idle["cpu_percent"], 2)} % of a core'])
+        rows.append([f'{args.topics} idle topics: RSS', f'≤ {TARGETS["idle_rss_mb"]:g} MB',
+                     f'{_fmt(idle["rss_mb"])} MB'])
+    if 'scale' in results:
+        scale = results['scale']
+        rows.append([f'{args.topics} at 1 Hz + 1 at {args.fast_hz:g} Hz: CPU per message',
+                     f'≤ {TARGETS["scale_ratio"]:g} x one topic',
+                     f'{_fmt(scale["cpu_per_msg_us"])} µs = '
+                     f'{_fmt(scale["cpu_per_msg_us"] / one_us, 2)} x one topic '
+                     f'({_fmt(scale["rate_hz"], 0)} msg/s, {_fmt(scale["cpu_percent"])} % of a '
+                     f'core, {_fmt(scale["rss_mb"])} MB)'])
+    if 'discovery' in results:
+        found = results['discovery']
+        latency = found['latency_s']
+        worst = latency[-1] if latency else math.nan
+        median = latency[len(latency) // 2] if latency else math.nan
+        rows.append([f'--all: {args.topics} topics appearing', f'all within '
+                     f'{TARGETS["discovery_s"]:g} s',
+                     f'{len(latency)} found, max {_fmt(worst, 2)} s, median {_fmt(median, 2)} s '
+                     f'after their publisher (created over {_fmt(found["created_span_s"], 2)} '
+                     f's); then {_fmt(found["cpu_percent"])} % of a core, '
+                     f'{_fmt(found["rss_mb"])} MB'])
+    print()
+    print_table(['case', 'target', 'measured'], rows)
+    write_json(args.json, results, indent=1)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
