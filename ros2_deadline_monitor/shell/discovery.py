@@ -19,9 +19,11 @@ from typing import Any
 from rclpy.node import Node
 
 from ros2_deadline_monitor.core.config import TopicConfig
-from ros2_deadline_monitor.core.parameters import discovered_config
+from ros2_deadline_monitor.core.errors import ConfigError
+from ros2_deadline_monitor.core.parameters import discovered_config, template_names
 from ros2_deadline_monitor.core.topic_flags import topic_id
 from ros2_deadline_monitor.core.topic_selection import excluded_reason
+from ros2_deadline_monitor.shell.parameters import current_values, declare_template
 
 
 class TopicDiscovery:
@@ -91,3 +93,18 @@ class TopicDiscovery:
         merged.update((topic_id_, config) for topic_id_, config in self.configs.items()
                       if config.topic not in names and topic_id_ not in explicit)
         return merged
+
+
+def create_discovery(node: Node, clock_topic: str, use_sim_time: bool) -> TopicDiscovery:
+    """Declare the ``all_topics.*`` settings on ``node``; return its checked graph watcher.
+
+    Raises ``ConfigError`` when a setting cannot be declared or is invalid.
+    """
+    errors = declare_template(node)
+    if errors:
+        raise ConfigError('invalid parameter value: ' + '; '.join(errors))
+    discovery = TopicDiscovery(node, current_values(node, template_names()),
+                               clock_topic=node.resolve_topic_name(clock_topic),
+                               use_sim_time=use_sim_time)
+    discovery.check_template()
+    return discovery

@@ -28,19 +28,13 @@ from ros2_deadline_monitor.core.expectations import (
 )
 from ros2_deadline_monitor.core.gate import exit_code, FinalReport, run_figures, summary_record
 from ros2_deadline_monitor.core.host import HostSampler
-from ros2_deadline_monitor.core.parameters import (
-    changed_parameters,
-    MonitorSettings,
-    template_names,
-    TOPICS,
-)
+from ros2_deadline_monitor.core.parameters import changed_parameters, MonitorSettings, TOPICS
 from ros2_deadline_monitor.core.session import Session, TopicState
 from ros2_deadline_monitor.core.snapshot import Snapshot
 from ros2_deadline_monitor.msg import MonitorStats
 from ros2_deadline_monitor.shell import conversions, diagnostics, summary
-from ros2_deadline_monitor.shell.discovery import TopicDiscovery
+from ros2_deadline_monitor.shell.discovery import create_discovery
 from ros2_deadline_monitor.shell.node_parameters import NodeParameters
-from ros2_deadline_monitor.shell.parameters import current_values, declare_template
 from ros2_deadline_monitor.shell.qos import STATS_QOS
 from ros2_deadline_monitor.shell.subscriptions import ClockInput, SimulatorRtf, TopicMonitor
 
@@ -86,7 +80,12 @@ class MonitorNode(Node):
             start_wall_ns=time.time_ns(), clock_topic=settings.clock_topic,
             arrival_timestamp=settings.arrival_timestamp,
             stats_period_ns=settings.stats_period_ns)
-        self._discovery = self._create_discovery()
+        try:
+            self._discovery = (create_discovery(self, self._settings.clock_topic,
+                                                self.parameters.use_sim_time())
+                               if self._settings.all_topics else None)
+        except ConfigError as err:
+            raise StartupError(str(err)) from None
         self._explicit: dict[str, str] = {}
         try:
             topic_ids = self.parameters.declare_startup_topics()
@@ -163,23 +162,6 @@ class MonitorNode(Node):
     def expectations(self) -> Expectations:
         """Return the expectations in force (``topic.<id>.expect.*``, ``clock.expect.*``)."""
         return self.parameters.expectations()
-
-    def _create_discovery(self) -> TopicDiscovery | None:
-        """Return the graph watcher of ``all_topics`` (None when off); check its settings."""
-        if not self._settings.all_topics:
-            return None
-        errors = declare_template(self)
-        if errors:
-            raise StartupError('invalid parameter value: ' + '; '.join(errors))
-        discovery = TopicDiscovery(
-            self, current_values(self, template_names()),
-            clock_topic=self.resolve_topic_name(self._settings.clock_topic),
-            use_sim_time=self.parameters.use_sim_time())
-        try:
-            discovery.check_template()
-        except ConfigError as err:
-            raise StartupError(str(err)) from None
-        return discovery
 
     def _reconcile(self) -> None:
         """Make the session and the subscriptions match the parameters (and the graph)."""
