@@ -33,6 +33,7 @@ from typing import Any
 from benchlib import (
     benchmark_parser,
     Child,
+    counting_subscriptions,
     cpu_s,
     emit,
     environment_line,
@@ -131,16 +132,8 @@ def run_subscriber(options: dict[str, Any]) -> None:
             return monitor_totals(node)['messages']
     else:
         node = Node('bench_cpu_subscriber')
-        raw = role['kind'] == 'raw'
-
-        def on_message(msg: Any) -> None:
-            counter[0] += 1
-
-        subs = [node.create_subscription(Header, topic, on_message, _qos(), raw=raw)
-                for topic in topics]
-
-        def matched() -> bool:
-            return all(s.get_publisher_count() >= 1 for s in subs)
+        matched = counting_subscriptions(node, Header, topics, _qos(), counter,
+                                         raw=role['kind'] == 'raw')
 
         def count() -> int:
             return counter[0]

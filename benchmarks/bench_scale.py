@@ -31,6 +31,7 @@ from typing import Any
 from benchlib import (
     benchmark_parser,
     Child,
+    counting_subscriptions,
     cpu_s,
     emit,
     environment_line,
@@ -151,15 +152,7 @@ def run_subscriber(options: dict[str, Any]) -> None:
             return len(subscribed_ns) >= expected
     else:
         node = Node('bench_scale_raw')
-
-        def on_message(msg: Any) -> None:
-            counter[0] += 1
-
-        subs = [node.create_subscription(Header, topic, on_message, _qos(), raw=True)
-                for topic in topics]
-
-        def matched() -> bool:
-            return all(s.get_publisher_count() >= 1 for s in subs)
+        matched = counting_subscriptions(node, Header, topics, _qos(), counter)
 
     executor.add_node(node)
 

@@ -229,3 +229,18 @@ def monitor_totals(node: Any) -> dict[str, int]:
         totals['skipped'] += report.skipped_periods_total
         totals['overflows'] += topic.receive.queue_overflows_total
     return totals
+
+
+def counting_subscriptions(node: Any, msg_type: Any, topics: Sequence[str], qos: Any,
+                           counter: list[int], raw: bool = True) -> Callable[[], bool]:
+    """Subscribe ``node`` to ``topics`` with a callback that only counts into ``counter[0]``.
+
+    The floor a monitor is compared with (what ``ros2 topic hz`` pays per message); returns
+    ``matched()``, true once every subscription matched a publisher.
+    """
+    def on_message(msg: Any) -> None:
+        counter[0] += 1
+
+    subs = [node.create_subscription(msg_type, topic, on_message, qos, raw=raw)
+            for topic in topics]
+    return lambda: all(s.get_publisher_count() >= 1 for s in subs)
