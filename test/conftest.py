@@ -30,6 +30,24 @@ if TYPE_CHECKING:
 os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
 os.environ.setdefault('RMW_IMPLEMENTATION', 'rmw_fastrtps_cpp')
 
+# Only 0-101 is safe on Linux: higher domains map DDS ports into the ephemeral port range.
+DOMAIN_IDS = 101
+
+
+def worker_domain_id(run_domain_id: int, worker: str) -> int:
+    """Return the DDS domain of pytest-xdist worker ``worker`` ('gw0', 'gw1', ...).
+
+    Workers run tests side by side; a domain each keeps one test's nodes out of another's
+    graph and counts (a /clock publisher of one test would be a second clock in the other).
+    """
+    index = int(worker.removeprefix('gw'))
+    return 1 + (run_domain_id - 1 + index) % DOMAIN_IDS
+
+
+if 'PYTEST_XDIST_WORKER' in os.environ:
+    os.environ['ROS_DOMAIN_ID'] = str(worker_domain_id(
+        int(os.environ.get('ROS_DOMAIN_ID') or 0), os.environ['PYTEST_XDIST_WORKER']))
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = 'ros2_deadline_monitor'
 TEST_MSGS = 'deadline_monitor_test_msgs'
