@@ -67,6 +67,11 @@ def test_timeout_is_stretched_by_the_rtf_under_sim_time(
     clock_process(rtf=0.5, step_ms=2.0)
     start_monitor(topics=['beat'], topic__beat__name='/beat', topic__beat__period_ms=20.0,
                   topic__beat__timeout_s=0.5, use_sim_time=True, stats_period_s=0.2)
+    # The stretch needs the RTF: the /clock process may be discovered seconds after the
+    # in-process producer on a loaded machine, and until a sample arrives the wall timeout
+    # holds. So /clock first, then the producer.
+    wait_for(lambda: (s := observer.latest_stats()) is not None and s.clock.messages_total > 0,
+             what='/clock at the monitor')
     producer = participant()
     make_beat(producer.node('beat_producer'), '/beat', 0.02)
     producer.start()

@@ -90,7 +90,9 @@ def test_monitor_reports_the_producers_ground_truth(
     if stall:
         assert truth.misses > 0 and truth.skipped > 0
         assert topic.level in (WARN, ERROR)
-    elif truth.misses == 0 and truth.skipped == 0:
+    elif truth.observed == 0 and truth.skipped == 0:
+        # By the monitor's view: a loaded machine can make one borderline cycle a miss
+        # that the rule's view does not count (the run still has to report it as one).
         assert topic.level == OK
 
     status = wait_for(lambda: (s := observer.status(': topic ctrl')) is not None

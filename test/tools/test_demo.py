@@ -44,9 +44,10 @@ def test_monitor_counts_equal_the_controllers_record(listener, name):
         # still: the two differ for such cycles, at most one per hold-up (the controller's
         # timer is on sim time and does not start a cycle while /clock is held up).
         assert abs(monitor['misses'] - truth['misses']) <= held_up, held_up
-    if PHASE[name].stall_ms:
+    if PHASE[name].stall_ms and held_up == 0:
         # Every stall makes the stalled cycle and the one after it miss, and skips a period;
-        # a noisy machine may add more, never fewer.
+        # a noisy machine may add more, never fewer. Not when the simulator was held up: the
+        # stall is wall time, and while sim time lagged it was shorter on the timer clock.
         stalls = truth['cycles'] // 50
         assert truth['misses'] >= 2 * stalls and truth['skipped'] >= stalls
     if name == 'sim_rtf05':
