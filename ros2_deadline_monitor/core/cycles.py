@@ -573,6 +573,14 @@ class CycleAnalyzer:
         lost = np.zeros(n, np.int64)
         fresh = np.zeros(n, bool)
         guessed = np.zeros(n, bool)
+        if not known.any():
+            # No numbers at all (a bag): every event joins the latest stream, as the loop
+            # below would do one by one.
+            if self._recent not in streams:
+                self._recent = self._new_stream(NO_VALUE, int(arrival[0]))
+            streams[self._recent].arrival = int(arrival[-1])
+            serials.fill(self._recent)
+            return serials, lost, fresh, guessed
         if stamp is None:
             scales = [-1] * n
         else:
