@@ -360,6 +360,17 @@ class Session:
 
     # -- reporting --------------------------------------------------------------------------
 
+    def advance(self, now_wall_ns: int) -> ClockReport:
+        """Process what can be processed and start the next clock window; report the clock.
+
+        ``snapshot`` without the topics, for an adapter that folds each topic's rows into
+        figures of its own and reads the topics' totals from a final ``snapshot`` (the bag
+        replay): a topic's report changes no figure, only the levels no bag result shows.
+        """
+        self.process(now_wall_ns)
+        self._reported = True
+        return self._rtf.report(now_wall_ns)
+
     def snapshot(self, now_wall_ns: int, host: HostReport | None = None,
                  stats_timer_late_ns: int = 0, *, final: bool = False) -> Snapshot:
         """Process what can be processed, then report every topic, the clock and the host.

@@ -521,8 +521,17 @@ class BagAnalysis:
                 self._handlers[int(batch.conn_ids[k])](int(times[k]), batch.raw(k))
 
     def _round(self, t: int, final: bool = False) -> tuple[TopicReport | None, ...]:
-        """Let the session report at bag time ``t``; fold its rows and clock figures in."""
-        snapshot = self.session.snapshot(t, final=final)
+        """Let the session report at bag time ``t``; fold its rows and clock figures in.
+
+        Returns the topics' reports of the ``final`` round (the totals), else ().
+        """
+        if not final:  # the topics' reports of a round would be dropped: not made
+            clock = self.session.advance(t)
+            for track in self.tracks:
+                track.flush(self.session)
+            self.clock.add(clock)
+            return ()
+        snapshot = self.session.snapshot(t, final=True)
         for track in self.tracks:
             track.flush(self.session)
         self.clock.add(snapshot.clock.report)
