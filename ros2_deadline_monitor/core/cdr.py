@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 import struct
 
+import numpy as np
+
 from ros2_deadline_monitor.core.errors import CdrError
 
 __all__ = [
@@ -29,6 +31,7 @@ __all__ = [
     'encapsulation_little_endian',
     'first_field_is_stamp',
     'read_stamp_ns',
+    'read_stamps_ns',
 ]
 
 #: Types that, as the first field of a message, put the stamp at payload offset 0.
@@ -94,6 +97,46 @@ def read_stamp_ns(raw: bytes | memoryview) -> int:
     if nanosec >= _NS_PER_S:
         raise CdrError(f'nanosec out of range: {nanosec} >= 1e9')
     return sec * _NS_PER_S + nanosec
+
+
+_LEADING_LITTLE = tuple(i for i, (name, unpack) in _ENCODINGS.items()
+                        if unpack is _UNPACK_LE)
+_LEADING_BIG = tuple(i for i, (name, unpack) in _ENCODINGS.items() if unpack is _UNPACK_BE)
+_BYTES_8 = np.arange(8)
+
+
+def read_stamps_ns(buffer: np.ndarray, starts: np.ndarray, sizes: np.ndarray,
+                   offset: int = _STAMP_OFFSET, little: tuple[int, ...] = _LEADING_LITTLE,
+                   big: tuple[int, ...] = _LEADING_BIG) -> tuple[np.ndarray, np.ndarray]:
+    """Read the stamps of many messages at once: ``(stamps_ns, ok)``.
+
+    The batch form of ``read_stamp_ns`` for a bag chunk: message ``i`` is
+    ``buffer[starts[i]:starts[i] + sizes[i]]`` (``buffer`` uint8) and its ``sec`` sits at byte
+    ``offset``, little endian for the representation ids in ``little``, big endian for those
+    in ``big``. ``ok[i]`` False means "not read here": the caller asks the per-message reader,
+    which gives the value or the ``CdrError`` (a short message, another encoding, a
+    ``nanosec`` out of range), so the two never disagree. Vectorized: no per-message Python.
+    """
+    n = len(starts)
+    stamps = np.zeros(n, np.int64)
+    ok = sizes >= offset + 8
+    if not ok.any():  # also: no byte of the buffer is read below unless it holds a stamp
+        return stamps, ok
+    at = np.where(ok, starts, 0)
+    first, rep = buffer[at], buffer[np.minimum(at + 1, len(buffer) - 1)]
+    is_little = np.isin(rep, little)
+    ok &= (first == 0) & (is_little | np.isin(rep, big))
+    at = np.where(ok, at, 0)
+    raw = np.ascontiguousarray(buffer[(at + offset)[:, None] + _BYTES_8])
+    if not ok.all():
+        raw[~ok] = 0
+    words_le, words_be = raw.view('<u4'), raw.view('>u4')
+    sec = np.where(is_little, words_le[:, 0], words_be[:, 0]).astype(np.int64)
+    nanosec = np.where(is_little, words_le[:, 1], words_be[:, 1]).astype(np.int64)
+    sec = np.where(sec >= 1 << 31, sec - (1 << 32), sec)  # int32
+    ok &= nanosec < _NS_PER_S
+    stamps[ok] = sec[ok] * _NS_PER_S + nanosec[ok]
+    return stamps, ok
 
 
 def encapsulation_little_endian(raw: bytes | memoryview) -> bool:

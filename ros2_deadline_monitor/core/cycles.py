@@ -393,6 +393,20 @@ class CycleAnalyzer:
         """
         return self._pending.append(arrival_wall_ns, stamp_ns, seq, size_bytes)
 
+    def record_many(self, arrival_wall_ns: np.ndarray, stamp_ns: np.ndarray,
+                    size_bytes: np.ndarray) -> None:
+        """Store many events without sequence numbers at once (a bag replay's chunk).
+
+        The same as ``record`` for each, in order; at most ``room`` events (none may fill
+        the pending buffer: that is processed at the event that filled it).
+        """
+        self._pending.extend(arrival_wall_ns, stamp_ns, NO_VALUE, size_bytes)
+
+    @property
+    def room(self) -> int:
+        """Events ``record_many`` takes now."""
+        return self._pending.room
+
     def record_qos_deadline_missed(self, count: int = 1) -> None:
         """Count middleware 'requested deadline missed' events."""
         self._totals.qos_deadline_events += count
@@ -559,6 +573,14 @@ class CycleAnalyzer:
         lost = np.zeros(n, np.int64)
         fresh = np.zeros(n, bool)
         guessed = np.zeros(n, bool)
+        if not known.any():
+            # No numbers at all (a bag): every event joins the latest stream, as the loop
+            # below would do one by one.
+            if self._recent not in streams:
+                self._recent = self._new_stream(NO_VALUE, int(arrival[0]))
+            streams[self._recent].arrival = int(arrival[-1])
+            serials.fill(self._recent)
+            return serials, lost, fresh, guessed
         if stamp is None:
             scales = [-1] * n
         else:

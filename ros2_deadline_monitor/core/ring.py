@@ -34,6 +34,27 @@ class EventBuffer:
         self.count = i + 1
         return self.count == self.capacity
 
+    def extend(self, arrival_ns: np.ndarray, stamp_ns: np.ndarray, seq: int,
+               size: np.ndarray) -> None:
+        """Store many events (one sequence number for all, e.g. NO_VALUE) at once.
+
+        The batch form of ``append`` for a bag replay; the caller keeps the buffer from
+        filling (``room``), since a full buffer must be processed at the event that filled it.
+        """
+        i, n = self.count, len(arrival_ns)
+        if i + n >= self.capacity:
+            raise ValueError('extend: the events would fill the buffer')
+        self.arrival[i:i + n] = arrival_ns
+        self.stamp[i:i + n] = stamp_ns
+        self.seq[i:i + n] = seq
+        self.size[i:i + n] = size
+        self.count = i + n
+
+    @property
+    def room(self) -> int:
+        """Events ``extend`` takes at most (one less than the free space: full must wait)."""
+        return self.capacity - self.count - 1
+
     def put_back(self, arrival: np.ndarray, stamp: np.ndarray, seq: np.ndarray,
                  size: np.ndarray) -> None:
         """Return drained events that must wait (they go before anything appended since)."""

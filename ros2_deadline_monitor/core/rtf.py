@@ -72,6 +72,46 @@ class RtfAnalyzer:
             self._epoch_first = (wall_ns, sim_ns)
         return reset
 
+    def record_many(self, wall_ns: np.ndarray, sim_ns: np.ndarray) -> np.ndarray:
+        """Store samples in arrival order, as ``record`` each; return the walls of the resets.
+
+        The batch form for a bag replay: each wall time is clamped to the latest before it,
+        a sim time below the previous sample's is a reset (the wall times returned are the
+        clamped ones of those samples, as ``last_wall_ns`` would say after each).
+        """
+        n = len(wall_ns)
+        if n == 0:
+            return np.empty(0, np.int64)
+        wall = np.asarray(wall_ns, np.int64)
+        sim = np.asarray(sim_ns, np.int64)
+        last = self._last
+        reset = np.zeros(n, bool)
+        reset[1:] = sim[1:] < sim[:-1]
+        if last is not None:
+            reset[0] = sim[0] < last[1]
+            wall = np.maximum(np.maximum.accumulate(wall), last[0])
+        else:
+            wall = np.maximum.accumulate(wall)
+        first = self._count
+        at = np.flatnonzero(reset)
+        if len(at):
+            k = int(at[-1])
+            self.resets_total += len(at)
+            self._window_resets += len(at)
+            self._epoch_start = first + k
+            self._epoch_first = (int(wall[k]), int(sim[k]))
+            self._bin_edge = None
+            self._bin_from = first + k
+        elif self._epoch_first is None:
+            self._epoch_first = (int(wall[0]), int(sim[0]))
+        keep = min(n, self.capacity)
+        idx = np.arange(first + n - keep, first + n) % self.capacity
+        self._wall[idx] = wall[n - keep:]
+        self._sim[idx] = sim[n - keep:]
+        self._count = first + n
+        self._last = (int(wall[-1]), int(sim[-1]))
+        return wall[at]
+
     def _chronological(self, first: int) -> tuple[np.ndarray, np.ndarray]:
         """Return samples with index >= ``first`` (as far as the ring holds them), oldest first."""
         first = max(first, self._count - self.capacity, 0)

@@ -203,6 +203,15 @@ class Session:
         self._reset_walls.append(self._rtf.last_wall_ns)
         return True
 
+    def clock_batch(self, wall_ns: np.ndarray, sim_ns: np.ndarray) -> None:
+        """Record /clock samples already in arrival order, as ``clock_sample`` each.
+
+        For a bag replay's chunk: no other event may have arrived between them.
+        """
+        walls = self._rtf.record_many(wall_ns, sim_ns)
+        self._resets += len(walls)
+        self._reset_walls.extend(walls.tolist())
+
     def clock_samples(self, samples: Iterable[tuple[int, int]]) -> int:
         """Record ``(wall_ns, sim_ns)`` samples in arrival order; return how many were resets.
 
@@ -239,6 +248,20 @@ class Session:
             if record(arrival_ns, stamp, seq, len(raw)):
                 full()
         return on_stamped
+
+    def record_batch(self, topic_id: str, arrival_ns: np.ndarray, stamp_ns: np.ndarray,
+                     size_bytes: np.ndarray) -> None:
+        """Record message events without sequence numbers at once (a bag replay's chunk).
+
+        The same as the ``recorder``'s call for each (a stamp already read, ``MALFORMED``
+        if unreadable), for at most ``room(topic_id)`` events: the per-message call processes
+        a full buffer at the event that filled it, with the clock as it stood then.
+        """
+        self._topics[topic_id].analyzer.record_many(arrival_ns, stamp_ns, size_bytes)
+
+    def room(self, topic_id: str) -> int:
+        """Events ``record_batch`` takes now for one topic."""
+        return self._topics[topic_id].analyzer.room
 
     def message(self, topic_id: str, arrival_ns: int, stamp_ns: int = NO_VALUE,
                 seq: int = NO_VALUE, size_bytes: int = 0) -> None:
@@ -336,6 +359,17 @@ class Session:
                                horizon)
 
     # -- reporting --------------------------------------------------------------------------
+
+    def advance(self, now_wall_ns: int) -> ClockReport:
+        """Process what can be processed and start the next clock window; report the clock.
+
+        ``snapshot`` without the topics, for an adapter that folds each topic's rows into
+        figures of its own and reads the topics' totals from a final ``snapshot`` (the bag
+        replay): a topic's report changes no figure, only the levels no bag result shows.
+        """
+        self.process(now_wall_ns)
+        self._reported = True
+        return self._rtf.report(now_wall_ns)
 
     def snapshot(self, now_wall_ns: int, host: HostReport | None = None,
                  stats_timer_late_ns: int = 0, *, final: bool = False) -> Snapshot:

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 import struct
 from types import TracebackType
-from typing import Any
+from typing import Any, NamedTuple
+
+import numpy as np
 
 from ros2_deadline_monitor.core.cdr import first_field_is_stamp
 from ros2_deadline_monitor.core.errors import BagError
@@ -24,6 +26,7 @@ __all__ = [
     'STATS_TYPE',
     'BagSource',
     'BagTopic',
+    'MessageBatch',
     'find_msg_dir',
 ]
 
@@ -41,6 +44,35 @@ class BagTopic:
     msgtype: str
     count: int
     connections: tuple[Any, ...]
+
+
+class MessageBatch(NamedTuple):
+    """Consecutive raw messages in log-time order, as columns over one byte buffer.
+
+    Message ``i`` is connection ``conn_ids[i]`` (a rosbags connection id), logged at
+    ``log_time[i]`` (int ns), its bytes ``data[starts[i]:starts[i] + sizes[i]]``: a bag chunk
+    read without one Python object per message, for callers that work on whole columns.
+    """
+
+    log_time: np.ndarray
+    conn_ids: np.ndarray
+    starts: np.ndarray
+    sizes: np.ndarray
+    data: bytes
+
+    @property
+    def buffer(self) -> np.ndarray:
+        """``data`` as a uint8 array (no copy)."""
+        return np.frombuffer(self.data, np.uint8)
+
+    def raw(self, i: int) -> bytes:
+        """Return the bytes of message ``i`` (for the per-message readers)."""
+        start = int(self.starts[i])
+        return self.data[start:start + int(self.sizes[i])]
+
+
+BATCH_MESSAGES = 8_192
+"""Messages per batch where the storage is read message by message (sqlite3, plain rosbags)."""
 
 
 def find_msg_dir() -> Path:
@@ -189,6 +221,30 @@ class BagSource:
             raise BagError(f'cannot read bag {self.path} to the end (truncated or '
                            f'corrupt?): {_describe(err)}') from err
 
+    def batches(self, connections: Iterable[Any]) -> Iterator[MessageBatch]:
+        """Yield the messages of ``connections`` as ``MessageBatch`` columns, in log-time order.
+
+        The same messages in the same order as ``messages``: an indexed MCAP file one chunk
+        per batch, straight from the decompressed bytes; any other storage in batches of
+        ``BATCH_MESSAGES`` read through ``messages``. Raises ``BagError`` as ``messages`` does.
+        """
+        conns = list(connections)
+        if not conns:
+            return
+        try:
+            found = _mcap_plan(self._reader, conns)
+        except Exception as err:  # as in ``messages``: the storage's errors, translated
+            raise BagError(f'cannot read bag {self.path} to the end (truncated or '
+                           f'corrupt?): {_describe(err)}') from err
+        if found is None:
+            yield from _batched(self.messages(conns))
+            return
+        try:
+            yield from _chunk_batches(*found)
+        except Exception as err:  # storage errors surface only while iterating
+            raise BagError(f'cannot read bag {self.path} to the end (truncated or '
+                           f'corrupt?): {_describe(err)}') from err
+
     # -- message types --------------------------------------------------------------------
 
     def _types_from_bag(self) -> dict[str, Any]:
@@ -312,7 +368,13 @@ def _storage_connections(reader: Any, conns: list[Any]) -> list[tuple[Any, dict[
 
 
 def _mcap_messages(reader: Any, conns: list[Any]) -> Iterator[tuple[Any, int, bytes]] | None:
-    """Read indexed MCAP storages faster than ``rosbags`` does, with the same result.
+    """Read indexed MCAP storages faster than ``rosbags`` (``_mcap_plan``); None: use it."""
+    found = _mcap_plan(reader, conns)
+    return _read_chunks(*found) if found is not None else None
+
+
+def _mcap_plan(reader: Any, conns: list[Any]) -> tuple[list[Any], Any] | None:
+    """Plan reading indexed MCAP storages faster than ``rosbags`` does, with the same result.
 
     ``rosbags`` parses every record of a chunk through a ``BytesIO`` and merges all chunks
     with ``heapq``; here a chunk is parsed with ``struct.unpack_from`` on the decompressed
@@ -340,7 +402,18 @@ def _mcap_messages(reader: Any, conns: list[Any]) -> Iterator[tuple[Any, int, by
             plan.append((storage.bio, chunks, cmap))
     except (ImportError, AttributeError, TypeError):
         return None
-    return _read_chunks(plan, decompress)
+    return plan, decompress
+
+
+def _chunk_bytes(bio: Any, chunk: Any, decompress: Any) -> bytes:
+    """Read and decompress one chunk's records (``decompress`` checks its CRC)."""
+    bio.seek(chunk.chunk_start_offset + 9 + 24)
+    crc = _U32(bio.read(4))[0]
+    bio.seek(chunk.chunk_start_offset + 9 + 40 + len(chunk.compression))
+    data = bio.read(chunk.compressed_size)
+    if len(data) != chunk.compressed_size:
+        raise BagError(f'truncated chunk at offset {chunk.chunk_start_offset}')
+    return decompress(data, chunk.compression, chunk.uncompressed_size, crc)
 
 
 def _read_chunks(plan: list[tuple[Any, list[Any], dict[int, Any]]],
@@ -348,13 +421,7 @@ def _read_chunks(plan: list[tuple[Any, list[Any], dict[int, Any]]],
     for bio, chunks, cmap in plan:
         get = cmap.get
         for chunk in chunks:
-            bio.seek(chunk.chunk_start_offset + 9 + 24)
-            crc = _U32(bio.read(4))[0]
-            bio.seek(chunk.chunk_start_offset + 9 + 40 + len(chunk.compression))
-            data = bio.read(chunk.compressed_size)
-            if len(data) != chunk.compressed_size:
-                raise BagError(f'truncated chunk at offset {chunk.chunk_start_offset}')
-            raw = decompress(data, chunk.compression, chunk.uncompressed_size, crc)
+            raw = _chunk_bytes(bio, chunk, decompress)
             start, stop = chunk.message_start_time, chunk.message_end_time + 1
             out = []
             append = out.append
@@ -375,6 +442,79 @@ def _read_chunks(plan: list[tuple[Any, list[Any], dict[int, Any]]],
             out.sort(key=_log_time)
             for log_time, conn, payload in out:
                 yield conn, log_time, payload
+
+
+def _chunk_batches(plan: list[tuple[Any, list[Any], dict[int, Any]]],
+                   decompress: Any) -> Iterator[MessageBatch]:
+    """``_read_chunks`` as columns: the same messages, checks and order, one batch a chunk.
+
+    Only the walk from record to record is a Python loop (a record's length gives the next
+    one's offset); the fields of the message records are gathered with numpy.
+    """
+    for bio, chunks, cmap in plan:
+        lut = np.full(max(cmap) + 1, -1, np.int64)
+        for channel, conn in cmap.items():
+            lut[channel] = conn.id
+        for chunk in chunks:
+            raw = _chunk_bytes(bio, chunk, decompress)
+            offsets = []
+            append = offsets.append
+            pos, end = 0, len(raw)
+            while pos < end:
+                append(pos)
+                pos += 9 + _U64(raw, pos + 1)[0]
+            buffer = np.frombuffer(raw, np.uint8)
+            at = np.array(offsets, np.int64)
+            is_message = buffer[at] == 0x05
+            at = at[is_message]
+            size = _gather(buffer, at + 1, '<u8').astype(np.int64)
+            short = np.flatnonzero(size < _MESSAGE_HEADER - 9)
+            if len(short):
+                raise BagError(f'invalid message record length {int(size[short[0]])}')
+            if pos != end:
+                raise BagError(f'chunk at offset {chunk.chunk_start_offset} ends inside a '
+                               'record')
+            channel = _gather(buffer, at + 9, '<u2').astype(np.int64)
+            log_time = _gather(buffer, at + 15, '<u8').astype(np.int64)
+            conn_ids = np.where(channel < len(lut), lut[np.minimum(channel, len(lut) - 1)], -1)
+            keep = ((conn_ids >= 0) & (log_time >= chunk.message_start_time)
+                    & (log_time <= chunk.message_end_time))
+            order = np.flatnonzero(keep)
+            order = order[np.argsort(log_time[order], kind='stable')]
+            if len(order):
+                yield MessageBatch(log_time[order], conn_ids[order],
+                                   at[order] + _MESSAGE_HEADER,
+                                   size[order] - (_MESSAGE_HEADER - 9), raw)
+
+
+def _gather(buffer: np.ndarray, at: np.ndarray, dtype: str) -> np.ndarray:
+    """Read the little-endian ``dtype`` integers at byte offsets ``at`` of ``buffer``."""
+    width = np.dtype(dtype).itemsize
+    return np.ascontiguousarray(buffer[at[:, None] + np.arange(width)]).view(dtype)[:, 0]
+
+
+def _batched(messages: Iterator[tuple[Any, int, bytes]]) -> Iterator[MessageBatch]:
+    """Group ``(connection, log time, bytes)`` into batches of ``BATCH_MESSAGES``."""
+    times: list[int] = []
+    ids: list[int] = []
+    payloads: list[bytes] = []
+    for conn, t, raw in messages:
+        times.append(t)
+        ids.append(conn.id)
+        payloads.append(bytes(raw))
+        if len(times) == BATCH_MESSAGES:
+            yield _batch_of(times, ids, payloads)
+            times, ids, payloads = [], [], []
+    if times:
+        yield _batch_of(times, ids, payloads)
+
+
+def _batch_of(times: list[int], ids: list[int], payloads: list[bytes]) -> MessageBatch:
+    sizes = np.fromiter(map(len, payloads), np.int64, len(payloads))
+    starts = np.zeros(len(payloads), np.int64)
+    np.cumsum(sizes[:-1], out=starts[1:])
+    return MessageBatch(np.array(times, np.int64), np.array(ids, np.int64), starts, sizes,
+                        b''.join(payloads))
 
 
 def _log_time(message: tuple[int, Any, bytes]) -> int:

@@ -14,12 +14,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from ros2_deadline_monitor.core.cdr import read_stamp_ns
+from ros2_deadline_monitor.core.cdr import read_stamp_ns, read_stamps_ns
 from ros2_deadline_monitor.core.config import AnalysisConfig, NS_PER_S, TopicConfig
+from ros2_deadline_monitor.core.cycles import MALFORMED
 from ros2_deadline_monitor.core.errors import BagError, CdrError
 from ros2_deadline_monitor.core.reports import ClockReport, IntervalSummary, TopicReport
 from ros2_deadline_monitor.core.ring import NO_VALUE
@@ -35,7 +36,7 @@ from .accumulate import (
     ValueSketch,
     WindowSeries,
 )
-from .bag import BagSource, BagTopic
+from .bag import BagSource, BagTopic, MessageBatch
 from .recorded import RecordedSummary
 from .results import BagInfo, BagResult, ClockResult, TopicResult
 
@@ -48,6 +49,8 @@ WINDOW_CYCLES = 2 * TICK_MESSAGES
 """Rows each topic keeps: more than one round can produce."""
 CLOCK_CAPACITY = 2 * TICK_MESSAGES
 """/clock samples the session keeps: more than one round can bring."""
+BATCH_MIN = 32
+"""Runs of fewer messages between two rounds go message by message (numpy costs more)."""
 PERCENTILE_METHOD = (
     f'exact (linear interpolation, numpy type 7) up to {EXACT_CAP:,} values per series; '
     f'beyond that from a log histogram with {REL_BIN:.1%} bins (relative error < '
@@ -123,6 +126,11 @@ class _TopicTrack:
     @property
     def topic_id(self) -> str:
         return self.plan.config.name
+
+    @property
+    def conn_ids(self) -> list[int]:
+        """The bag's connection ids of this topic."""
+        return [c.id for c in self.plan.bag_topic.connections]
 
     def flush(self, session: Session) -> None:
         """Fold the rows the session processed since the last call into the accumulators."""
@@ -307,6 +315,15 @@ class _ClockTrack:
         )
 
 
+class _Columns(NamedTuple):
+    """One batch's messages by handler: per topic (indices, stamps), /clock, stats."""
+
+    topics: list[tuple[np.ndarray, np.ndarray]]
+    clock: tuple[np.ndarray, np.ndarray, np.ndarray] | None
+    """Indices, sim times and whether each could be read."""
+    stats: np.ndarray | None
+
+
 class BagAnalysis:
     """Runs a ``Plan`` over a ``BagSource`` and returns a ``BagResult``."""
 
@@ -331,6 +348,8 @@ class BagAnalysis:
         self.clock = _ClockTrack(plan.clock.name if plan.clock else '/clock', keep_series)
         self.recorded = RecordedSummary() if plan.stats else None
         self._handlers: dict[int, Callable[[int, bytes], None]] = {}
+        self._clock_ids = [c.id for c in plan.clock.connections] if plan.clock else []
+        self._stats_ids = [c.id for t in plan.stats for c in t.connections]
 
     @property
     def message_total(self) -> int:
@@ -423,9 +442,96 @@ class BagAnalysis:
 
     # -- running --------------------------------------------------------------------------
 
+    def _columns(self, batch: MessageBatch) -> _Columns:
+        """Sort one batch's messages by what handles them; read every stamp, vectorized.
+
+        Reading a stamp depends on nothing but the bytes, so it is done for the whole batch
+        here; a message the vectorized reader leaves (``ok`` False) is read by the topic's
+        own reader, the reference, with ``MALFORMED`` where that raises.
+        """
+        ids = batch.conn_ids
+        buffer = batch.buffer
+        starts, sizes = batch.starts, batch.sizes
+        topics = []
+        for track in self.tracks:
+            idx = np.flatnonzero(np.isin(ids, track.conn_ids))
+            rule = track.plan.stamp_rule
+            if rule is None:
+                stamps = np.full(len(idx), NO_VALUE, np.int64)
+            else:
+                stamps, ok = rule.read_many(buffer, starts[idx], sizes[idx])
+                for k in np.flatnonzero(~ok).tolist():
+                    try:
+                        stamps[k] = rule.read(batch.raw(int(idx[k])))
+                    except CdrError:
+                        stamps[k] = MALFORMED
+            topics.append((idx, stamps))
+        clock = None
+        if self.plan.clock is not None:
+            idx = np.flatnonzero(np.isin(ids, self._clock_ids))
+            sim, ok = read_stamps_ns(buffer, starts[idx], sizes[idx])
+            for k in np.flatnonzero(~ok).tolist():
+                try:
+                    sim[k] = read_stamp_ns(batch.raw(int(idx[k])))
+                    ok[k] = True
+                except CdrError:
+                    pass
+            clock = (idx, sim, ok)
+        stats = np.flatnonzero(np.isin(ids, self._stats_ids)) if self._stats_ids else None
+        return _Columns(topics, clock, stats)
+
+    def _segment(self, batch: MessageBatch, columns: _Columns, i: int, j: int) -> None:
+        """Hand messages ``i`` to ``j`` (no round between them) to the session.
+
+        As columns where that is the same as message by message: no event in the run is a
+        topic's first (it configures the topic, reading the clock as it stands then) and
+        none fills a pending buffer (processed at once, with the clock as it stands then).
+        Within the run nothing else depends on how topic events and /clock samples
+        interleave: nothing is processed before the next round.
+        """
+        parts = []
+        batched = j - i >= BATCH_MIN
+        for track, (idx, _) in zip(self.tracks, columns.topics, strict=True):
+            a, b = np.searchsorted(idx, (i, j)).tolist()
+            parts.append((a, b))
+            if b > a and (track.config is None or b - a > self.session.room(track.topic_id)):
+                batched = False
+        if not batched:
+            handlers = self._handlers
+            times, ids = batch.log_time, batch.conn_ids
+            for k in range(i, j):
+                handlers[int(ids[k])](int(times[k]), batch.raw(k))
+            return
+        times, sizes = batch.log_time, batch.sizes
+        for track, (idx, stamps), (a, b) in zip(self.tracks, columns.topics, parts,
+                                                strict=True):
+            if b > a:
+                mine = idx[a:b]
+                self.session.record_batch(track.topic_id, times[mine], stamps[a:b], sizes[mine])
+        if columns.clock is not None:
+            idx, sim, ok = columns.clock
+            a, b = np.searchsorted(idx, (i, j)).tolist()
+            if b > a:
+                valid = ok[a:b]
+                self.clock.malformed += int(b - a - np.count_nonzero(valid))
+                self.session.clock_batch(times[idx[a:b]][valid], sim[a:b][valid])
+        if columns.stats is not None:
+            a, b = np.searchsorted(columns.stats, (i, j)).tolist()
+            for k in columns.stats[a:b].tolist():
+                self._handlers[int(batch.conn_ids[k])](int(times[k]), batch.raw(k))
+
     def _round(self, t: int, final: bool = False) -> tuple[TopicReport | None, ...]:
-        """Let the session report at bag time ``t``; fold its rows and clock figures in."""
-        snapshot = self.session.snapshot(t, final=final)
+        """Let the session report at bag time ``t``; fold its rows and clock figures in.
+
+        Returns the topics' reports of the ``final`` round (the totals), else ().
+        """
+        if not final:  # the topics' reports of a round would be dropped: not made
+            clock = self.session.advance(t)
+            for track in self.tracks:
+                track.flush(self.session)
+            self.clock.add(clock)
+            return ()
+        snapshot = self.session.snapshot(t, final=True)
         for track in self.tracks:
             track.flush(self.session)
         self.clock.add(snapshot.clock.report)
@@ -448,22 +554,32 @@ class BagAnalysis:
                 self._connect(topic, self._stats_handler(topic, store))
                 topics.append(topic)
         connections = [c for topic in topics for c in topic.connections]
-        handlers = self._handlers
         progress = self.progress
         done = 0
         since = 0
         t = self.bag.start_ns  # stays the last log time read (the start if none)
         next_tick = t + TICK_NS
-        for conn, t, raw in self.bag.messages(connections):
-            if t >= next_tick or since >= TICK_MESSAGES:
-                self._round(t)
-                next_tick = t + TICK_NS
-                done += since
-                since = 0
-                if progress is not None:
-                    progress(done)
-            since += 1
-            handlers[conn.id](t, raw)
+        for batch in self.bag.batches(connections):
+            times = batch.log_time
+            columns = self._columns(batch)
+            n = len(times)
+            i = 0
+            while i < n:
+                t = int(times[i])
+                if t >= next_tick or since >= TICK_MESSAGES:
+                    self._round(t)
+                    next_tick = t + TICK_NS
+                    done += since
+                    since = 0
+                    if progress is not None:
+                        progress(done)
+                # Up to the next round: the same rounds as message by message.
+                j = min(n, i + TICK_MESSAGES - since,
+                        int(np.searchsorted(times, next_tick, side='left')))
+                self._segment(batch, columns, i, j)
+                since += j - i
+                i = j
+            t = int(times[-1])
         reports = self._round(t, final=True)
         done += since
         if progress is not None:

@@ -10,6 +10,7 @@ from builtin_interfaces.msg import Duration, Time
 from geometry_msgs.msg import Pose, PoseArray, PoseStamped
 from hypothesis import given
 from hypothesis import strategies as st
+import numpy as np
 import pytest
 from rclpy.serialization import serialize_message
 from rosgraph_msgs.msg import Clock
@@ -220,3 +221,53 @@ def test_core_modules_import_without_rclpy():
     result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
                             env=env, timeout=60)
     assert result.returncode == 0, result.stderr
+
+
+def _pack_messages(messages: list[bytes]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    sizes = np.array([len(m) for m in messages], np.int64)
+    starts = np.cumsum(sizes) - sizes
+    return np.frombuffer(b''.join(messages), np.uint8), starts, sizes
+
+
+def _one_by_one(messages: list[bytes]) -> list[int | None]:
+    out: list[int | None] = []
+    for raw in messages:
+        try:
+            out.append(read_stamp_ns(raw))
+        except CdrError:
+            out.append(None)
+    return out
+
+
+def test_read_stamps_ns_reads_what_read_stamp_ns_reads() -> None:
+    """The batch reader leaves to the per-message one exactly what it could not read."""
+    messages = [
+        b'\x00\x01\x00\x00' + struct.pack('<iI', 5, 7) + b'tail',
+        b'\x00\x00\x00\x00' + struct.pack('>iI', -3, 999_999_999),
+        b'\x00\x07\x00\x00' + struct.pack('<iI', 2**31 - 1, 1),
+        b'\x00\x06\x00\x00' + struct.pack('>iI', -(2**31), 0),
+        b'\x00\x03\x00\x00' + struct.pack('<iI', 1, 1),  # PL_CDR_LE: not at offset 4
+        b'\x00\x01\x00\x00' + struct.pack('<iI', 1, 10**9),  # nanosec out of range
+        b'\x00\x01\x00\x00\x01',  # too short
+        b'\x01\x01\x00\x00' + struct.pack('<iI', 1, 1),  # unknown representation id
+        b'',
+    ]
+    stamps, ok = cdr.read_stamps_ns(*_pack_messages(messages))
+    expected = _one_by_one(messages)
+    assert ok.tolist() == [e is not None for e in expected]
+    assert [int(s) for s, k in zip(stamps, ok, strict=True) if k] == [
+        e for e in expected if e is not None]
+
+
+@given(st.lists(st.tuples(st.sampled_from([0, 1, 2, 6, 7, 9]),
+                          st.integers(-(2**31), 2**31 - 1), st.integers(0, 2**32 - 1),
+                          st.integers(0, 5)), max_size=20))
+def test_read_stamps_ns_agrees_with_read_stamp_ns(items: list[tuple[int, int, int, int]]) -> None:
+    messages = []
+    for rep, sec, nanosec, extra in items:
+        order = '<' if rep & 1 else '>'
+        messages.append(bytes([0, rep, 0, 0]) + struct.pack(f'{order}iI', sec, nanosec)
+                        + b'x' * extra)
+    stamps, ok = cdr.read_stamps_ns(*_pack_messages(messages))
+    assert [int(s) if k else None for s, k in zip(stamps, ok, strict=True)] == _one_by_one(
+        messages)

@@ -1,6 +1,7 @@
 import numpy as np
+import pytest
 
-from ros2_deadline_monitor.core.ring import ColumnRing, EventBuffer
+from ros2_deadline_monitor.core.ring import ColumnRing, EventBuffer, NO_VALUE
 
 
 def test_column_ring_keeps_the_latest_rows_in_order():
@@ -25,3 +26,15 @@ def test_event_buffer_reports_full_and_drains():
     arrival, stamp, seq, size = buf.drain()
     assert arrival.tolist() == [1, 5, 9] and size.tolist() == [4, 8, 12]
     assert buf.count == 0
+
+
+def test_event_buffer_extend_is_append_in_order() -> None:
+    one, many = EventBuffer(8), EventBuffer(8)
+    for k in range(5):
+        one.append(10 + k, 20 + k, NO_VALUE, 30 + k)
+    many.append(10, 20, NO_VALUE, 30)
+    assert many.room == 6
+    many.extend(np.arange(11, 15), np.arange(21, 25), NO_VALUE, np.arange(31, 35))
+    assert [c.tolist() for c in many.drain()] == [c.tolist() for c in one.drain()]
+    with pytest.raises(ValueError, match='fill'):
+        many.extend(np.arange(8), np.arange(8), NO_VALUE, np.arange(8))

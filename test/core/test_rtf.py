@@ -111,3 +111,37 @@ def test_a_bin_straddling_two_reports_is_evaluated_once():
             mins.append(clock.report(wall).rtf_bin_min)
     assert mins[0] == pytest.approx(1.0, abs=0.02)
     assert mins[1] < 0.05
+
+
+T0 = 1_700_000_000_000_000_000
+
+
+def _state(rtf: RtfAnalyzer) -> tuple:
+    walls = np.array([T0 + k * 250_000 for k in range(-10, 5000, 7)], np.int64)
+    return (rtf.messages_total, rtf.resets_total, rtf.last_wall_ns, rtf.last_sim_ns,
+            rtf.sim_at(walls).tolist(), rtf.sim_in_step(walls).tolist(),
+            rtf.wall_at(np.arange(0, 5 * 10**9, 10**8)).tolist(), repr(rtf.report(T0 + 10**9)))
+
+
+@pytest.mark.parametrize('capacity', [7, 64, 1 << 12])
+def test_record_many_equals_record_one_by_one(capacity: int) -> None:
+    """Resets, wall times going back, a report between and a ring smaller than a batch."""
+    rng = np.random.default_rng(3)
+    wall = T0 + np.cumsum(rng.integers(-200_000, 2_000_000, 600))
+    sim = np.cumsum(rng.integers(0, 2_000_000, 600))
+    sim[[100, 101, 350]] -= 50_000_000  # sim time jumps back (resets)
+    ref, many = RtfAnalyzer(capacity=capacity), RtfAnalyzer(capacity=capacity)
+    ref_walls = []
+    for k, (w, s) in enumerate(zip(wall.tolist(), sim.tolist(), strict=True)):
+        if k == 90:
+            ref.report(T0 + 10**8)
+        if ref.record(w, s):
+            ref_walls.append(ref.last_wall_ns)
+    walls = []
+    for lo, hi in ((0, 1), (1, 90), (90, 100), (100, 300), (300, 301), (301, 600)):
+        if lo == 90:
+            many.report(T0 + 10**8)
+        walls += many.record_many(wall[lo:hi], sim[lo:hi]).tolist()
+    assert len(ref_walls) == 2  # at 100 and at 350 (101 continues from 100)
+    assert walls == ref_walls
+    assert _state(many) == _state(ref)

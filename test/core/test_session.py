@@ -257,3 +257,44 @@ def test_a_sim_clock_topic_times_out_on_sim_time_not_on_the_last_window_rtf():
         if wall == OFF + 2400 * MS:
             s.snapshot(wall)
     assert s.snapshot(OFF + 2500 * MS).topics[0].level != Level.ERROR
+
+
+def test_batches_and_rounds_without_topic_reports_give_the_same_figures():
+    """The bag replay's calls give what the calls one by one and full snapshots give.
+
+    ``record_batch``, ``clock_batch`` and ``advance``: the same clock reports, final totals
+    and rows, across a sim-time reset.
+    """
+    clock, stamps, ends, misses, skipped = sim_timer_run(stall=22 * MS)
+    clock = clock[:700] + [(w, s - 300 * MS) for w, s in clock[700:]]  # a reset
+    one, many = session(), session()
+    for s in (one, many):
+        s.configure({'cmd': sim_topic()})
+    record = one.recorder('cmd', lambda raw: int.from_bytes(raw, 'little'))
+    bounds = np.arange(0, int(ends[-1]) + 40 * MS - OFF, 33 * MS) + OFF
+    ci = mi = 0
+    for hi in bounds[1:].tolist():
+        cj = next((k for k in range(ci, len(clock)) if clock[k][0] >= hi), len(clock))
+        mj = int(np.searchsorted(ends, hi, side='left'))
+        for k in range(ci, cj):
+            one.clock_sample(*clock[k])
+        for k in range(mi, mj):
+            record(int(ends[k]), int(stamps[k]).to_bytes(8, 'little'), NO_VALUE)
+        walls = np.array([c[0] for c in clock[ci:cj]], np.int64)
+        sims = np.array([c[1] for c in clock[ci:cj]], np.int64)
+        many.clock_batch(walls, sims)
+        assert many.room('cmd') >= mj - mi
+        many.record_batch('cmd', ends[mi:mj], stamps[mi:mj], np.full(mj - mi, 8, np.int64))
+        assert repr(one.snapshot(hi).clock.report) == repr(many.advance(hi))
+        ci, mi = cj, mj
+    now = int(bounds[-1])
+    r1 = one.snapshot(now, final=True).topics[0].report
+    r2 = many.snapshot(now, final=True).topics[0].report
+    assert (r1.messages_total, r1.deadline_misses_total, r1.skipped_periods_total,
+            r1.resets_total, r1.malformed_total) == (
+        r2.messages_total, r2.deadline_misses_total, r2.skipped_periods_total,
+        r2.resets_total, r2.malformed_total)
+    assert r1.resets_total == 1
+    rows1, rows2 = one.drain_rows('cmd'), many.drain_rows('cmd')
+    assert len(rows1['arrival']) > 100
+    assert {k: v.tolist() for k, v in rows1.items()} == {k: v.tolist() for k, v in rows2.items()}

@@ -149,3 +149,32 @@ def test_fast_mcap_falls_back_for_sqlite3(bags, tmp_path: Path) -> None:
         conns = list(bag.topics['/demo/cmd'].connections)
         assert _mcap_messages(bag._reader, conns) is None
         assert len(list(bag.messages(conns))) == len(ref.starts)
+
+
+def _rows(batches) -> list[tuple[int, int, bytes]]:
+    return [(int(b.conn_ids[i]), int(b.log_time[i]), b.raw(i))
+            for b in batches for i in range(len(b.log_time))]
+
+
+def test_batches_hold_the_messages_in_order(bags, tmp_path: Path) -> None:
+    """Chunk columns (MCAP) and grouped messages (sqlite3) give what ``messages`` gives."""
+    from ros2_deadline_monitor.offline import bag as bag_module
+
+    path = _many_chunks_bag(bags, tmp_path / 'chunks')
+    with BagSource(path) as bag:
+        for names in (['/a', '/b', '/clock'], ['/b'], ['/clock', '/a']):
+            conns = [c for n in names for c in bag.topics[n].connections]
+            batches = list(bag.batches(conns))
+            assert len(batches) > 1
+            assert _rows(batches) == [(c.id, t, raw) for c, t, raw in bag.messages(conns)]
+    ref = bags.reference(tmp_path / 'bag', 'sqlite3')
+    with BagSource(ref.path) as bag:
+        conns = [c for topic in bag.topics.values() for c in topic.connections]
+        expected = [(c.id, t, raw) for c, t, raw in bag.messages(conns)]
+        assert _rows(bag.batches(conns)) == expected
+        old = bag_module.BATCH_MESSAGES
+        bag_module.BATCH_MESSAGES = 1000
+        try:
+            assert _rows(bag.batches(conns)) == expected
+        finally:
+            bag_module.BATCH_MESSAGES = old

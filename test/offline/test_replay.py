@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from ros2_deadline_monitor.core import AnalysisConfig, NO_VALUE, Session, TopicConfig
+from ros2_deadline_monitor.core import AnalysisConfig, cycles, NO_VALUE, Session, TopicConfig
 from ros2_deadline_monitor.offline import replay
 from ros2_deadline_monitor.offline.bag import BagSource
 from ros2_deadline_monitor.offline.selection import build_plan, Overrides
@@ -144,3 +145,42 @@ def test_a_restart_gap_in_a_bag_is_an_outage(bags, tmp_path: Path) -> None:
     (topic,) = run(tmp_path / 'bag', stamp='start', clock='wall', period_ns=10 * MS).topics
     assert topic.skipped_periods_total == 0  # before: ~970
     assert topic.outages_total == 1 and topic.outage_max_ns == 9_710 * MS
+
+
+def _as_json(result: replay.BagResult) -> str:
+    from ros2_deadline_monitor.offline.tables import to_json
+
+    return json.dumps(to_json(result), sort_keys=True)
+
+
+def test_columns_give_what_message_by_message_gives(bags, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The replay in chunk columns against the per-message path, on bags that need care.
+
+    Sim stamps and the auto clock, a sim-time reset, malformed stamps and /clock messages,
+    pending buffers near full and rounds cut small: every figure alike.
+    """
+    messages = []
+    for k in range(6000):
+        wall = T0 + k * MS
+        sim = (k if k < 2500 else k - 2500) * MS
+        messages.append(('/clock', wall, bags.clock_cdr(sim) if k % 997 else b'\x00'))
+        if k % 4 == 0:
+            raw = bags.header_cdr(sim) if k % 1001 else b'\x00\x01\x00'
+            messages.append(('/cmd', wall + 100_000, raw))
+    reset = bags.write(tmp_path / 'reset', 'mcap', {'/clock': 'rosgraph_msgs/msg/Clock',
+                                                    '/cmd': 'std_msgs/msg/Header'}, messages)
+    cases = [(reset, {'stamp': 'start'}), (reset, {}),
+             (bags.reference(tmp_path / 'sim', 'mcap', sim_stamps=True).path,
+              {'stamp': 'start'}),
+             (bags.reference(tmp_path / 'wall', 'sqlite3').path, {'stamp': 'start'})]
+    for tick, capacity in ((None, None), (37, 50)):
+        if tick is not None:
+            monkeypatch.setattr(replay, 'TICK_MESSAGES', tick)
+            monkeypatch.setattr(replay, 'BATCH_MIN', 5)
+            monkeypatch.setattr(cycles, 'PENDING_CAPACITY', capacity)
+        for path, overrides in cases:
+            batched = _as_json(run(path, **overrides))
+            with monkeypatch.context() as patch:
+                patch.setattr(replay, 'BATCH_MIN', 10**9)  # every message on its own
+                assert _as_json(run(path, **overrides)) == batched
