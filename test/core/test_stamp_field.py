@@ -16,6 +16,7 @@ from typing import Any
 from builtin_interfaces.msg import Time
 from hypothesis import given, settings
 from hypothesis import strategies as st
+import numpy as np
 import pytest
 from rclpy.serialization import serialize_message
 from rosbags.typesys import get_types_from_msg, get_typestore, Stores
@@ -485,3 +486,29 @@ def test_fixed_skip_equals_one_by_one(field_type: Any, count: int, start: int) -
     for _ in range(count):
         pos = fixed.end(pos)
     assert fixed.skip(start, count) == pos
+
+
+@settings(max_examples=50)
+@given(st.lists(st.tuples(st.sampled_from(['le', 'be', 'xcdr2', 'short', 'bad_ns']), SEC,
+                          NANOSEC), min_size=1, max_size=20))
+def test_a_fixed_offset_read_in_batch_equals_the_reader(
+        messages: list[tuple[str, int, int]]) -> None:
+    # The stamp at byte 24 (AFTER_FIXED): the batch reader of a bag chunk takes plain CDR
+    # only and leaves every other message (ok False) to the per-message reader.
+    rule = resolve_stamp_field(AFTER_FIXED, 'stamp')
+    raws = []
+    for kind, sec, nanosec in messages:
+        head = {'le': b'\x00\x01', 'be': b'\x00\x00', 'xcdr2': b'\x00\x07'}.get(kind, b'\x00\x01')
+        pack = '>iI' if kind == 'be' else '<iI'
+        body = b'\x05' + b'\x00' * 19 + struct.pack(pack, sec, NS if kind == 'bad_ns' else nanosec)
+        raws.append((head + b'\x00\x00' + body)[:10 if kind == 'short' else None])
+    starts = np.cumsum([0] + [len(r) for r in raws[:-1]])
+    buffer = np.frombuffer(b''.join(raws), np.uint8)
+    stamps, ok = rule.read_many(buffer, starts, np.array([len(r) for r in raws]))
+    for raw, stamp_ns, read in zip(raws, stamps.tolist(), ok.tolist(), strict=True):
+        if read:
+            assert stamp_ns == rule.read(raw)
+        else:
+            with pytest.raises(CdrError):
+                rule.read(raw)
+    assert ok.tolist() == [kind in ('le', 'be') for kind, _, _ in messages]
