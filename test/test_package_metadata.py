@@ -92,8 +92,15 @@ def test_a_ctrl_c_while_the_wrapper_imports_is_a_quiet_stop(tmp_path):
                    encoding='utf-8')
     [wrapper] = wrappers.write_wrappers(cfg, tmp_path / 'out', sys.executable)
     env = {**os.environ, 'PYTHONPATH': str(tmp_path)}
-    process = subprocess.Popen([sys.executable, '-S', str(wrapper)], env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Started as from a terminal: a child inherits an ignored SIGINT (the suite run as a
+    # background job of a script, `cmd &`, ignores it) and Python then installs no
+    # KeyboardInterrupt at all. A Python handler here is reset to the default by exec.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        process = subprocess.Popen([sys.executable, '-S', str(wrapper)], env=env,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     try:
         deadline = time.monotonic() + 20.0
         while not marker.exists():
