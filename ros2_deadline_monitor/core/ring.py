@@ -1,4 +1,9 @@
-"""Bounded, preallocated storage so memory stays flat however long the monitor runs."""
+"""Bounded storage so memory stays flat however long the monitor runs.
+
+Both buffers start small and double up to their capacity: a thousand topics that send little
+(or nothing) hold a few kilobytes each, not the capacity a 1 kHz topic needs. Once a buffer
+reached its capacity it stays there, and nothing allocates on the per-message path again.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,15 @@ import numpy as np
 
 NO_VALUE = int(np.iinfo(np.int64).min)
 """Sentinel for "no stamp", "no sequence number" or "unknown on this clock"."""
+INITIAL_ROWS = 64
+"""Rows a buffer holds before it first grows."""
+
+
+def _grown(column: np.ndarray, used: int, size: int) -> np.ndarray:
+    """Return a ``size``-row copy of ``column`` holding its first ``used`` values."""
+    bigger = np.empty(size, np.int64)
+    bigger[:used] = column[:used]
+    return bigger
 
 
 class EventBuffer:
@@ -16,17 +30,28 @@ class EventBuffer:
     """
 
     def __init__(self, capacity: int) -> None:
-        """Preallocate ``capacity`` events."""
+        """Hold up to ``capacity`` events (room for ``INITIAL_ROWS`` allocated now)."""
         self.capacity = capacity
-        self.arrival = np.empty(capacity, np.int64)
-        self.stamp = np.empty(capacity, np.int64)
-        self.seq = np.empty(capacity, np.int64)
-        self.size = np.empty(capacity, np.int64)
+        self._allocate(min(capacity, INITIAL_ROWS))
         self.count = 0
+
+    def _allocate(self, rows: int, used: int = 0) -> None:
+        self.allocated = rows
+        self.arrival = _grown(getattr(self, 'arrival', np.empty(0, np.int64)), used, rows)
+        self.stamp = _grown(getattr(self, 'stamp', np.empty(0, np.int64)), used, rows)
+        self.seq = _grown(getattr(self, 'seq', np.empty(0, np.int64)), used, rows)
+        self.size = _grown(getattr(self, 'size', np.empty(0, np.int64)), used, rows)
+
+    def _reserve(self, rows: int) -> None:
+        """Make room for ``rows`` events in all (doubling, at most the capacity)."""
+        if rows > self.allocated:
+            self._allocate(min(self.capacity, max(rows, 2 * self.allocated)), self.count)
 
     def append(self, arrival_ns: int, stamp_ns: int, seq: int, size: int) -> bool:
         """Store one event; return True when the buffer is full and must be drained."""
         i = self.count
+        if i == self.allocated:
+            self._reserve(i + 1)
         self.arrival[i] = arrival_ns
         self.stamp[i] = stamp_ns
         self.seq[i] = seq
@@ -44,6 +69,7 @@ class EventBuffer:
         i, n = self.count, len(arrival_ns)
         if i + n >= self.capacity:
             raise ValueError('extend: the events would fill the buffer')
+        self._reserve(i + n)
         self.arrival[i:i + n] = arrival_ns
         self.stamp[i:i + n] = stamp_ns
         self.seq[i:i + n] = seq
@@ -64,6 +90,7 @@ class EventBuffer:
         later = self.count
         if n + later > self.capacity:
             raise ValueError('put_back: more events than the buffer holds')
+        self._reserve(n + later)
         for column, values in ((self.arrival, arrival), (self.stamp, stamp), (self.seq, seq),
                                (self.size, size)):
             column[n:n + later] = column[:later].copy()
@@ -82,11 +109,19 @@ class ColumnRing:
     """A ring of named int64 columns holding the most recent ``capacity`` rows."""
 
     def __init__(self, capacity: int, names: tuple[str, ...]) -> None:
-        """Preallocate ``capacity`` rows of each named column."""
+        """Hold the latest ``capacity`` rows of each named column (allocated as they come)."""
         self.capacity = capacity
         self.names = names
-        self._data = {name: np.empty(capacity, np.int64) for name in names}
+        self._allocated = min(capacity, INITIAL_ROWS)
+        self._data = {name: np.empty(self._allocated, np.int64) for name in names}
         self._written = 0
+
+    def _reserve(self, rows: int) -> None:
+        """Grow to hold ``rows`` rows (doubling, at most the capacity); before any wrap."""
+        size = min(self.capacity, max(rows, 2 * self._allocated))
+        used = self._written
+        self._data = {name: _grown(column, used, size) for name, column in self._data.items()}
+        self._allocated = size
 
     def __len__(self) -> int:
         """Rows currently held (at most ``capacity``)."""
@@ -97,6 +132,8 @@ class ColumnRing:
         n = len(columns[self.names[0]])
         if n == 0:
             return
+        if self._written + n > self._allocated and self._allocated < self.capacity:
+            self._reserve(self._written + n)
         if n > self.capacity:
             columns = {k: v[-self.capacity:] for k, v in columns.items()}
             self._written += n - self.capacity

@@ -38,3 +38,45 @@ def test_event_buffer_extend_is_append_in_order() -> None:
     assert [c.tolist() for c in many.drain()] == [c.tolist() for c in one.drain()]
     with pytest.raises(ValueError, match='fill'):
         many.extend(np.arange(8), np.arange(8), NO_VALUE, np.arange(8))
+
+
+def test_buffers_start_small_and_grow_to_their_capacity() -> None:
+    buf = EventBuffer(1 << 16)
+    assert buf.allocated == 64
+    for k in range(1000):
+        assert not buf.append(k, -k, k + 1, 7)
+    assert 1000 <= buf.allocated < 1 << 16
+    arrival, stamp, seq, size = buf.drain()
+    assert arrival.tolist() == list(range(1000)) and seq[-1] == 1000
+    ring = ColumnRing(10_000, ('a',))
+    ring.extend(a=np.arange(3))
+    assert ring._allocated == 64
+
+
+def test_a_growing_ring_holds_what_a_full_size_one_holds() -> None:
+    rng = np.random.default_rng(7)
+    ring, reference = ColumnRing(300, ('a', 'b')), []
+    value = 0
+    for _ in range(200):
+        n = int(rng.integers(0, 40)) if rng.random() > 0.02 else 700
+        values = np.arange(value, value + n)
+        value += n
+        ring.extend(a=values, b=2 * values)
+        reference = (reference + values.tolist())[-300:]
+        rows = ring.rows()
+        assert rows['a'].tolist() == reference
+        assert rows['b'].tolist() == [2 * v for v in reference]
+        if rng.random() < 0.05:
+            ring.clear()
+            reference = []
+
+
+def test_put_back_goes_first_while_the_buffer_grows() -> None:
+    buf = EventBuffer(1000)
+    for k in range(50):
+        buf.append(k, 0, 0, 0)
+    drained = buf.drain()
+    for k in range(100, 130):
+        buf.append(k, 0, 0, 0)
+    buf.put_back(*drained)
+    assert buf.drain()[0].tolist() == list(range(50)) + list(range(100, 130))
