@@ -13,7 +13,7 @@ line (``/arm/joint_states`` -> ``arm_joint_states``); they are not added to ``to
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from rclpy.node import Node
@@ -47,16 +47,19 @@ class TopicDiscovery:
         """Raise ``ConfigError`` when the ``all_topics.*`` values are invalid."""
         discovered_config('check', '/check', self._template, self._use_sim_time)
 
-    def poll(self, configured: Mapping[str, str]) -> list[str]:
+    def poll(self, configured: Mapping[str, str],
+             names_and_types: Iterable[tuple[str, list[str]]] | None = None) -> list[str]:
         """Adopt the topics that appeared since the last poll; return their identifiers.
 
         ``configured`` maps the identifiers of explicitly configured topics to their names:
         those topics keep their own settings and are not adopted, and their identifiers are
-        not reused.
+        not reused. ``names_and_types``: the graph as the caller just read it (None: read it).
         """
         explicit = set(configured.values())
         added = []
-        for name, types in self._node.get_topic_names_and_types():
+        if names_and_types is None:
+            names_and_types = self._node.get_topic_names_and_types()
+        for name, types in names_and_types:
             if name in self._ids or name in self._excluded or name in explicit:
                 continue
             if excluded_reason(name, types, clock_topic=self._clock_topic,

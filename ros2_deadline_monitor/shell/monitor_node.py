@@ -34,6 +34,7 @@ from ros2_deadline_monitor.core.snapshot import Snapshot
 from ros2_deadline_monitor.msg import MonitorStats
 from ros2_deadline_monitor.shell import conversions, diagnostics, summary
 from ros2_deadline_monitor.shell.discovery import create_discovery
+from ros2_deadline_monitor.shell.graph_poll import GraphGate
 from ros2_deadline_monitor.shell.node_parameters import NodeParameters
 from ros2_deadline_monitor.shell.qos import STATS_QOS
 from ros2_deadline_monitor.shell.subscriptions import ClockInput, SimulatorRtf, TopicMonitor
@@ -61,6 +62,8 @@ class MonitorNode(Node):
         """
         super().__init__(node_name, **kwargs)
         self._topics: dict[str, TopicMonitor] = {}
+        self._takers: list[TopicMonitor] = []
+        self._graph_gate = GraphGate(self.count_publishers)
         self._stats_late_ns = 0
         self.parameters = NodeParameters(self)
         errors = self.parameters.declare_globals()
@@ -126,7 +129,8 @@ class MonitorNode(Node):
                 settings.duration_ns / NS_PER_S, self._on_duration, clock=self._steady)
         if self._reader is not None:
             self._take_timer = self.create_timer(
-                settings.take_period_ns / NS_PER_S, self.take_all, clock=self._steady)
+                settings.take_period_ns / NS_PER_S, lambda: self.take_all(strided=True),
+                clock=self._steady)
         self._poll()
         path = ('through diagnostic_updater' if self._diagnostics.uses_updater
                 else 'published directly')
@@ -190,6 +194,7 @@ class MonitorNode(Node):
             self._topics[topic_id].reconfigure(old[topic_id])
             self.get_logger().info(f'{topic_id}: settings changed: '
                                    f'{", ".join(changed_parameters(topic_id, names))}')
+        self._update_takers()
 
     def _apply_parameters(self, parameters: list[Parameter]) -> None:
         """Apply an accepted change to what is received from now on.
@@ -208,6 +213,7 @@ class MonitorNode(Node):
         for monitor in self._topics.values():
             if monitor.state is TopicState.WAITING:
                 monitor.poll()
+        self._update_takers()
 
     # -- events ----------------------------------------------------------------------------
 
@@ -223,16 +229,34 @@ class MonitorNode(Node):
                     context=self.context, use_global_arguments=False,
                     start_parameter_services=False, enable_rosout=False)
 
-    def take_all(self) -> int:
-        """Take every queued /clock sample, then every topic's messages; return how many."""
-        return self.clock_input.take() + sum(monitor.take() for monitor in self._topics.values())
+    def take_all(self, strided: bool = False) -> int:
+        """Take every queued /clock sample, then every topic's messages; return how many.
+
+        ``strided`` (the take timer): a slow topic only every few calls (``qos.take_stride``);
+        a report takes every queue. Topics without a batched subscription are not visited.
+        """
+        return self.clock_input.take() + sum(monitor.take(strided) for monitor in self._takers)
+
+    def _update_takers(self) -> None:
+        """Keep the list of topics with a batched subscription (the ones ``take_all`` visits)."""
+        self._takers = [monitor for monitor in self._topics.values() if monitor.batched]
 
     def _poll(self) -> None:
-        """Look for topics that do not exist yet and check the ones that do."""
-        if self._discovery is not None and self._discovery.poll(self._explicit):
+        """Look for topics that do not exist yet and check those the graph says changed.
+
+        One ``get_topic_names_and_types()`` serves the discovery and every topic
+        (``graph_poll.py``).
+        """
+        names_and_types = self.get_topic_names_and_types()
+        if (self._discovery is not None
+                and self._discovery.poll(self._explicit, names_and_types)):
             self._reconcile()
-        for monitor in self._topics.values():
-            monitor.poll()
+        graph = dict(names_and_types)
+        monitors = {topic_id: (monitor.config.topic, monitor.matched_writers)
+                    for topic_id, monitor in self._topics.items()}
+        for topic_id in self._graph_gate.due(monitors, graph):
+            self._topics[topic_id].poll()
+        self._update_takers()
         self._simulator_rtf.poll()
 
     def _start_stats_timer(self) -> None:

@@ -42,6 +42,7 @@ from ros2_deadline_monitor.core.ring import NO_VALUE
 from ros2_deadline_monitor.core.session import Recorder, Session, TopicState
 from ros2_deadline_monitor.core.snapshot import Receive
 from ros2_deadline_monitor.core.stamp_field import StampFieldError, StampRule
+from ros2_deadline_monitor.shell.graph_poll import NOT_SUBSCRIBED
 from ros2_deadline_monitor.shell.layouts import stamp_rule_for_class
 from ros2_deadline_monitor.shell.message_types import import_message, MessageTypeError
 from ros2_deadline_monitor.shell.qos import (
@@ -51,6 +52,7 @@ from ros2_deadline_monitor.shell.qos import (
     common_offered_deadline_ns,
     queue_depth,
     take_depth,
+    take_stride,
 )
 
 SEQUENCE_KEY = 'publication_sequence_number'
@@ -140,6 +142,9 @@ class TopicMonitor:
         """History depth of the current subscription (0 before subscribing)."""
         self.queue_overflows = 0
         """Takes that found the reader queue full (its oldest messages may have been lost)."""
+        self._stride = 1
+        """Every how many take-timer calls the queue is taken (``qos.take_stride``)."""
+        self._ticks = 0
         self._logger = node.get_logger()
         self._stats_period_ns = stats_period_ns
         self._arrival_key = arrival_key
@@ -170,6 +175,18 @@ class TopicMonitor:
         return self._subscription.get_publisher_count()
 
     @property
+    def matched_writers(self) -> int:
+        """Publishers matched by the subscription; ``graph_poll.NOT_SUBSCRIBED`` without one."""
+        if self._subscription is None:
+            return NOT_SUBSCRIBED
+        return self._subscription.get_publisher_count()
+
+    @property
+    def batched(self) -> bool:
+        """True while the messages are taken in batches (``take`` has something to do)."""
+        return self._drain is not None
+
+    @property
     def receive(self) -> Receive:
         """How this topic's messages are received now."""
         if self._drain is not None:
@@ -177,7 +194,15 @@ class TopicMonitor:
         return Receive('callback', 0, self.depth, 0)
 
     def report_status(self) -> None:
-        """Tell the session what the graph and the subscription say about this topic."""
+        """Tell the session what the graph and the subscription say about this topic.
+
+        Also sets how often the take timer takes this topic's queue (``qos.take_stride``),
+        from the period the session knows now.
+        """
+        if self._drain is not None:
+            timing = self._session.timing(self.topic_id)
+            self._stride = take_stride(timing.period_ns if timing else None, self.depth,
+                                       self._take_period_ns)
         self._session.topic_status(
             self.topic_id, self.state, self.reason, type_name=self.type_name,
             publishers=self._publishers, writers=self.writers, receive=self.receive,
@@ -299,14 +324,21 @@ class TopicMonitor:
         self._drain = make_drain(subscription, record, self._arrival_key, self.fallback)
         return subscription
 
-    def take(self) -> int:
+    def take(self, strided: bool = False) -> int:
         """Record every message queued since the last take; return how many (batched mode).
 
-        A take that returns a whole queue's worth counts as a (possible) queue overflow: the
-        queue may have dropped its oldest messages, which the sequence numbers count as lost.
+        ``strided`` (the take timer): a slow topic is taken only every few calls
+        (``qos.take_stride``, set at each report). A take that returns a whole queue's worth
+        counts as a (possible) queue overflow: the queue may have dropped its oldest
+        messages, which the sequence numbers count as lost.
         """
         if self._drain is None:
             return 0
+        if strided:
+            self._ticks += 1
+            if self._ticks < self._stride:
+                return 0
+        self._ticks = 0
         count = self._drain()
         if count >= self.depth:
             self.queue_overflows += 1

@@ -32,6 +32,22 @@ def test_take_depth_covers_a_second_or_four_take_periods():
     assert take_depth(NS_PER_MS, 50 * NS_PER_MS, override=7) == 7
 
 
+def test_a_slow_topic_is_taken_as_often_as_its_queue_needs_with_room_to_spare():
+    from ros2_deadline_monitor.shell.qos import take_depth, take_stride, TAKE_MAX_STRIDE
+
+    take = 50 * NS_PER_MS
+    assert take_stride(None, 1000, take) == 1  # unknown rate: every take
+    assert take_stride(NS_PER_MS, take_depth(NS_PER_MS, take), take) == 2  # 1 kHz: 100 ms
+    assert take_stride(1000 * NS_PER_MS, 50, take) == TAKE_MAX_STRIDE  # 1 Hz: 500 ms
+    for period_ms in (1, 2, 5, 10, 20, 100, 1000):
+        period = period_ms * NS_PER_MS
+        depth = take_depth(period, take)
+        stride = take_stride(period, depth, take)
+        # Between two takes the queue fills to a tenth at most: a burst of 10x still fits.
+        assert stride * take * 10 <= depth * period
+    assert take_stride(NS_PER_MS, 1000, 0) == 1
+
+
 def test_take_period_is_validated():
     from ros2_deadline_monitor.core.errors import ConfigError
     from ros2_deadline_monitor.core.parameters import settings_from

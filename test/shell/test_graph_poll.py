@@ -1,0 +1,63 @@
+"""GraphGate: which topics a poll looks at, from the graph given as data."""
+
+from ros2_deadline_monitor.shell.graph_poll import GraphGate, NOT_SUBSCRIBED, ROTATION
+
+
+def gate_with(counts: dict[str, int]) -> tuple[GraphGate, list[str]]:
+    asked: list[str] = []
+
+    def count(name: str) -> int:
+        asked.append(name)
+        return counts.get(name, 0)
+    return GraphGate(count), asked
+
+
+def test_every_topic_is_due_once_then_only_when_the_graph_changes() -> None:
+    gate, asked = gate_with({})
+    monitors = {f't{i}': (f'/t{i}', NOT_SUBSCRIBED) for i in range(1000)}
+    assert gate.due(monitors, {}) == list(monitors)
+    assert gate.due(monitors, {}) == []
+    assert asked == []  # topics the graph does not hold cost no graph query
+    assert gate.due(monitors, {'/t7': ['std_msgs/msg/Header']}) == ['t7']
+
+
+def test_a_name_held_by_subscribers_only_is_due_when_its_first_publisher_appears() -> None:
+    counts = {'/a': 0}
+    gate, _ = gate_with(counts)
+    graph = {'/a': ['std_msgs/msg/Header']}
+    monitors = {'a': ('/a', NOT_SUBSCRIBED)}
+    assert gate.due(monitors, graph) == ['a']
+    assert gate.due(monitors, graph) == []
+    counts['/a'] = 1
+    assert gate.due(monitors, graph) == ['a']
+
+
+def test_a_subscribed_topic_is_due_when_its_matched_writers_or_types_change() -> None:
+    gate, _ = gate_with({'/a': 1})
+    graph = {'/a': ['std_msgs/msg/Header']}
+    assert gate.due({'a': ('/a', 1)}, graph) == ['a']
+    assert gate.due({'a': ('/a', 1)}, graph) == []
+    assert gate.due({'a': ('/a', 2)}, graph) == ['a']
+    assert gate.due({'a': ('/a', 2)}, {'/a': ['std_msgs/msg/Header', 'x/msg/Y']}) == ['a']
+
+
+def test_unmatched_publishers_are_counted_in_turn() -> None:
+    counts = {f'/t{i}': 1 for i in range(3 * ROTATION)}
+    gate, asked = gate_with(counts)
+    graph = {name: ['std_msgs/msg/Header'] for name in counts}
+    monitors = {name[1:]: (name, 1) for name in counts}
+    gate.due(monitors, graph)
+    asked.clear()
+    counts['/t5'] = 2  # a best effort publisher the reliable subscription cannot match
+    due = []
+    for _ in range(3):
+        due += gate.due(monitors, graph)
+    assert due == ['t5']
+    assert len(asked) == 3 * ROTATION  # each topic counted once in three polls
+
+
+def test_removed_topics_are_forgotten() -> None:
+    gate, _ = gate_with({})
+    gate.due({'a': ('/a', NOT_SUBSCRIBED), 'b': ('/b', NOT_SUBSCRIBED)}, {})
+    gate.due({'a': ('/a', NOT_SUBSCRIBED)}, {})
+    assert gate.due({'a': ('/a', NOT_SUBSCRIBED), 'b': ('/b', NOT_SUBSCRIBED)}, {}) == ['b']
