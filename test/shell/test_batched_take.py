@@ -33,7 +33,7 @@ def test_take_depth_covers_a_second_or_four_take_periods():
 
 
 def test_a_slow_topic_is_taken_as_often_as_its_queue_needs_with_room_to_spare():
-    from ros2_deadline_monitor.shell.qos import take_depth, take_stride, TAKE_MAX_STRIDE
+    from ros2_deadline_monitor.shell.qos import take_depth, TAKE_MAX_STRIDE, take_stride
 
     take = 50 * NS_PER_MS
     assert take_stride(None, 1000, take) == 1  # unknown rate: every take
