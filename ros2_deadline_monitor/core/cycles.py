@@ -318,6 +318,16 @@ class CycleAnalyzer:
         return self._timing
 
     @property
+    def silent_so_far(self) -> bool:
+        """True while no message event was recorded at all (nothing pending, none counted)."""
+        return self._totals.messages == 0 and self._pending.count == 0
+
+    @property
+    def event_totals(self) -> tuple[int, int]:
+        """The totals a topic without messages can still change: QoS deadline events, resets."""
+        return self._totals.qos_deadline_events, self._totals.resets
+
+    @property
     def pending_full(self) -> bool:
         """True when the pending buffer must be processed before the next ``record``."""
         return self._pending.count >= self._pending.capacity
