@@ -166,17 +166,52 @@ def host_stats(host: HostSnapshot) -> HostStats:
     )
 
 
-def monitor_stats(snapshot: Snapshot) -> MonitorStats:
+class TopicStatsCache:
+    """The ``TopicStats`` of the previous report, reused for a topic whose snapshot is the same.
+
+    The session hands out the same ``TopicSnapshot`` object while nothing about a topic can
+    change (a topic without messages yet, ``Session._quiet_key``); its message is then
+    reused with the new report's header, instead of being built again.
+    """
+
+    def __init__(self) -> None:
+        """Start empty."""
+        self._previous: dict[str, tuple[TopicSnapshot, TopicStats]] = {}
+
+    def messages(self, snapshot: Snapshot, stamp_header: Header) -> list[TopicStats]:
+        """Return the ``TopicStats`` of every topic with a report, stamped ``stamp_header``."""
+        previous, kept = self._previous, {}
+        result = []
+        for topic in snapshot.topics:
+            if topic.report is None:
+                continue
+            cached = previous.get(topic.topic_id)
+            if cached is not None and cached[0] is topic:
+                msg = cached[1]
+                msg.header = stamp_header
+            else:
+                msg = topic_stats(topic, snapshot.wall_ns, snapshot.arrival_timestamp)
+            kept[topic.topic_id] = (topic, msg)
+            result.append(msg)
+        self._previous = kept
+        return result
+
+
+def monitor_stats(snapshot: Snapshot, cache: TopicStatsCache | None = None) -> MonitorStats:
     """Bundle one report: every topic with a report, the clock, the host.
 
     Its spans are the widest of its parts. Topics whose configuration is invalid have no
-    figures and show only in ``/diagnostics``.
+    figures and show only in ``/diagnostics``. ``cache``: reuse unchanged topics' messages.
     """
     clock = clock_stats(snapshot, snapshot.clock)
-    topics = [topic_stats(t, snapshot.wall_ns, snapshot.arrival_timestamp)
-              for t in snapshot.topics if t.report is not None]
+    stamp_header = header(snapshot.wall_ns)
+    if cache is not None:
+        topics = cache.messages(snapshot, stamp_header)
+    else:
+        topics = [topic_stats(t, snapshot.wall_ns, snapshot.arrival_timestamp)
+                  for t in snapshot.topics if t.report is not None]
     return MonitorStats(
-        header=header(snapshot.wall_ns),
+        header=stamp_header,
         window_wall_s=_widest([clock.window_wall_s] + [t.window_wall_s for t in topics]),
         window_sim_s=_widest([clock.window_sim_s] + [t.window_sim_s for t in topics]),
         clock=clock,

@@ -80,25 +80,67 @@ def expectation_values(outcomes: Sequence[Outcome]) -> list[tuple[str, str]]:
     return values
 
 
+class StatusCache:
+    """The topic statuses of the previous report, reused for a topic whose snapshot is the same.
+
+    The session hands out the same ``TopicSnapshot`` object while nothing about a topic can
+    change (``Session._quiet_key``); with the same expectation keys its status is the same.
+    """
+
+    def __init__(self) -> None:
+        """Start empty."""
+        self._previous: dict[str, tuple[object, list[tuple[str, str]], DiagnosticStatus]] = {}
+        self._kept: dict[str, tuple[object, list[tuple[str, str]], DiagnosticStatus]] = {}
+
+    def get(self, topic: object, topic_id: str,
+            expected: list[tuple[str, str]]) -> DiagnosticStatus | None:
+        """Return the previous status of ``topic_id`` if it was made from the same inputs."""
+        cached = self._previous.get(topic_id)
+        if cached is None or cached[0] is not topic or cached[1] != expected:
+            return None
+        self._kept[topic_id] = cached
+        return cached[2]
+
+    def put(self, topic: object, topic_id: str, expected: list[tuple[str, str]],
+            status: DiagnosticStatus) -> None:
+        """Remember the status made for this report."""
+        self._kept[topic_id] = (topic, expected, status)
+
+    def next_report(self) -> None:
+        """Forget what the report just made did not use."""
+        self._previous, self._kept = self._kept, {}
+
+
 def statuses(snapshot: Snapshot, hardware_id: str = '',
-             verdict: Verdict | None = None) -> list[DiagnosticStatus]:
+             verdict: Verdict | None = None,
+             cache: StatusCache | None = None) -> list[DiagnosticStatus]:
     """One status per topic, one for the clock, one for the host, keys from the figure table.
 
     A topic without a report (invalid configuration) has only its reason as message.
     ``verdict`` (the expectations over the run so far) adds its keys to each topic's and the
-    clock's status (``expectation_values``).
+    clock's status (``expectation_values``). ``cache``: reuse unchanged topics' statuses.
     """
     outcomes = verdict.outcomes if verdict is not None else ()
 
     def about(subject: str) -> list[tuple[str, str]]:
+        if not outcomes:
+            return []
         return expectation_values([o for o in outcomes if o.topic_id == subject])
 
     result = []
     for topic in snapshot.topics:
-        values = ([] if topic.report is None
-                  else figures.key_values(figures.TOPIC, snapshot, topic))
-        result.append(make_status(topic_status_name(topic.topic_id), topic.level, topic.reason,
-                                  hardware_id, values + about(topic.topic_id)))
+        expected = about(topic.topic_id)
+        status = cache.get(topic, topic.topic_id, expected) if cache is not None else None
+        if status is None:
+            values = ([] if topic.report is None
+                      else figures.key_values(figures.TOPIC, snapshot, topic))
+            status = make_status(topic_status_name(topic.topic_id), topic.level, topic.reason,
+                                 hardware_id, values + expected)
+            if cache is not None:
+                cache.put(topic, topic.topic_id, expected, status)
+        result.append(status)
+    if cache is not None:
+        cache.next_report()
     clock, host = snapshot.clock, snapshot.host
     result.append(make_status(CLOCK_STATUS, clock.level, clock.reason, hardware_id,
                               figures.key_values(figures.CLOCK, snapshot, clock)
@@ -116,6 +158,8 @@ class DiagnosticsOutput:
         self._node = node
         self._hardware_id = hardware_id
         self._latest: dict[str, DiagnosticStatus] = {}
+        self._published: dict[int, tuple[DiagnosticStatus, str, DiagnosticStatus]] = {}
+        """Status id -> (status, hardware_id, its prefixed copy) of the previous array."""
         self._updater = None
         self._publisher = None
         if use_updater and diagnostic_updater is not None:
@@ -140,9 +184,14 @@ class DiagnosticsOutput:
             self._updater.setHardwareID(hardware_id)
 
     def publish(self, statuses: Sequence[DiagnosticStatus]) -> None:
-        """Publish one array holding exactly ``statuses`` (names without the node prefix)."""
+        """Publish one array holding exactly ``statuses`` (names without the node prefix).
+
+        A status object passed again unchanged (``StatusCache``) reuses its published copy.
+        """
+        hardware_id = self._hardware_id
         for status in statuses:
-            status.hardware_id = self._hardware_id
+            if status.hardware_id != hardware_id:
+                status.hardware_id = hardware_id
         if self._updater is not None:
             self._sync_tasks(statuses)
             self._updater.force_update()
@@ -150,10 +199,16 @@ class DiagnosticsOutput:
         array = DiagnosticArray()
         array.header.stamp = self._node.get_clock().now().to_msg()
         prefix = self._node.get_name() + ': '
+        previous, published = self._published, {}
         for status in statuses:
-            array.status.append(DiagnosticStatus(
-                level=status.level, name=prefix + status.name, message=status.message,
-                hardware_id=status.hardware_id, values=status.values))
+            cached = previous.get(id(status))
+            if cached is None or cached[0] is not status or cached[1] != hardware_id:
+                cached = (status, hardware_id, DiagnosticStatus(
+                    level=status.level, name=prefix + status.name, message=status.message,
+                    hardware_id=hardware_id, values=status.values))
+            published[id(status)] = cached
+            array.status.append(cached[2])
+        self._published = published
         self._publisher.publish(array)
 
     def flush(self, timeout: Duration) -> None:

@@ -110,6 +110,8 @@ class MonitorNode(Node):
         self._simulator_rtf = SimulatorRtf(self, settings.simulator_rtf_topic, self.session)
         self._stats_publisher = self.create_publisher(MonitorStats, STATS_TOPIC, STATS_QOS)
         self._diagnostics = diagnostics.DiagnosticsOutput(self, settings.hardware_id)
+        self._stats_cache = conversions.TopicStatsCache()
+        self._status_cache = diagnostics.StatusCache()
         self.clock_input = ClockInput(self, self._reader, settings.clock_topic, self.session,
                                       settings.arrival_timestamp,
                                       lambda: self._settings.stats_period_ns)
@@ -293,8 +295,9 @@ class MonitorNode(Node):
         """
         snapshot = self.snapshot(final=final)
         self._verdict = evaluate(self.expectations(), run_figures(snapshot))
-        self._stats_publisher.publish(conversions.monitor_stats(snapshot))
-        self._diagnostics.publish(diagnostics.statuses(snapshot, verdict=self._verdict))
+        self._stats_publisher.publish(conversions.monitor_stats(snapshot, self._stats_cache))
+        self._diagnostics.publish(diagnostics.statuses(snapshot, verdict=self._verdict,
+                                                       cache=self._status_cache))
         return snapshot
 
     @property

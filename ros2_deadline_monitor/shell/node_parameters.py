@@ -63,6 +63,8 @@ class NodeParameters:
         self.invalid: dict[str, str] = {}
         """Listed topics whose settings are invalid, with why."""
         self._declared: set[str] = set()
+        self._expectations: Expectations | None = None
+        """The expectations as last read; None once a parameter was declared or set since."""
 
     def _declare(self, declare: Callable[..., list[str]], *args: Any) -> list[str]:
         self._declaring = True
@@ -70,6 +72,7 @@ class NodeParameters:
             return declare(self._node, *args)
         finally:
             self._declaring = False
+            self._expectations = None
 
     def declare_globals(self) -> list[str]:
         """Declare ``topics`` and the monitor-wide parameters; return declaration errors."""
@@ -152,10 +155,16 @@ class NodeParameters:
             lambda parameters: None if self._declaring else apply(parameters))
 
     def expectations(self) -> Expectations:
-        """Return the expectations in force (``topic.<id>.expect.*``, ``clock.expect.*``)."""
-        topic_ids = self.topic_ids()
-        return expectations_from(current_values(self._node, expectation_names(topic_ids)),
-                                 topic_ids)
+        """Return the expectations in force (``topic.<id>.expect.*``, ``clock.expect.*``).
+
+        Read again only after a parameter was declared or set (``applied``): reading a
+        thousand topics' parameters at every report would cost more than the report.
+        """
+        if self._expectations is None:
+            topic_ids = self.topic_ids()
+            self._expectations = expectations_from(
+                current_values(self._node, expectation_names(topic_ids)), topic_ids)
+        return self._expectations
 
     def validate(self, parameters: list[Parameter]) -> SetParametersResult:
         """Reject a change that would give an invalid configuration; nothing is applied."""
@@ -178,6 +187,7 @@ class NodeParameters:
         ``ros2 param dump`` shows only what is in force.
         """
         names = set(names)
+        self._expectations = None
         for name in names:
             split = split_topic_param(name)
             if split and split[0] in self._declare_errors:

@@ -1,0 +1,56 @@
+"""Reused TopicStats and statuses of unchanged topics: byte for byte what a fresh build gives."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ros2_deadline_monitor.core.config import AnalysisConfig, TopicConfig
+from ros2_deadline_monitor.core.session import Session, TopicState
+from ros2_deadline_monitor.shell import conversions, diagnostics
+
+
+def same(a: Any, b: Any) -> bool:
+    """Field by field equality of two messages (NaN equals NaN; CDR padding is not compared)."""
+    if hasattr(a, 'get_fields_and_field_types'):
+        return type(a) is type(b) and all(same(getattr(a, f), getattr(b, f))
+                                          for f in a.get_fields_and_field_types())
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float) and math.isnan(a):
+        return isinstance(b, float) and math.isnan(b)
+    return a == b
+
+
+MS = 1_000_000
+S = 1_000_000_000
+OFF = 1_700_000_000 * S
+
+
+def test_cached_outputs_equal_fresh_ones_report_after_report() -> None:
+    from diagnostic_msgs.msg import DiagnosticArray
+
+    s = Session(AnalysisConfig(), use_sim_time=False, start_wall_ns=OFF)
+    s.configure({f't{i}': TopicConfig(name=f't{i}', topic=f'/t{i}', period_ns=10 * MS)
+                 for i in range(5)})
+    s.topic_status('t4', TopicState.RECEIVING, type_name='std_msgs/msg/Header', writers=1)
+    stats_cache, status_cache = conversions.TopicStatsCache(), diagnostics.StatusCache()
+    reused = 0
+    previous = None
+    for k in range(6):
+        for i in range(100):  # t4 is busy, the others wait for a publisher
+            s.message('t4', OFF + k * S + i * 10 * MS, seq=k * 100 + i + 1)
+        if k == 3:
+            s.topic_status('t1', TopicState.ERROR, 'publishers disagree: A, B')
+        snap = s.snapshot(OFF + (k + 1) * S)
+        cached = conversions.monitor_stats(snap, stats_cache)
+        fresh = conversions.monitor_stats(snap)
+        assert same(cached, fresh)
+        with_cache = diagnostics.statuses(snap, cache=status_cache)
+        without = diagnostics.statuses(snap)
+        assert same(DiagnosticArray(status=with_cache), DiagnosticArray(status=without))
+        if previous is not None:
+            reused += sum(a is b for a, b in zip(previous, with_cache[:5], strict=True))
+            assert with_cache[4] is not previous[4]  # the busy topic is built anew
+        previous = with_cache[:5]
+    assert reused == 5 * 4 - 1  # 4 quiet topics in 5 reports; t1 built anew once (its error)
