@@ -35,13 +35,15 @@ class GraphGate:
         self._counts: dict[str, int] = {}
         self._turn = 0
 
-    def due(self, monitors: Mapping[str, tuple[str, int]], graph: Graph) -> list[str]:
+    def due(self, monitors: Mapping[str, tuple[str, int, bool]], graph: Graph) -> list[str]:
         """Return the identifiers to look at, in ``monitors`` order.
 
-        ``monitors`` maps an identifier to its topic name and the writers its subscription
-        matched (``NOT_SUBSCRIBED`` without one). A topic seen for the first time is due.
+        ``monitors`` maps an identifier to its topic name, the writers its subscription
+        matched (``NOT_SUBSCRIBED`` without one) and whether its last look was settled
+        (False: it saw writers the graph could not name yet, so it looks again). A topic
+        seen for the first time is due.
         """
-        subscribed = [topic_id for topic_id, (_, writers) in monitors.items()
+        subscribed = [topic_id for topic_id, (_, writers, _) in monitors.items()
                       if writers != NOT_SUBSCRIBED]
         turn: set[str] = set()
         if subscribed:
@@ -51,7 +53,7 @@ class GraphGate:
             self._turn = start + len(turn)
         due = []
         keys = self._keys
-        for topic_id, (topic, writers) in monitors.items():
+        for topic_id, (topic, writers, settled) in monitors.items():
             types = graph.get(topic)
             count = None
             if types is None:
@@ -63,7 +65,7 @@ class GraphGate:
                 if count is None or topic_id in turn:
                     count = self._counts[topic_id] = self._count(topic)
             key = (topic, tuple(types or ()), writers, count)
-            if keys.get(topic_id) != key:
+            if keys.get(topic_id) != key or not settled:
                 keys[topic_id] = key
                 due.append(topic_id)
         if len(keys) > len(monitors):

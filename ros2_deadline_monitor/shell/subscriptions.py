@@ -56,6 +56,8 @@ from ros2_deadline_monitor.shell.qos import (
 )
 
 SEQUENCE_KEY = 'publication_sequence_number'
+UNKNOWN_NODE = '_NODE_NAME_UNKNOWN_'
+"""The node name rmw gives an endpoint whose node the graph does not know yet."""
 _INT64_MAX = 2**63 - 1
 """rmw reports an unsupported sequence number as UINT64_MAX; it does not fit the int64 rings."""
 
@@ -156,6 +158,8 @@ class TopicMonitor:
         self.fallback = InfoFallback(arrival_key)
         """What the middleware leaves empty in this topic's message infos (the whole stream)."""
         self._publishers: tuple[str, ...] = ()
+        self.settled = True
+        """False when the last look found matched writers the graph could not name yet."""
         self._offered_deadline_ns = 0
         """The deadline QoS every publisher offers, from the graph (0: none, or they differ)."""
         self._subscription: Subscription | None = None
@@ -227,6 +231,9 @@ class TopicMonitor:
         publishers = self._node.get_publishers_info_by_topic(topic)
         self._publishers = tuple(sorted(
             {f'{p.node_namespace.rstrip("/")}/{p.node_name}' for p in publishers}))
+        # The subscription may match a writer before the graph knows its node: look again.
+        self.settled = (len(publishers) >= self.writers
+                        and not any(p.node_name == UNKNOWN_NODE for p in publishers))
         types = sorted({p.topic_type for p in publishers})
         if publishers:  # a publisher that left says nothing about the next one
             self._offered_deadline_ns = common_offered_deadline_ns(publishers)

@@ -14,7 +14,7 @@ def gate_with(counts: dict[str, int]) -> tuple[GraphGate, list[str]]:
 
 def test_every_topic_is_due_once_then_only_when_the_graph_changes() -> None:
     gate, asked = gate_with({})
-    monitors = {f't{i}': (f'/t{i}', NOT_SUBSCRIBED) for i in range(1000)}
+    monitors = {f't{i}': (f'/t{i}', NOT_SUBSCRIBED, True) for i in range(1000)}
     assert gate.due(monitors, {}) == list(monitors)
     assert gate.due(monitors, {}) == []
     assert asked == []  # topics the graph does not hold cost no graph query
@@ -25,7 +25,7 @@ def test_a_name_held_by_subscribers_only_is_due_when_its_first_publisher_appears
     counts = {'/a': 0}
     gate, _ = gate_with(counts)
     graph = {'/a': ['std_msgs/msg/Header']}
-    monitors = {'a': ('/a', NOT_SUBSCRIBED)}
+    monitors = {'a': ('/a', NOT_SUBSCRIBED, True)}
     assert gate.due(monitors, graph) == ['a']
     assert gate.due(monitors, graph) == []
     counts['/a'] = 1
@@ -35,17 +35,17 @@ def test_a_name_held_by_subscribers_only_is_due_when_its_first_publisher_appears
 def test_a_subscribed_topic_is_due_when_its_matched_writers_or_types_change() -> None:
     gate, _ = gate_with({'/a': 1})
     graph = {'/a': ['std_msgs/msg/Header']}
-    assert gate.due({'a': ('/a', 1)}, graph) == ['a']
-    assert gate.due({'a': ('/a', 1)}, graph) == []
-    assert gate.due({'a': ('/a', 2)}, graph) == ['a']
-    assert gate.due({'a': ('/a', 2)}, {'/a': ['std_msgs/msg/Header', 'x/msg/Y']}) == ['a']
+    assert gate.due({'a': ('/a', 1, True)}, graph) == ['a']
+    assert gate.due({'a': ('/a', 1, True)}, graph) == []
+    assert gate.due({'a': ('/a', 2, True)}, graph) == ['a']
+    assert gate.due({'a': ('/a', 2, True)}, {'/a': ['std_msgs/msg/Header', 'x/msg/Y']}) == ['a']
 
 
 def test_unmatched_publishers_are_counted_in_turn() -> None:
     counts = {f'/t{i}': 1 for i in range(3 * ROTATION)}
     gate, asked = gate_with(counts)
     graph = {name: ['std_msgs/msg/Header'] for name in counts}
-    monitors = {name[1:]: (name, 1) for name in counts}
+    monitors = {name[1:]: (name, 1, True) for name in counts}
     gate.due(monitors, graph)
     asked.clear()
     counts['/t5'] = 2  # a best effort publisher the reliable subscription cannot match
@@ -58,6 +58,15 @@ def test_unmatched_publishers_are_counted_in_turn() -> None:
 
 def test_removed_topics_are_forgotten() -> None:
     gate, _ = gate_with({})
-    gate.due({'a': ('/a', NOT_SUBSCRIBED), 'b': ('/b', NOT_SUBSCRIBED)}, {})
-    gate.due({'a': ('/a', NOT_SUBSCRIBED)}, {})
-    assert gate.due({'a': ('/a', NOT_SUBSCRIBED), 'b': ('/b', NOT_SUBSCRIBED)}, {}) == ['b']
+    both = {'a': ('/a', NOT_SUBSCRIBED, True), 'b': ('/b', NOT_SUBSCRIBED, True)}
+    gate.due(both, {})
+    gate.due({'a': ('/a', NOT_SUBSCRIBED, True)}, {})
+    assert gate.due(both, {}) == ['b']
+
+
+def test_a_look_that_could_not_name_every_writer_is_repeated() -> None:
+    gate, _ = gate_with({'/a': 2})
+    graph = {'/a': ['std_msgs/msg/Header']}
+    assert gate.due({'a': ('/a', 2, False)}, graph) == ['a']
+    assert gate.due({'a': ('/a', 2, False)}, graph) == ['a']  # still unnamed: again
+    assert gate.due({'a': ('/a', 2, True)}, graph) == []  # that look named them all
