@@ -28,6 +28,7 @@ from ros2_deadline_monitor.core.expectations import CLOCK_SUBJECT, Outcome, Verd
 from ros2_deadline_monitor.core.reports import Level
 from ros2_deadline_monitor.core.snapshot import Snapshot
 from ros2_deadline_monitor.shell.optional import diagnostic_updater
+from ros2_deadline_monitor.shell.serialized import Assembler
 
 DIAGNOSTICS_TOPIC = '/diagnostics'
 DIAGNOSTICS_DEPTH = 10
@@ -153,9 +154,15 @@ def statuses(snapshot: Snapshot, hardware_id: str = '',
 class DiagnosticsOutput:
     """Publishes the statuses on ``/diagnostics``, through diagnostic_updater when installed."""
 
-    def __init__(self, node: Node, hardware_id: str, use_updater: bool = True) -> None:
-        """Create the publisher (or the updater, with its own timer destroyed)."""
+    def __init__(self, node: Node, hardware_id: str, use_updater: bool = True,
+                 assembler: Assembler | None = None) -> None:
+        """Create the publisher (or the updater, with its own timer destroyed).
+
+        ``assembler``: publish the array as bytes assembled from kept statuses (without the
+        updater only).
+        """
         self._node = node
+        self._assembler = assembler
         self._hardware_id = hardware_id
         self._latest: dict[str, DiagnosticStatus] = {}
         self._published: dict[int, tuple[DiagnosticStatus, str, DiagnosticStatus]] = {}
@@ -209,7 +216,8 @@ class DiagnosticsOutput:
             published[id(status)] = cached
             array.status.append(cached[2])
         self._published = published
-        self._publisher.publish(array)
+        self._publisher.publish(array if self._assembler is None
+                                else self._assembler.payload(array))
 
     def flush(self, timeout: Duration) -> None:
         """Wait until subscribers acknowledged what was published (before shutting down)."""

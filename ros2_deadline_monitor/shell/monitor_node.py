@@ -37,6 +37,7 @@ from ros2_deadline_monitor.shell.discovery import create_discovery
 from ros2_deadline_monitor.shell.graph_poll import GraphGate
 from ros2_deadline_monitor.shell.node_parameters import NodeParameters
 from ros2_deadline_monitor.shell.qos import STATS_QOS
+from ros2_deadline_monitor.shell.serialized import Assembler
 from ros2_deadline_monitor.shell.subscriptions import ClockInput, SimulatorRtf, TopicMonitor
 
 NODE_NAME = 'deadline_monitor'
@@ -109,7 +110,13 @@ class MonitorNode(Node):
 
         self._simulator_rtf = SimulatorRtf(self, settings.simulator_rtf_topic, self.session)
         self._stats_publisher = self.create_publisher(MonitorStats, STATS_TOPIC, STATS_QOS)
-        self._diagnostics = diagnostics.DiagnosticsOutput(self, settings.hardware_id)
+        assembler = Assembler()
+        self._assembler = assembler if assembler.check() else None
+        if self._assembler is None:
+            self.get_logger().info('this middleware lays out CDR differently: the reports are '
+                                   'published as messages, not assembled from kept bytes')
+        self._diagnostics = diagnostics.DiagnosticsOutput(self, settings.hardware_id,
+                                                          assembler=self._assembler)
         self._stats_cache = conversions.TopicStatsCache()
         self._status_cache = diagnostics.StatusCache()
         self.clock_input = ClockInput(self, self._reader, settings.clock_topic, self.session,
@@ -254,7 +261,7 @@ class MonitorNode(Node):
                 and self._discovery.poll(self._explicit, names_and_types)):
             self._reconcile()
         graph = dict(names_and_types)
-        monitors = {topic_id: (monitor.config.topic, monitor.matched_writers)
+        monitors = {topic_id: (monitor.config.topic, monitor.matched_writers, monitor.settled)
                     for topic_id, monitor in self._topics.items()}
         for topic_id in self._graph_gate.due(monitors, graph):
             self._topics[topic_id].poll()
@@ -295,7 +302,9 @@ class MonitorNode(Node):
         """
         snapshot = self.snapshot(final=final)
         self._verdict = evaluate(self.expectations(), run_figures(snapshot))
-        self._stats_publisher.publish(conversions.monitor_stats(snapshot, self._stats_cache))
+        stats = conversions.monitor_stats(snapshot, self._stats_cache)
+        self._stats_publisher.publish(
+            stats if self._assembler is None else self._assembler.payload(stats))
         self._diagnostics.publish(diagnostics.statuses(snapshot, verdict=self._verdict,
                                                        cache=self._status_cache))
         return snapshot

@@ -2,25 +2,10 @@
 
 from __future__ import annotations
 
-import math
-from typing import Any
-
 from ros2_deadline_monitor.core.config import AnalysisConfig, TopicConfig
 from ros2_deadline_monitor.core.session import Session, TopicState
 from ros2_deadline_monitor.shell import conversions, diagnostics
-
-
-def same(a: Any, b: Any) -> bool:
-    """Field by field equality of two messages (NaN equals NaN; CDR padding is not compared)."""
-    if hasattr(a, 'get_fields_and_field_types'):
-        return type(a) is type(b) and all(same(getattr(a, f), getattr(b, f))
-                                          for f in a.get_fields_and_field_types())
-    if isinstance(a, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, float) and math.isnan(a):
-        return isinstance(b, float) and math.isnan(b)
-    return a == b
-
+from ros2_deadline_monitor.shell.serialized import same
 
 MS = 1_000_000
 S = 1_000_000_000

@@ -1,0 +1,81 @@
+"""Reports assembled from kept bytes: what rclpy itself would have published."""
+
+from __future__ import annotations
+
+from diagnostic_msgs.msg import DiagnosticArray
+from rclpy.serialization import deserialize_message
+
+from ros2_deadline_monitor.core.config import AnalysisConfig, TopicConfig
+from ros2_deadline_monitor.core.session import Session, TopicState
+from ros2_deadline_monitor.msg import MonitorStats
+from ros2_deadline_monitor.shell import conversions, diagnostics
+from ros2_deadline_monitor.shell.serialized import Assembler, same
+
+MS = 1_000_000
+S = 1_000_000_000
+OFF = 1_700_000_000 * S
+
+
+def test_the_layout_check_passes_on_this_middleware() -> None:
+    assert Assembler().check()
+
+
+def test_assembled_reports_read_back_as_the_messages_report_after_report() -> None:
+    s = Session(AnalysisConfig(), use_sim_time=False, start_wall_ns=OFF)
+    s.configure({f't{i}': TopicConfig(name=f't{i}' * (i % 5 + 1), topic=f'/t{i}',
+                                      period_ns=10 * MS) for i in range(40)})
+    for busy in ('t3', 't17'):
+        s.topic_status(busy, TopicState.RECEIVING, type_name='std_msgs/msg/Header', writers=1)
+    assembler = Assembler()
+    stats_cache, status_cache = conversions.TopicStatsCache(), diagnostics.StatusCache()
+    kinds = []
+    for k in range(6):
+        for i in range(100):
+            s.message('t3', OFF + k * S + i * 10 * MS, seq=k * 100 + i + 1)
+            if i % 3 == 0:
+                s.message('t17', OFF + k * S + i * 10 * MS + 3 * MS, seq=k * 34 + i // 3 + 1)
+        if k == 4:
+            s.topic_status('t8', TopicState.ERROR, 'publishers on /t8 disagree: A, B')
+        snap = s.snapshot(OFF + (k + 1) * S)
+        stats = conversions.monitor_stats(snap, stats_cache)
+        array = DiagnosticArray(status=diagnostics.statuses(snap, cache=status_cache))
+        for msg, kind in ((stats, MonitorStats), (array, DiagnosticArray)):
+            payload = assembler.payload(msg)
+            kinds.append(type(payload))
+            if isinstance(payload, bytes):
+                assert same(deserialize_message(payload, kind), msg)
+            else:
+                assert payload is msg
+    # The first report's parts are new (published as messages), later ones are mostly kept.
+    assert kinds[:2] == [MonitorStats, DiagnosticArray] and set(kinds[2:]) == {bytes}
+
+
+def test_reports_whose_parts_all_changed_go_out_as_messages() -> None:
+    assembler = Assembler()
+    for _ in range(3):
+        stats = MonitorStats(topics=[conversions.TopicStats() for _ in range(4)])
+        assert assembler.payload(stats) is stats
+
+
+def test_a_monitor_with_many_quiet_topics_is_read_over_dds_as_published(
+        observer, start_monitor, wait_for) -> None:
+    names = [f'quiet_{i}' for i in range(60)]
+    values = {'topics': names, 'stats_period_s': 0.2}
+    values.update({f'topic__{n}__name': f'/serialized_test/{n}' for n in names})
+    values.update({f'topic__{n}__period_ms': 10.0 + i for i, n in enumerate(names)})
+    start_monitor(**values)
+    wait_for(lambda: len(observer.stats) >= 5 and len(observer.arrays) >= 5,
+             what='five reports')
+    with observer.lock:
+        stats, arrays = list(observer.stats), list(observer.arrays)
+    for report in stats[1:5]:
+        assert [t.name for t in report.topics] == names
+        assert [t.period_ms for t in report.topics] == [10.0 + i for i in range(60)]
+        assert all(t.status.startswith('waiting for a publisher') for t in report.topics)
+    for array in arrays[1:5]:
+        topics = [s for s in array.status if ': topic ' in s.name]
+        assert [s.name.split(': topic ')[1] for s in topics] == names
+        assert all(s.values and s.values[0].key for s in topics)
+    stamps = [r.header.stamp.sec * S + r.header.stamp.nanosec for r in stats[1:5]]
+    assert stamps == sorted(set(stamps))
+    assert all(t.header == r.header for r in stats[1:5] for t in r.topics)
