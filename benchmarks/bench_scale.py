@@ -156,8 +156,10 @@ def run_subscriber(options: dict[str, Any]) -> None:
 
     executor.add_node(node)
 
-    def spin() -> None:
-        executor.spin_once(timeout_sec=0.05)
+    from ros2_deadline_monitor.shell.cli import SPIN_TIMEOUT_S
+
+    def spin() -> None:  # as the monitor executable spins (a wake-up every 0.1 s at least)
+        executor.spin_once(timeout_sec=SPIN_TIMEOUT_S)
 
     ready_ns = time.time_ns()
     wait_until(matched, MATCH_TIMEOUT_S, 'the publishers', spin)

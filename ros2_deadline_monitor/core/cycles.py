@@ -323,6 +323,11 @@ class CycleAnalyzer:
         return self._totals.messages == 0 and self._pending.count == 0
 
     @property
+    def nothing_pending(self) -> bool:
+        """True when ``process`` without a reset would have nothing to do."""
+        return self._pending.count == 0
+
+    @property
     def event_totals(self) -> tuple[int, int]:
         """The totals a topic without messages can still change: QoS deadline events, resets."""
         return self._totals.qos_deadline_events, self._totals.resets

@@ -11,7 +11,7 @@ import numpy as np
 
 NO_VALUE = int(np.iinfo(np.int64).min)
 """Sentinel for "no stamp", "no sequence number" or "unknown on this clock"."""
-INITIAL_ROWS = 64
+INITIAL_ROWS = 16
 """Rows a buffer holds before it first grows."""
 
 

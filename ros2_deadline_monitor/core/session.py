@@ -356,6 +356,8 @@ class Session:
 
     def _process(self, topic: _Topic, horizon: int | None) -> None:
         new = self._resets - topic.resets_applied
+        if not new and topic.analyzer.nothing_pending:
+            return
         walls = list(self._reset_walls)[-new:] if new else []
         topic.resets_applied = self._resets
         topic.analyzer.process(self._rtf if self._rtf.has_samples else None, walls, new,

@@ -209,7 +209,7 @@ class DiagnosticsOutput:
         previous, published = self._published, {}
         for status in statuses:
             cached = previous.get(id(status))
-            if cached is None or cached[0] is not status or cached[1] != hardware_id:
+            if cached is None or cached[0] is not status or cached[1] is not hardware_id:
                 cached = (status, hardware_id, DiagnosticStatus(
                     level=status.level, name=prefix + status.name, message=status.message,
                     hardware_id=hardware_id, values=status.values))

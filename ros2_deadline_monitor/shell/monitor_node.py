@@ -34,7 +34,7 @@ from ros2_deadline_monitor.core.snapshot import Snapshot
 from ros2_deadline_monitor.msg import MonitorStats
 from ros2_deadline_monitor.shell import conversions, diagnostics, summary
 from ros2_deadline_monitor.shell.discovery import create_discovery
-from ros2_deadline_monitor.shell.graph_poll import GraphGate
+from ros2_deadline_monitor.shell.graph_poll import GraphGate, NOT_SUBSCRIBED
 from ros2_deadline_monitor.shell.node_parameters import NodeParameters
 from ros2_deadline_monitor.shell.qos import STATS_QOS
 from ros2_deadline_monitor.shell.serialized import Assembler
@@ -64,6 +64,9 @@ class MonitorNode(Node):
         super().__init__(node_name, **kwargs)
         self._topics: dict[str, TopicMonitor] = {}
         self._takers: list[TopicMonitor] = []
+        self._take_timer = None
+        self._graph_seen: list | None = None
+        """The graph of the last poll when nothing but a new name can change a topic."""
         self._graph_gate = GraphGate(self.count_publishers)
         self._stats_late_ns = 0
         self.parameters = NodeParameters(self)
@@ -194,6 +197,8 @@ class MonitorNode(Node):
             self._topics.pop(topic_id).close()
             if topic_id not in desired:
                 self.get_logger().info(f'{topic_id}: no longer monitored')
+        if changes.added or changes.removed or changes.changed:
+            self._graph_seen = None
         for topic_id in changes.added:
             self._topics[topic_id] = TopicMonitor(
                 self, self.session, topic_id, settings.stats_period_ns,
@@ -222,6 +227,7 @@ class MonitorNode(Node):
         for monitor in self._topics.values():
             if monitor.state is TopicState.WAITING:
                 monitor.poll()
+        self._graph_seen = None
         self._update_takers()
 
     # -- events ----------------------------------------------------------------------------
@@ -249,6 +255,31 @@ class MonitorNode(Node):
     def _update_takers(self) -> None:
         """Keep the list of topics with a batched subscription (the ones ``take_all`` visits)."""
         self._takers = [monitor for monitor in self._topics.values() if monitor.batched]
+        self._retime_takes()
+
+    def _retime_takes(self) -> None:
+        """Run the take timer as often as the most demanding queue needs, or not at all.
+
+        Every wake-up of the executor costs (a few hundred µs in rclpy): with only slow
+        topics it fires every few take periods, with nothing to take (no batched topic, no
+        /clock publisher) it stops. Each graph poll and report looks again; a queue holds
+        a second of messages, more than the 0.5 s between two polls.
+        """
+        timer = self._take_timer
+        if timer is None:
+            return
+        needed = [monitor.take_interval_ns for monitor in self._takers]
+        if self.clock_input.matched_publishers:
+            needed.append(self._settings.take_period_ns)
+        if not needed:
+            if not timer.is_canceled():
+                timer.cancel()
+            return
+        period = min(needed)
+        if timer.timer_period_ns != period:
+            timer.timer_period_ns = period
+        if timer.is_canceled():
+            timer.reset()
 
     def _poll(self) -> None:
         """Look for topics that do not exist yet and check those the graph says changed.
@@ -260,13 +291,21 @@ class MonitorNode(Node):
         if (self._discovery is not None
                 and self._discovery.poll(self._explicit, names_and_types)):
             self._reconcile()
+        self._simulator_rtf.poll()
+        if names_and_types == self._graph_seen:
+            return  # no name came or went, and no topic can change without one (see below)
         graph = dict(names_and_types)
         monitors = {topic_id: (monitor.config.topic, monitor.matched_writers, monitor.settled)
                     for topic_id, monitor in self._topics.items()}
         for topic_id in self._graph_gate.due(monitors, graph):
             self._topics[topic_id].poll()
         self._update_takers()
-        self._simulator_rtf.poll()
+        # The next poll may skip the topics while the graph's names stay the same, if every
+        # topic is unsubscribed, settled and absent from the graph: only a new name can
+        # change one of them (a publisher on a name the graph holds would not).
+        quiet = all(writers == NOT_SUBSCRIBED and topic not in graph
+                    for topic, writers, _ in monitors.values())
+        self._graph_seen = names_and_types if quiet and not self._takers else None
 
     def _start_stats_timer(self) -> None:
         if self._stats_timer is not None:
@@ -290,6 +329,7 @@ class MonitorNode(Node):
         self.take_all()
         for monitor in self._topics.values():
             monitor.report_status()
+        self._retime_takes()
         self.session.clock_publishers(self.count_publishers(self._settings.clock_topic))
         return self.session.snapshot(time.time_ns(), self._host.sample(time.monotonic_ns()),
                                      self._stats_late_ns, final=final)
@@ -301,7 +341,9 @@ class MonitorNode(Node):
         the diagnostics.
         """
         snapshot = self.snapshot(final=final)
-        self._verdict = evaluate(self.expectations(), run_figures(snapshot))
+        expectations = self.expectations()
+        self._verdict = (Verdict(()) if expectations.empty  # what evaluate gives, at no cost
+                         else evaluate(expectations, run_figures(snapshot)))
         stats = conversions.monitor_stats(snapshot, self._stats_cache)
         self._stats_publisher.publish(
             stats if self._assembler is None else self._assembler.payload(stats))

@@ -44,6 +44,8 @@ _PRIMITIVES = {
 _U32 = struct.Struct('<I')
 Report = MonitorStats | DiagnosticArray
 _STAMP = struct.Struct('<iI')
+_PADDING = (b'', b'\x00\x00\x00', b'\x00\x00', b'\x00')
+"""Bytes to the next multiple of 4, by the position mod 4."""
 
 
 class _Writer:
@@ -98,6 +100,8 @@ class Assembler:
         self._topics: dict[int, tuple[TopicStats, bytes | None]] = {}
         self._statuses: dict[int, tuple[DiagnosticStatus, bytes | None]] = {}
         """Part id -> (the part, its bytes; None: seen in the previous report, not kept)."""
+        self._kept_most: dict[type, bool] = {}
+        """Per message type: whether the last assembly reused most of its parts."""
 
     def monitor_stats(self, msg: MonitorStats) -> bytes:
         """Return the CDR bytes of ``msg`` (equal to rclpy's, padding aside)."""
@@ -112,6 +116,7 @@ class Assembler:
         out += bytes(-(len(out) - 4) % 4)
         out += _U32.pack(len(topics))
         kept, previous = {}, self._topics
+        header, stamp_bytes = None, b''
         for i, topic in enumerate(topics):
             if i == 0 or (len(out) - 4) % 8:
                 writer.write(out, topic)  # not 8-aligned: written here, not kept
@@ -120,10 +125,13 @@ class Assembler:
             if cached is None or cached[0] is not topic or cached[1] is None:
                 cached = (topic, serialize_message(topic)[12:])
             kept[id(topic)] = cached
-            stamp = topic.header.stamp  # the one field a kept TopicStats changes
-            out += _STAMP.pack(stamp.sec, stamp.nanosec)
+            if topic.header is not header:  # the one field a kept TopicStats changes
+                header = topic.header
+                stamp_bytes = _STAMP.pack(header.stamp.sec, header.stamp.nanosec)
+            out += stamp_bytes
             out += cached[1]
         self._topics = kept
+        self._kept_most[MonitorStats] = 2 * len(kept) >= len(topics)
         writer.write(out, msg.host)
         return bytes(out)
 
@@ -142,9 +150,10 @@ class Assembler:
                 cached = (status, serialize_message(status)[8:])
             kept[id(status)] = cached
             out += status.level
-            out += bytes(-(len(out) - 4) % 4)
+            out += _PADDING[(len(out) - 4) % 4]
             out += cached[1]
         self._statuses = kept
+        self._kept_most[DiagnosticArray] = 2 * len(kept) >= len(statuses)
         return bytes(out)
 
     def payload(self, msg: Report) -> Report | bytes:
@@ -157,6 +166,8 @@ class Assembler:
             parts, previous, assemble = msg.topics, self._topics, self.monitor_stats
         else:
             parts, previous, assemble = msg.status, self._statuses, self.diagnostic_array
+        if self._kept_most.get(type(msg)):  # as the last one: assemble, and count again
+            return assemble(msg)
         if 2 * sum(1 for part in parts if previous.get(id(part), (None,))[0] is part) < len(parts):
             self._remember(msg)
             return msg
@@ -164,6 +175,7 @@ class Assembler:
 
     def _remember(self, msg: Report) -> None:
         """Keep nothing but let the next report recognise this one's parts (no bytes yet)."""
+        self._kept_most[type(msg)] = False
         if isinstance(msg, MonitorStats):
             self._topics = {id(part): (part, None) for part in msg.topics}
         else:
@@ -177,7 +189,7 @@ class Assembler:
                     and same(deserialize_message(self.diagnostic_array(array),
                                                  DiagnosticArray), array)):
                 return False
-        self._topics, self._statuses = {}, {}
+        self._topics, self._statuses, self._kept_most = {}, {}, {}
         return True
 
 

@@ -145,8 +145,8 @@ class TopicMonitor:
         self.queue_overflows = 0
         """Takes that found the reader queue full (its oldest messages may have been lost)."""
         self._stride = 1
-        """Every how many take-timer calls the queue is taken (``qos.take_stride``)."""
-        self._ticks = 0
+        """Every how many take periods the queue is taken (``qos.take_stride``)."""
+        self._next_take_ns = 0
         self._logger = node.get_logger()
         self._stats_period_ns = stats_period_ns
         self._arrival_key = arrival_key
@@ -160,6 +160,8 @@ class TopicMonitor:
         self._publishers: tuple[str, ...] = ()
         self.settled = True
         """False when the last look found matched writers the graph could not name yet."""
+        self._unreported = True
+        """A look at the graph (or a change of subscription) the session was not told yet."""
         self._offered_deadline_ns = 0
         """The deadline QoS every publisher offers, from the graph (0: none, or they differ)."""
         self._subscription: Subscription | None = None
@@ -186,6 +188,11 @@ class TopicMonitor:
         return self._subscription.get_publisher_count()
 
     @property
+    def take_interval_ns(self) -> int:
+        """How often the take timer needs to take this topic's queue."""
+        return self._stride * self._take_period_ns
+
+    @property
     def batched(self) -> bool:
         """True while the messages are taken in batches (``take`` has something to do)."""
         return self._drain is not None
@@ -201,8 +208,13 @@ class TopicMonitor:
         """Tell the session what the graph and the subscription say about this topic.
 
         Also sets how often the take timer takes this topic's queue (``qos.take_stride``),
-        from the period the session knows now.
+        from the period the session knows now. Without a subscription nothing changes
+        between two looks at the graph: the session is told once after each look.
         """
+        if self._subscription is None:
+            if not self._unreported:
+                return
+            self._unreported = False
         if self._drain is not None:
             timing = self._session.timing(self.topic_id)
             self._stride = take_stride(timing.period_ns if timing else None, self.depth,
@@ -227,6 +239,7 @@ class TopicMonitor:
 
     def poll(self) -> None:
         """Check the graph and subscribe, fail or recover as the publishers say."""
+        self._unreported = True
         topic = self.config.topic
         publishers = self._node.get_publishers_info_by_topic(topic)
         self._publishers = tuple(sorted(
@@ -334,7 +347,7 @@ class TopicMonitor:
     def take(self, strided: bool = False) -> int:
         """Record every message queued since the last take; return how many (batched mode).
 
-        ``strided`` (the take timer): a slow topic is taken only every few calls
+        ``strided`` (the take timer): a slow topic is taken only every ``take_interval_ns``
         (``qos.take_stride``, set at each report). A take that returns a whole queue's worth
         counts as a (possible) queue overflow: the queue may have dropped its oldest
         messages, which the sequence numbers count as lost.
@@ -342,10 +355,11 @@ class TopicMonitor:
         if self._drain is None:
             return 0
         if strided:
-            self._ticks += 1
-            if self._ticks < self._stride:
+            now = time.monotonic_ns()
+            if now < self._next_take_ns:
                 return 0
-        self._ticks = 0
+            # Half a take period of slack: a timer firing a little early takes anyway.
+            self._next_take_ns = now + self.take_interval_ns - self._take_period_ns // 2
         count = self._drain()
         if count >= self.depth:
             self.queue_overflows += 1
@@ -359,6 +373,7 @@ class TopicMonitor:
         subscription = self._subscription
         if subscription is None:
             return
+        self._unreported = True
         if self._drain is not None and self._reader is not None:
             self.take()  # what is queued still counts
             self._drain = None

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from ros2_deadline_monitor.core.ring import ColumnRing, EventBuffer, NO_VALUE
+from ros2_deadline_monitor.core.ring import ColumnRing, EventBuffer, INITIAL_ROWS, NO_VALUE
 
 
 def test_column_ring_keeps_the_latest_rows_in_order():
@@ -42,7 +42,7 @@ def test_event_buffer_extend_is_append_in_order() -> None:
 
 def test_buffers_start_small_and_grow_to_their_capacity() -> None:
     buf = EventBuffer(1 << 16)
-    assert buf.allocated == 64
+    assert buf.allocated == INITIAL_ROWS
     for k in range(1000):
         assert not buf.append(k, -k, k + 1, 7)
     assert 1000 <= buf.allocated < 1 << 16
@@ -50,7 +50,7 @@ def test_buffers_start_small_and_grow_to_their_capacity() -> None:
     assert arrival.tolist() == list(range(1000)) and seq[-1] == 1000
     ring = ColumnRing(10_000, ('a',))
     ring.extend(a=np.arange(3))
-    assert ring._allocated == 64
+    assert ring._allocated == INITIAL_ROWS
 
 
 def test_a_growing_ring_holds_what_a_full_size_one_holds() -> None:
