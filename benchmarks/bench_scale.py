@@ -131,8 +131,8 @@ def run_subscriber(options: dict[str, Any]) -> None:
 
         take = subscriptions.TopicMonitor.take
 
-        def counting_take(self: Any, strided: bool = False) -> int:
-            count = take(self, strided)
+        def counting_take(self: Any) -> int:
+            count = take(self)
             counter[0] += count
             return count
 

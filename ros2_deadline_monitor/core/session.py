@@ -47,6 +47,8 @@ from .ring import NO_VALUE
 from .rtf import RtfAnalyzer
 from .snapshot import ClockSnapshot, HostSnapshot, Receive, Snapshot, TopicSnapshot
 
+REFRESH_PERIODS = 10
+"""A slow topic is refreshed once it has about this many new messages (``Session._stands``)."""
 RESETS_KEPT = 256
 """Wall times of the most recent resets kept for placing them between events; a storm of
 more resets between two reports only keeps its latest ones (every one is still counted)."""
@@ -102,8 +104,35 @@ class _Topic:
     seen: tuple[int, int, int] = (0, 0, 0)
     """Foreign stamps, outages and unattributed messages at the previous snapshot."""
     unchanged: tuple | None = None
-    """What made the previous snapshot of a topic that never had a message (``_quiet_key``)."""
+    """What the graph and settings said at the previous refresh (``_status_key``)."""
     previous: TopicSnapshot | None = None
+    """The snapshot of the previous refresh, reused while it still stands (``_stands``)."""
+    refreshed_ns: int = 0
+    watch: _Watch = field(default_factory=lambda: _Watch())
+
+
+class _Watch:
+    """What the per-message call notes for deciding when a slow topic is refreshed.
+
+    An interval above ``limit_ns`` (a message late enough to be a miss or a skip) or a gap in
+    the sequence numbers raises ``alerted``: the next report refreshes the topic.
+    """
+
+    __slots__ = ('alerted', 'last_ns', 'limit_ns', 'next_seq')
+
+    def __init__(self) -> None:
+        self.alerted = True
+        self.last_ns = 0
+        self.limit_ns = 0
+        self.next_seq = NO_VALUE
+
+    def see(self, arrival_ns: int, seq: int) -> None:
+        """Note one message (the recorder inlines the same)."""
+        if arrival_ns - self.last_ns > self.limit_ns or (seq != self.next_seq
+                                                         and seq != NO_VALUE):
+            self.alerted = True
+        self.last_ns = arrival_ns
+        self.next_seq = seq + 1
 
 
 class Session:
@@ -231,6 +260,7 @@ class Session:
         """
         topic = self._topics[topic_id]
         record = topic.analyzer.record
+        watch = topic.watch
 
         def full() -> None:
             self._process_topic(topic, None, force=False)
@@ -239,11 +269,19 @@ class Session:
 
         if read_stamp is None:
             def on_message(arrival_ns: int, raw: bytes, seq: int) -> None:
+                if arrival_ns - watch.last_ns > watch.limit_ns or (
+                        seq != watch.next_seq and seq != NO_VALUE):
+                    watch.alerted = True  # _Watch.see, inlined
+                watch.last_ns, watch.next_seq = arrival_ns, seq + 1
                 if record(arrival_ns, NO_VALUE, seq, len(raw)):
                     full()
             return on_message
 
         def on_stamped(arrival_ns: int, raw: bytes, seq: int) -> None:
+            if arrival_ns - watch.last_ns > watch.limit_ns or (
+                    seq != watch.next_seq and seq != NO_VALUE):
+                watch.alerted = True  # _Watch.see, inlined
+            watch.last_ns, watch.next_seq = arrival_ns, seq + 1
             try:
                 stamp = read_stamp(raw)
             except CdrError:
@@ -260,7 +298,9 @@ class Session:
         if unreadable), for at most ``room(topic_id)`` events: the per-message call processes
         a full buffer at the event that filled it, with the clock as it stood then.
         """
-        self._topics[topic_id].analyzer.record_many(arrival_ns, stamp_ns, size_bytes)
+        topic = self._topics[topic_id]
+        topic.watch.alerted = True  # refreshed at the next report, whatever the batch holds
+        topic.analyzer.record_many(arrival_ns, stamp_ns, size_bytes)
 
     def room(self, topic_id: str) -> int:
         """Events ``record_batch`` takes now for one topic."""
@@ -270,12 +310,15 @@ class Session:
                 seq: int = NO_VALUE, size_bytes: int = 0) -> None:
         """Record one message event whose stamp is already known (``MALFORMED`` if unreadable)."""
         topic = self._topics[topic_id]
+        topic.watch.see(arrival_ns, seq)
         if topic.analyzer.record(arrival_ns, stamp_ns, seq, size_bytes):
             self._process_topic(topic, None, force=True)
 
     def qos_deadline_missed(self, topic_id: str, count: int) -> None:
         """Count middleware 'requested deadline missed' events of one topic."""
-        self._topics[topic_id].analyzer.record_qos_deadline_missed(count)
+        topic = self._topics[topic_id]
+        topic.watch.alerted = True
+        topic.analyzer.record_qos_deadline_missed(count)
 
     def topic_status(self, topic_id: str, state: TopicState, reason: str = '', *,
                      type_name: str | None = None, publishers: tuple[str, ...] | None = None,
@@ -382,10 +425,16 @@ class Session:
 
         Starts the next clock window. ``final`` processes everything still pending.
         """
-        self.process(now_wall_ns, final=final)
+        horizon = self._horizon(now_wall_ns, final)
+        standing = {topic_id for topic_id, topic in self._topics.items()
+                    if not final and self._stands(topic, now_wall_ns)}
+        for topic_id, topic in self._topics.items():
+            if topic_id not in standing:
+                self._process(topic, horizon)
         clock_report = self._rtf.report(now_wall_ns)
         window_rtf = clock_report.rtf if clock_report.messages else 0.0
-        topics = [self._topic_snapshot(topic_id, topic, now_wall_ns, window_rtf)
+        topics = [topic.previous if topic_id in standing and topic.previous is not None
+                  else self._refresh(topic_id, topic, now_wall_ns, window_rtf)
                   for topic_id, topic in self._topics.items()]
         self._reported = True
         topics += [TopicSnapshot(topic_id, '', '', Level.ERROR,
@@ -400,28 +449,69 @@ class Session:
             host=self._host_snapshot(host or HostReport(), stats_timer_late_ns),
         )
 
-    def _quiet_key(self, topic: _Topic) -> tuple | None:
-        """Everything a snapshot of a topic without any message depends on; None otherwise.
-
-        Such a topic (configured, nobody publishes yet) has no figure that time changes: with
-        no start-up grace running its level and reason stay what the graph said. A thousand
-        of them then cost a comparison each per report, not a report each.
-        """
+    def _status_key(self, topic: _Topic) -> tuple:
+        """Everything from outside the stream a topic's snapshot depends on."""
         analyzer = topic.analyzer
-        if (not analyzer.silent_so_far or topic.appear_pending
-                or self._analysis.thresholds.grace_ns):
-            return None
         return (topic.config, self._analysis, topic.state, topic.reason, topic.type_name,
                 topic.publishers, topic.writers, topic.receive, topic.fallback,
                 analyzer.timing, analyzer.event_totals)
 
-    def _topic_snapshot(self, topic_id: str, topic: _Topic, now_wall_ns: int,
-                        window_rtf: float) -> TopicSnapshot:
-        quiet = self._quiet_key(topic)
-        if quiet is not None and quiet == topic.unchanged and topic.previous is not None:
-            return topic.previous
+    def _stands(self, topic: _Topic, now_wall_ns: int) -> bool:
+        """Tell whether a topic's previous snapshot still stands: it is reused as it is.
+
+        - A topic without any message (configured, nobody publishes yet) has no figure that
+          time changes: with no start-up grace running, its snapshot stands until what the
+          graph says about it changes. A thousand of them cost a comparison each.
+        - A slow topic is refreshed once it has about ``REFRESH_PERIODS`` new messages (every
+          ``_refresh_interval``), like a fast topic at every report, and at once when anything
+          happens: a message late enough to be a miss or a skip, a gap in the sequence
+          numbers, a QoS deadline event, a level other than OK (or one held by the
+          hysteresis), a sim-time reset, silence beyond the timeout, a change in the graph or
+          the settings. Its counts are exact at every refresh; in between the report repeats
+          them (a thousand topics at 1 Hz would otherwise cost a report each per second).
+        """
+        previous = topic.previous
+        if (previous is None or topic.appear_pending
+                or topic.unchanged != self._status_key(topic)):
+            return False
+        grace = self._analysis.thresholds.grace_ns
+        analyzer = topic.analyzer
+        if analyzer.silent_so_far:
+            return not grace
+        report, timing, watch = previous.report, analyzer.timing, topic.watch
+        if (report is None or timing is None or watch.alerted or previous.level is not Level.OK
+                or topic.streak or self._resets != topic.resets_applied):
+            return False
+        if grace and now_wall_ns - (topic.appeared_ns or self._start_wall_ns) < grace:
+            return False
+        if now_wall_ns - topic.refreshed_ns >= self._refresh_interval(timing):
+            return False
+        return report.timeout_ns is None or now_wall_ns - watch.last_ns <= report.timeout_ns
+
+    def _refresh_interval(self, timing: Timing) -> int:
+        """How long a slow topic's snapshot may stand: ``REFRESH_PERIODS`` of its periods.
+
+        Within the window (every interval since the last refresh is still in it), and less
+        half a report so a fast topic is refreshed at every report.
+        """
+        interval = min(max(self._stats_period_ns, REFRESH_PERIODS * timing.period_ns),
+                       self._analysis.window_ns)
+        return interval - self._stats_period_ns // 2
+
+    def _refresh(self, topic_id: str, topic: _Topic, now_wall_ns: int,
+                 window_rtf: float) -> TopicSnapshot:
+        """Report a topic afresh and arm its watch for the next decision (``_stands``)."""
         snapshot = self._fresh_topic_snapshot(topic_id, topic, now_wall_ns, window_rtf)
-        topic.unchanged, topic.previous = (quiet, snapshot) if quiet else (None, None)
+        topic.previous, topic.unchanged = snapshot, self._status_key(topic)
+        topic.refreshed_ns = now_wall_ns
+        watch, timing = topic.watch, topic.analyzer.timing
+        watch.alerted = False
+        if timing is not None:
+            # An interval longer than the period and half the deadline may hold a miss (a
+            # message after an on-time one), or a skipped period; sim time runs at most
+            # target_rtf times faster than the wall clock.
+            watch.limit_ns = round((timing.period_ns + timing.deadline_ns // 2)
+                                   / max(1.0, self._analysis.target_rtf))
         return snapshot
 
     def _fresh_topic_snapshot(self, topic_id: str, topic: _Topic, now_wall_ns: int,

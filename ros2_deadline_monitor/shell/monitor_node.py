@@ -39,6 +39,7 @@ from ros2_deadline_monitor.shell.node_parameters import NodeParameters
 from ros2_deadline_monitor.shell.qos import STATS_QOS
 from ros2_deadline_monitor.shell.serialized import Assembler
 from ros2_deadline_monitor.shell.subscriptions import ClockInput, SimulatorRtf, TopicMonitor
+from ros2_deadline_monitor.shell.take_schedule import TakeSchedule
 
 NODE_NAME = 'deadline_monitor'
 STATS_TOPIC = '~/stats'
@@ -63,7 +64,6 @@ class MonitorNode(Node):
         """
         super().__init__(node_name, **kwargs)
         self._topics: dict[str, TopicMonitor] = {}
-        self._takers: list[TopicMonitor] = []
         self._take_timer = None
         self._graph_seen: list | None = None
         """The graph of the last poll when nothing but a new name can change a topic."""
@@ -82,6 +82,7 @@ class MonitorNode(Node):
         except ConfigError as err:
             raise StartupError(str(err)) from None
         settings = self._settings
+        self._schedule = TakeSchedule(slack_ns=settings.take_period_ns // 2)
         self.session = Session(
             settings.analysis, use_sim_time=self.parameters.use_sim_time(),
             start_wall_ns=time.time_ns(), clock_topic=settings.clock_topic,
@@ -141,8 +142,7 @@ class MonitorNode(Node):
                 settings.duration_ns / NS_PER_S, self._on_duration, clock=self._steady)
         if self._reader is not None:
             self._take_timer = self.create_timer(
-                settings.take_period_ns / NS_PER_S, lambda: self.take_all(strided=True),
-                clock=self._steady)
+                settings.take_period_ns / NS_PER_S, self._take_due, clock=self._steady)
         self._poll()
         path = ('through diagnostic_updater' if self._diagnostics.uses_updater
                 else 'published directly')
@@ -244,17 +244,22 @@ class MonitorNode(Node):
                     context=self.context, use_global_arguments=False,
                     start_parameter_services=False, enable_rosout=False)
 
-    def take_all(self, strided: bool = False) -> int:
+    def take_all(self) -> int:
         """Take every queued /clock sample, then every topic's messages; return how many.
 
-        ``strided`` (the take timer): a slow topic only every few calls (``qos.take_stride``);
-        a report takes every queue. Topics without a batched subscription are not visited.
+        Topics without a batched subscription are not visited.
         """
-        return self.clock_input.take() + sum(monitor.take(strided) for monitor in self._takers)
+        return self.clock_input.take() + sum(monitor.take() for monitor in self._schedule.takers)
+
+    def _take_due(self) -> int:
+        """Take /clock, then the topics whose queue is due (the take timer, ``take_schedule``)."""
+        return self.clock_input.take() + self._schedule.take_due(time.monotonic_ns())
 
     def _update_takers(self) -> None:
-        """Keep the list of topics with a batched subscription (the ones ``take_all`` visits)."""
-        self._takers = [monitor for monitor in self._topics.values() if monitor.batched]
+        """Schedule the topics with a batched subscription (the ones the takes visit)."""
+        self._schedule.set_takers(
+            [monitor for monitor in self._topics.values() if monitor.batched],
+            time.monotonic_ns())
         self._retime_takes()
 
     def _retime_takes(self) -> None:
@@ -268,7 +273,7 @@ class MonitorNode(Node):
         timer = self._take_timer
         if timer is None:
             return
-        needed = [monitor.take_interval_ns for monitor in self._takers]
+        needed = [monitor.take_interval_ns for monitor in self._schedule.takers]
         if self.clock_input.matched_publishers:
             needed.append(self._settings.take_period_ns)
         if not needed:
@@ -293,6 +298,7 @@ class MonitorNode(Node):
             self._reconcile()
         self._simulator_rtf.poll()
         if names_and_types == self._graph_seen:
+            self._retime_takes()  # a /clock publisher may have come (its name is ours too)
             return  # no name came or went, and no topic can change without one (see below)
         graph = dict(names_and_types)
         monitors = {topic_id: (monitor.config.topic, monitor.matched_writers, monitor.settled)
@@ -305,7 +311,7 @@ class MonitorNode(Node):
         # change one of them (a publisher on a name the graph holds would not).
         quiet = all(writers == NOT_SUBSCRIBED and topic not in graph
                     for topic, writers, _ in monitors.values())
-        self._graph_seen = names_and_types if quiet and not self._takers else None
+        self._graph_seen = names_and_types if quiet and not self._schedule.takers else None
 
     def _start_stats_timer(self) -> None:
         if self._stats_timer is not None:

@@ -146,7 +146,6 @@ class TopicMonitor:
         """Takes that found the reader queue full (its oldest messages may have been lost)."""
         self._stride = 1
         """Every how many take periods the queue is taken (``qos.take_stride``)."""
-        self._next_take_ns = 0
         self._logger = node.get_logger()
         self._stats_period_ns = stats_period_ns
         self._arrival_key = arrival_key
@@ -189,7 +188,7 @@ class TopicMonitor:
 
     @property
     def take_interval_ns(self) -> int:
-        """How often the take timer needs to take this topic's queue."""
+        """How often the take timer needs to take this topic's queue (``qos.take_stride``)."""
         return self._stride * self._take_period_ns
 
     @property
@@ -344,22 +343,14 @@ class TopicMonitor:
         self._drain = make_drain(subscription, record, self._arrival_key, self.fallback)
         return subscription
 
-    def take(self, strided: bool = False) -> int:
+    def take(self) -> int:
         """Record every message queued since the last take; return how many (batched mode).
 
-        ``strided`` (the take timer): a slow topic is taken only every ``take_interval_ns``
-        (``qos.take_stride``, set at each report). A take that returns a whole queue's worth
-        counts as a (possible) queue overflow: the queue may have dropped its oldest
-        messages, which the sequence numbers count as lost.
+        A take that returns a whole queue's worth counts as a (possible) queue overflow: the
+        queue may have dropped its oldest messages, which the sequence numbers count as lost.
         """
         if self._drain is None:
             return 0
-        if strided:
-            now = time.monotonic_ns()
-            if now < self._next_take_ns:
-                return 0
-            # Half a take period of slack: a timer firing a little early takes anyway.
-            self._next_take_ns = now + self.take_interval_ns - self._take_period_ns // 2
         count = self._drain()
         if count >= self.depth:
             self.queue_overflows += 1
