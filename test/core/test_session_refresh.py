@@ -1,0 +1,84 @@
+"""Slow topics: refreshed every ~10 messages, at once when something happens, exact at the end."""
+
+from ros2_deadline_monitor.core.config import AnalysisConfig, TopicConfig
+from ros2_deadline_monitor.core.reports import Level
+from ros2_deadline_monitor.core.session import REFRESH_PERIODS, Session, TopicState
+
+MS = 1_000_000
+S = 1_000_000_000
+OFF = 1_700_000_000 * S
+
+
+def slow_session() -> Session:
+    s = Session(AnalysisConfig(), use_sim_time=False, start_wall_ns=OFF)
+    s.configure({'slow': TopicConfig(name='slow', topic='/slow', period_ns=S),
+                 'fast': TopicConfig(name='fast', topic='/fast', period_ns=10 * MS)})
+    for topic_id in ('slow', 'fast'):
+        s.topic_status(topic_id, TopicState.RECEIVING, type_name='std_msgs/msg/Header',
+                       writers=1)
+    return s
+
+
+def run(s: Session, seconds: int, late_at: int | None = None, gap_at: int | None = None,
+        start: int = 0) -> list:
+    """1 Hz and 100 Hz messages on time, a report each second; return the slow snapshots."""
+    slow = []
+    seq = start + 1
+    for k in range(start, start + seconds):
+        delay = 600 * MS if k == late_at else MS
+        if k != gap_at:
+            s.message('slow', OFF + k * S + delay, seq=seq)
+        seq += 1
+        for i in range(100):
+            s.message('fast', OFF + k * S + i * 10 * MS + MS, seq=k * 100 + i + 1)
+        snap = s.snapshot(OFF + (k + 1) * S)
+        slow.append(next(t for t in snap.topics if t.topic_id == 'slow'))
+    return slow
+
+
+def test_a_steady_slow_topic_is_refreshed_every_ten_messages_and_exact_then() -> None:
+    s = slow_session()
+    slow = run(s, 40)
+    refreshed = [k for k in range(1, 40) if slow[k] is not slow[k - 1]]
+    steady = [k for k in refreshed if k > 15]  # once its first reports are behind it
+    gaps = {b - a for a, b in zip(steady, steady[1:], strict=False)}
+    assert gaps == {REFRESH_PERIODS}, refreshed
+    for k in refreshed:
+        assert slow[k].report.messages_total == k + 1  # exact at each refresh
+    assert all(t.level == Level.OK for t in slow[5:])
+
+
+def test_a_late_message_or_a_gap_is_reported_at_the_next_report() -> None:
+    s = slow_session()
+    run(s, 20)
+    late = run(s, 3, late_at=21, start=20)
+    assert late[1].report.deadline_misses_total == 1 and late[1].level == Level.WARN
+    gap = run(s, 3, gap_at=24, start=23)
+    assert gap[2].report.messages_lost_total == 1  # the message after the gap
+
+
+def test_silence_beyond_the_timeout_is_reported_at_once() -> None:
+    s = slow_session()
+    run(s, 20)
+    snap = s.snapshot(OFF + 20 * S + 10 * S + 500 * MS)  # timeout: 10 periods
+    slow = next(t for t in snap.topics if t.topic_id == 'slow')
+    assert slow.level == Level.ERROR and 'no message for' in slow.reason
+
+
+def test_reports_every_second_end_with_the_totals_of_one_final_report() -> None:
+    every, once = slow_session(), slow_session()
+    run(every, 33, late_at=17, gap_at=26)
+    for k in range(33):  # the same messages, no report until the end
+        if k != 26:
+            once.message('slow', OFF + k * S + (600 * MS if k == 17 else MS), seq=k + 1)
+        for i in range(100):
+            once.message('fast', OFF + k * S + i * 10 * MS + MS, seq=k * 100 + i + 1)
+    a = {t.topic_id: t for t in every.snapshot(OFF + 33 * S, final=True).topics}
+    b = {t.topic_id: t for t in once.snapshot(OFF + 33 * S, final=True).topics}
+    for topic_id in ('slow', 'fast'):
+        ra, rb = a[topic_id].report, b[topic_id].report
+        assert (ra.messages_total, ra.deadline_misses_total, ra.skipped_periods_total,
+                ra.messages_lost_total) == (rb.messages_total, rb.deadline_misses_total,
+                                            rb.skipped_periods_total, rb.messages_lost_total)
+    assert a['slow'].report.deadline_misses_total == 2  # the late one, the one after the gap
+    assert a['slow'].report.messages_lost_total == 1
