@@ -65,6 +65,11 @@ class Figure:
     def text(self, snapshot: Snapshot, part: Any) -> str | None:
         """Return the value as people read it, or None when it is left out."""
         value = self.get(snapshot, part)
+        kind = type(value)  # plain floats and ints first: a thousand statuses a report
+        if kind is float and value == value:
+            return f'{value:.{self.digits}f}'
+        if kind is int:
+            return f'{value:d}'
         if fmt.is_missing(value):
             return fmt.NOT_AVAILABLE if self.always else None
         if isinstance(value, bool):

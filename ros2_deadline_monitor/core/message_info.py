@@ -139,6 +139,12 @@ class InfoFallback:
                            f'middleware gave {what}')
         return None
 
+    @property
+    def state_key(self) -> tuple:
+        """What ``status`` depends on, cheaper to compare than a status to build."""
+        return (self._use, self._since, bool(self.complete), self._loss_unknown_since,
+                len(self._notes))
+
     def status(self) -> FallbackStatus:
         """Return what the stream uses now (a frozen value for a snapshot)."""
         return FallbackStatus(

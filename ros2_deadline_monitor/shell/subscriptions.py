@@ -161,6 +161,8 @@ class TopicMonitor:
         """False when the last look found matched writers the graph could not name yet."""
         self._unreported = True
         """A look at the graph (or a change of subscription) the session was not told yet."""
+        self._reported: tuple | None = None
+        """What the session was told last (``report_status``)."""
         self._offered_deadline_ns = 0
         """The deadline QoS every publisher offers, from the graph (0: none, or they differ)."""
         self._subscription: Subscription | None = None
@@ -214,13 +216,22 @@ class TopicMonitor:
             if not self._unreported:
                 return
             self._unreported = False
+            writers = 0
+        else:
+            writers = self._subscription.get_publisher_count()
+        timing = self._session.timing(self.topic_id) if self._drain is not None else None
+        key = (self.state, self.reason, self.type_name, self._publishers, writers, self.depth,
+               self.queue_overflows, self._offered_deadline_ns, self.fallback.state_key,
+               timing, self._drain is None)
+        if key == self._reported:
+            return  # the session knows all of it already
+        self._reported = key
         if self._drain is not None:
-            timing = self._session.timing(self.topic_id)
             self._stride = take_stride(timing.period_ns if timing else None, self.depth,
                                        self._take_period_ns)
         self._session.topic_status(
             self.topic_id, self.state, self.reason, type_name=self.type_name,
-            publishers=self._publishers, writers=self.writers, receive=self.receive,
+            publishers=self._publishers, writers=writers, receive=self.receive,
             offered_deadline_ns=self._offered_deadline_ns,
             fallback=self.fallback.status())
 
