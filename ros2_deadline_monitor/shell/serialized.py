@@ -101,7 +101,7 @@ class Assembler:
         self._statuses: dict[int, tuple[DiagnosticStatus, bytes | None]] = {}
         """Part id -> (the part, its bytes; None: seen in the previous report, not kept)."""
         self._kept_most: dict[type, bool] = {}
-        """Per message type: whether the last assembly reused most of its parts."""
+        """Per message type: whether the last assembly reused the bytes of most of its parts."""
 
     def monitor_stats(self, msg: MonitorStats) -> bytes:
         """Return the CDR bytes of ``msg`` (equal to rclpy's, padding aside)."""
@@ -117,6 +117,7 @@ class Assembler:
         out += _U32.pack(len(topics))
         kept, previous = {}, self._topics
         header, stamp_bytes = None, b''
+        reused = 0
         for i, topic in enumerate(topics):
             if i == 0 or (len(out) - 4) % 8:
                 writer.write(out, topic)  # not 8-aligned: written here, not kept
@@ -124,6 +125,8 @@ class Assembler:
             cached = previous.get(id(topic))
             if cached is None or cached[0] is not topic or cached[1] is None:
                 cached = (topic, serialize_message(topic)[12:])
+            else:
+                reused += 1
             kept[id(topic)] = cached
             if topic.header is not header:  # the one field a kept TopicStats changes
                 header = topic.header
@@ -131,7 +134,7 @@ class Assembler:
             out += stamp_bytes
             out += cached[1]
         self._topics = kept
-        self._kept_most[MonitorStats] = 2 * len(kept) >= len(topics)
+        self._kept_most[MonitorStats] = 2 * reused >= len(topics)
         writer.write(out, msg.host)
         return bytes(out)
 
@@ -143,17 +146,20 @@ class Assembler:
         out += bytes(-(len(out) - 4) % 4)
         out += _U32.pack(len(statuses))
         kept, previous = {}, self._statuses
+        reused = 0
         for status in statuses:
             cached = previous.get(id(status))
             if cached is None or cached[0] is not status or cached[1] is None:
                 # Alone it starts 4-aligned: level, 3 bytes of padding, then the rest.
                 cached = (status, serialize_message(status)[8:])
+            else:
+                reused += 1
             kept[id(status)] = cached
             out += status.level
             out += _PADDING[(len(out) - 4) % 4]
             out += cached[1]
         self._statuses = kept
-        self._kept_most[DiagnosticArray] = 2 * len(kept) >= len(statuses)
+        self._kept_most[DiagnosticArray] = 2 * reused >= len(statuses)
         return bytes(out)
 
     def payload(self, msg: Report) -> Report | bytes:

@@ -55,6 +55,15 @@ def test_reports_whose_parts_all_changed_go_out_as_messages() -> None:
     for _ in range(3):
         stats = MonitorStats(topics=[conversions.TopicStats() for _ in range(4)])
         assert assembler.payload(stats) is stats
+    kept = [conversions.TopicStats() for _ in range(4)]
+    first = MonitorStats(topics=kept)
+    assert assembler.payload(first) is first  # new parts: remembered
+    for _ in range(2):  # the same parts: assembled (their bytes made once, then reused)
+        assert isinstance(assembler.payload(MonitorStats(topics=kept)), bytes)
+    changed = MonitorStats(topics=[conversions.TopicStats() for _ in range(4)])
+    assert isinstance(assembler.payload(changed), bytes)  # once more, as the last one was
+    again = MonitorStats(topics=[conversions.TopicStats() for _ in range(4)])
+    assert assembler.payload(again) is again  # that one reused nothing: counted, changed
 
 
 def test_a_monitor_with_many_quiet_topics_is_read_over_dds_as_published(
