@@ -91,17 +91,57 @@ class _Writer:
                 self.write(out, value)
 
 
+class _KeptParts:
+    """The parts of one message type's previous report and their bytes, by object identity."""
+
+    def __init__(self, skip: int) -> None:
+        """Keep ``serialize_message(part)[skip:]`` of each part (what a kept one reuses)."""
+        self._skip = skip
+        self._previous: dict[int, tuple[Any, bytes | None]] = {}
+        """Part id -> (the part, its bytes; None: seen in the previous report, not kept)."""
+        self._kept: dict[int, tuple[Any, bytes | None]] = {}
+        self.reused = 0
+        """Parts of the report being assembled whose bytes came from the previous one."""
+        self.reused_most = False
+        """Whether the last assembled report reused the bytes of most of its parts."""
+
+    def bytes_of(self, part: Any) -> bytes:
+        """Return a part's bytes (kept ones reused) and keep them for the next report."""
+        cached = self._previous.get(id(part))
+        if cached is None or cached[0] is not part or cached[1] is None:
+            cached = (part, serialize_message(part)[self._skip:])
+        else:
+            self.reused += 1
+        self._kept[id(part)] = cached
+        return cached[1]
+
+    def seen_most(self, parts: list) -> bool:
+        """Tell whether most of ``parts`` are the objects of the previous report."""
+        previous = self._previous
+        return 2 * sum(1 for part in parts
+                       if previous.get(id(part), (None,))[0] is part) >= len(parts)
+
+    def remember(self, parts: list) -> None:
+        """Keep no bytes, but recognise these parts in the next report."""
+        self._previous, self._kept, self.reused_most = (
+            {id(part): (part, None) for part in parts}, {}, False)
+
+    def next_report(self, parts: int) -> None:
+        """Close the report just assembled (``parts`` long): what it kept is the previous."""
+        self.reused_most = 2 * self.reused >= parts
+        self._previous, self._kept, self.reused = self._kept, {}, 0
+
+
 class Assembler:
     """Serializes ``MonitorStats`` and ``DiagnosticArray``, reusing unchanged parts' bytes."""
 
     def __init__(self) -> None:
         """Start with nothing kept."""
         self._writer = _Writer()
-        self._topics: dict[int, tuple[TopicStats, bytes | None]] = {}
-        self._statuses: dict[int, tuple[DiagnosticStatus, bytes | None]] = {}
-        """Part id -> (the part, its bytes; None: seen in the previous report, not kept)."""
-        self._kept_most: dict[type, bool] = {}
-        """Per message type: whether the last assembly reused the bytes of most of its parts."""
+        self._topics = _KeptParts(skip=12)
+        """A ``TopicStats`` alone: after the encapsulation and its stamp (patched here)."""
+        self._statuses = _KeptParts(skip=8)
+        """A status alone starts 4-aligned: after the encapsulation, level and 3 padding bytes."""
 
     def monitor_stats(self, msg: MonitorStats) -> bytes:
         """Return the CDR bytes of ``msg`` (equal to rclpy's, padding aside)."""
@@ -115,26 +155,17 @@ class Assembler:
         writer.write(out, msg.clock)
         out += bytes(-(len(out) - 4) % 4)
         out += _U32.pack(len(topics))
-        kept, previous = {}, self._topics
-        header, stamp_bytes = None, b''
-        reused = 0
+        parts, header, stamp_bytes = self._topics, None, b''
         for i, topic in enumerate(topics):
             if i == 0 or (len(out) - 4) % 8:
                 writer.write(out, topic)  # not 8-aligned: written here, not kept
                 continue
-            cached = previous.get(id(topic))
-            if cached is None or cached[0] is not topic or cached[1] is None:
-                cached = (topic, serialize_message(topic)[12:])
-            else:
-                reused += 1
-            kept[id(topic)] = cached
             if topic.header is not header:  # the one field a kept TopicStats changes
                 header = topic.header
                 stamp_bytes = _STAMP.pack(header.stamp.sec, header.stamp.nanosec)
             out += stamp_bytes
-            out += cached[1]
-        self._topics = kept
-        self._kept_most[MonitorStats] = 2 * reused >= len(topics)
+            out += parts.bytes_of(topic)
+        parts.next_report(len(topics))
         writer.write(out, msg.host)
         return bytes(out)
 
@@ -145,21 +176,12 @@ class Assembler:
         self._writer.write(out, msg.header)
         out += bytes(-(len(out) - 4) % 4)
         out += _U32.pack(len(statuses))
-        kept, previous = {}, self._statuses
-        reused = 0
+        parts = self._statuses
         for status in statuses:
-            cached = previous.get(id(status))
-            if cached is None or cached[0] is not status or cached[1] is None:
-                # Alone it starts 4-aligned: level, 3 bytes of padding, then the rest.
-                cached = (status, serialize_message(status)[8:])
-            else:
-                reused += 1
-            kept[id(status)] = cached
             out += status.level
             out += _PADDING[(len(out) - 4) % 4]
-            out += cached[1]
-        self._statuses = kept
-        self._kept_most[DiagnosticArray] = 2 * reused >= len(statuses)
+            out += parts.bytes_of(status)
+        parts.next_report(len(statuses))
         return bytes(out)
 
     def payload(self, msg: Report) -> Report | bytes:
@@ -169,23 +191,13 @@ class Assembler:
         changed are converted faster by rclpy in one go.
         """
         if isinstance(msg, MonitorStats):
-            parts, previous, assemble = msg.topics, self._topics, self.monitor_stats
+            parts, kept, assemble = msg.topics, self._topics, self.monitor_stats
         else:
-            parts, previous, assemble = msg.status, self._statuses, self.diagnostic_array
-        if self._kept_most.get(type(msg)):  # as the last one: assemble, and count again
+            parts, kept, assemble = msg.status, self._statuses, self.diagnostic_array
+        if kept.reused_most or kept.seen_most(parts):  # as the last one, or counted
             return assemble(msg)
-        if 2 * sum(1 for part in parts if previous.get(id(part), (None,))[0] is part) < len(parts):
-            self._remember(msg)
-            return msg
-        return assemble(msg)
-
-    def _remember(self, msg: Report) -> None:
-        """Keep nothing but let the next report recognise this one's parts (no bytes yet)."""
-        self._kept_most[type(msg)] = False
-        if isinstance(msg, MonitorStats):
-            self._topics = {id(part): (part, None) for part in msg.topics}
-        else:
-            self._statuses = {id(part): (part, None) for part in msg.status}
+        kept.remember(parts)
+        return msg
 
     def check(self) -> bool:
         """Tell whether assembled bytes read back as the messages (twice: fresh, then kept)."""
@@ -195,7 +207,7 @@ class Assembler:
                     and same(deserialize_message(self.diagnostic_array(array),
                                                  DiagnosticArray), array)):
                 return False
-        self._topics, self._statuses, self._kept_most = {}, {}, {}
+        self._topics, self._statuses = _KeptParts(skip=12), _KeptParts(skip=8)
         return True
 
 
