@@ -8,8 +8,9 @@ publisher the subscription cannot match (a best effort one joining a reliable su
 changes neither: ``count_publishers`` catches it, for ``ROTATION`` subscribed topics per poll
 in turn, so with many topics such a publisher is noticed within ``topics / ROTATION`` polls
 (10 s for a thousand topics). A topic without a subscription is counted at every poll
-while the graph holds its name (maybe by subscribers only); one the graph does not hold
-costs a dictionary lookup.
+while the graph holds its name (maybe by subscribers only), and looked at every poll while
+it has publishers (a look can race the graph: it finds no publisher info yet); one the graph
+does not hold costs a dictionary lookup.
 """
 
 from __future__ import annotations
@@ -65,7 +66,10 @@ class GraphGate:
                 if count is None or topic_id in turn:
                     count = self._counts[topic_id] = self._count(topic)
             key = (topic, tuple(types or ()), writers, count)
-            if keys.get(topic_id) != key or not settled:
+            # Publishers and still no subscription (the look raced the graph, or their types
+            # conflict): looked at again at every poll, as before the gate.
+            unsubscribed_with_publishers = writers == NOT_SUBSCRIBED and bool(count)
+            if keys.get(topic_id) != key or not settled or unsubscribed_with_publishers:
                 keys[topic_id] = key
                 due.append(topic_id)
         if len(keys) > len(monitors):

@@ -30,6 +30,11 @@ def test_a_name_held_by_subscribers_only_is_due_when_its_first_publisher_appears
     assert gate.due(monitors, graph) == []
     counts['/a'] = 1
     assert gate.due(monitors, graph) == ['a']
+    # The look may have found no publisher info yet (it raced the graph): looked at again
+    # at every poll until it subscribes.
+    assert gate.due(monitors, graph) == ['a']
+    assert gate.due({'a': ('/a', 1, True)}, graph) == ['a']  # subscribed: a new key
+    assert gate.due({'a': ('/a', 1, True)}, graph) == []
 
 
 def test_a_subscribed_topic_is_due_when_its_matched_writers_or_types_change() -> None:
