@@ -18,7 +18,7 @@ import numpy as np
 
 from .config import AnalysisConfig, NS_PER_S, resolve_timing, Timing, TopicConfig
 from .grid import GridState, replay
-from .intervals import summarize_intervals
+from .intervals import percentiles, summarize_intervals
 from .reports import IntervalTotals, RunTotals, TopicReport
 from .ring import ColumnRing, EventBuffer, NO_VALUE
 from .rtf import RtfAnalyzer
@@ -759,12 +759,22 @@ class CycleAnalyzer:
         self._epoch = int(epochs[-1])
         return epochs
 
+    def _window_ns(self) -> int:
+        """Return the rolling window reports cover: ``window_s``, at least a few periods."""
+        window_ns = self._analysis.window_ns
+        if self._timing is not None:
+            window_ns = max(window_ns, WINDOW_MIN_PERIODS * self._timing.period_ns)
+        return window_ns
+
     def _analyze(self, arrival: np.ndarray, age: np.ndarray, size: np.ndarray,
                  lost: np.ndarray, start_timer: np.ndarray, end_timer: np.ndarray,
                  start_wall: np.ndarray, start_sim: np.ndarray, streams: np.ndarray,
                  fresh: np.ndarray) -> None:
         if len(arrival) == 0:
             return
+        # Rows no later report's window holds (it ends after these arrivals) are forgotten:
+        # a slow topic keeps the rows of its window, not hours of them.
+        self._rows.drop_before('arrival', int(arrival[-1]) - self._window_ns())
         columns = (arrival, age, size, lost, start_timer, end_timer, start_wall, start_sim)
         epochs = self._outage_epochs(arrival, end_timer)
         serials = np.unique(streams)
@@ -870,13 +880,11 @@ class CycleAnalyzer:
         """Summarize the rolling window and the totals of the events processed so far."""
         rows = self._rows.rows()
         timing = self._timing
-        window_ns = self._analysis.window_ns
-        if timing is not None:
-            window_ns = max(window_ns, WINDOW_MIN_PERIODS * timing.period_ns)
-        since = now_wall_ns - window_ns
+        since = now_wall_ns - self._window_ns()
         keep = rows['arrival'] >= since
         loss_note = self._loss_note(writers, since)
-        rows = {k: v[keep] for k, v in rows.items()}
+        if not keep.all():
+            rows = {k: v[keep] for k, v in rows.items()}
         period = timing.period_ns if timing else None
         jitter = timing.jitter_ns if timing else None
         n = len(rows['arrival'])
@@ -930,7 +938,7 @@ class CycleAnalyzer:
             lateness_max_ns=_max(lateness),
             response_mean_ns=_mean(response),
             response_max_ns=_max(response),
-            response_p99_ns=float(np.percentile(response, 99)) if len(response) else NAN,
+            response_p99_ns=percentiles(response, (99,))[0] if len(response) else NAN,
             size_mean_bytes=_mean(rows['size']),
             size_max_bytes=_max(rows['size']),
             bandwidth_bytes_per_s=(float(rows['size'].sum()) * 1e9 / span_wall

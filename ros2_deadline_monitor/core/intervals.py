@@ -2,9 +2,40 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+import math
+
 import numpy as np
 
 from .reports import IntervalSummary
+
+FEW_VALUES = 64
+"""Up to this many values percentiles are interpolated here: numpy's call costs ~20 µs."""
+
+
+def percentiles(values: np.ndarray, qs: Sequence[float]) -> list[float]:
+    """Return numpy's default percentiles (linear, type 7) of finite ``values``, exactly.
+
+    A slow topic's window holds a handful of values, refreshed a hundred times a second with a
+    thousand topics: for few values the same arithmetic (numpy's ``_lerp``, in the values'
+    own type) runs on a sorted list.
+    """
+    n = len(values)
+    if n > FEW_VALUES:
+        return [float(p) for p in np.percentile(values, qs)]
+    ordered = sorted(values.tolist())
+    result = []
+    for q in qs:
+        virtual = (n - 1) * (q / 100)
+        if virtual >= n - 1:
+            result.append(float(ordered[-1]))
+            continue
+        below = math.floor(virtual)
+        t = virtual - below
+        a, b = ordered[below], ordered[below + 1]
+        diff = b - a
+        result.append(float(b - diff * (1 - t) if t >= 0.5 else a + diff * t))
+    return result
 
 
 def summarize_intervals(clock: str, intervals_ns: np.ndarray, at_ns: np.ndarray,
@@ -18,7 +49,7 @@ def summarize_intervals(clock: str, intervals_ns: np.ndarray, at_ns: np.ndarray,
     if len(intervals_ns) == 0:
         return IntervalSummary(clock=clock)
     values = intervals_ns.astype(np.float64)
-    p50, p95, p99 = np.percentile(values, (50, 95, 99))
+    p50, p95, p99 = percentiles(values, (50, 95, 99))
     i_max = int(np.argmax(values))
     over_period = over_jitter = over_budget = 0
     if period_ns is not None:

@@ -106,7 +106,11 @@ class EventBuffer:
 
 
 class ColumnRing:
-    """A ring of named int64 columns holding the most recent ``capacity`` rows."""
+    """A ring of named int64 columns holding the most recent ``capacity`` rows.
+
+    ``drop_before`` forgets rows no window holds any more: a topic at 1 Hz keeps the few
+    rows of its window, not the ``capacity`` rows of the last hours.
+    """
 
     def __init__(self, capacity: int, names: tuple[str, ...]) -> None:
         """Hold the latest ``capacity`` rows of each named column (allocated as they come)."""
@@ -114,46 +118,79 @@ class ColumnRing:
         self.names = names
         self._allocated = min(capacity, INITIAL_ROWS)
         self._data = {name: np.empty(self._allocated, np.int64) for name in names}
-        self._written = 0
+        self._start = 0
+        """Where the oldest held row is (the ring wraps at ``_allocated``)."""
+        self._held = 0
+
+    def _order(self) -> np.ndarray:
+        """Positions of the held rows, oldest first."""
+        return (np.arange(self._held) + self._start) % self._allocated
 
     def _reserve(self, rows: int) -> None:
-        """Grow to hold ``rows`` rows (doubling, at most the capacity); before any wrap."""
+        """Grow to hold ``rows`` rows (doubling, at most the capacity), oldest row first."""
         size = min(self.capacity, max(rows, 2 * self._allocated))
-        used = self._written
-        self._data = {name: _grown(column, used, size) for name, column in self._data.items()}
-        self._allocated = size
+        order, held = self._order(), self._held
+        self._data = {name: _grown(column[order], held, size)
+                      for name, column in self._data.items()}
+        self._allocated, self._start = size, 0
 
     def __len__(self) -> int:
         """Rows currently held (at most ``capacity``)."""
-        return min(self._written, self.capacity)
+        return self._held
 
     def extend(self, **columns: np.ndarray) -> None:
         """Append rows given as equally long arrays, one per column name."""
         n = len(columns[self.names[0]])
         if n == 0:
             return
-        if self._written + n > self._allocated and self._allocated < self.capacity:
-            self._reserve(self._written + n)
         if n > self.capacity:
             columns = {k: v[-self.capacity:] for k, v in columns.items()}
-            self._written += n - self.capacity
             n = self.capacity
-        start = self._written % self.capacity
-        first = min(n, self.capacity - start)
+        if self._held + n > self._allocated and self._allocated < self.capacity:
+            self._reserve(self._held + n)
+        size = self._allocated
+        at = (self._start + self._held) % size
+        first = min(n, size - at)
         for name in self.names:
             values = columns[name]
             column = self._data[name]
-            column[start:start + first] = values[:first]
+            column[at:at + first] = values[:first]
             column[:n - first] = values[first:]
-        self._written += n
+        held = self._held + n
+        if held > size:  # the oldest rows were written over
+            self._start = (self._start + held - size) % size
+            held = size
+        self._held = held
 
     def rows(self) -> dict[str, np.ndarray]:
         """All held rows in chronological order (copies)."""
-        n = len(self)
-        start = (self._written - n) % self.capacity
-        idx = (np.arange(n) + start) % self.capacity
-        return {name: self._data[name][idx] for name in self.names}
+        order = self._order()
+        return {name: self._data[name][order] for name in self.names}
+
+    def drop_before(self, name: str, value: int) -> int:
+        """Forget the oldest rows whose ``name`` is below ``value``, up to the first that is not.
+
+        Returns how many were forgotten.
+        """
+        if not self._held:
+            return 0
+        column, start, size = self._data[name], self._start, self._allocated
+        first = min(self._held, size - start)
+        parts = (column[start:start + first], column[:self._held - first])
+        dropped = 0
+        for part in parts:
+            below = part < value
+            if not len(part):
+                continue
+            if below.all():
+                dropped += len(part)
+                continue
+            dropped += int(np.argmin(below))
+            break
+        self._start = (start + dropped) % size
+        self._held -= dropped
+        return dropped
 
     def clear(self) -> None:
         """Forget every row."""
-        self._written = 0
+        self._start = self._held = 0

@@ -118,6 +118,22 @@ def test_window_is_bounded_by_count_and_time():
     assert r.messages == 11  # arrivals within the last second: 9.89 s .. 9.99 s
 
 
+def test_a_slow_topic_keeps_the_rows_of_its_window_not_of_the_run():
+    """An hour at 1 Hz: the rows older than the window are forgotten, no figure changes."""
+    a = CycleAnalyzer(TopicConfig(name='a', topic='/a', period_ns=S), AnalysisConfig())
+    reference = CycleAnalyzer(TopicConfig(name='a', topic='/a', period_ns=S), AnalysisConfig())
+    for k in range(3600):
+        arrival = S + k * S + (300 * MS if k == 3590 else 0)  # one late message at the end
+        for analyzer in (a, reference):
+            analyzer.record(arrival, arrival - MS, k + 1, 10)
+        if k % 10 == 9:
+            a.process(None)  # a report every 10 messages, as the session refreshes it
+    r, full = report(a, 3601 * S), report(reference, 3601 * S)
+    assert len(a._rows) <= 11 < len(reference._rows) == 3600
+    assert r == full
+    assert r.messages == 10 and r.interval_wall.max_ns == 1300 * MS and r.messages_total == 3600
+
+
 def test_sim_clock_topic_maps_arrival_to_sim_time_and_resets_cleanly(timer_cycles):
     # /clock at 1 kHz, RTF 1.0, separate from the producer: sim = wall - offset.
     starts, ends = timer_cycles()

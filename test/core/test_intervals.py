@@ -25,3 +25,16 @@ def test_percentiles_equal_numpy_and_tail_amplification():
 def test_empty_window_is_nan_not_an_error():
     s = summarize_intervals('sim', np.array([], np.int64), np.array([], np.int64), None, None)
     assert s.count == 0 and np.isnan(s.mean_ns) and s.over_period == 0
+
+
+def test_percentiles_of_few_values_are_numpys_exactly():
+    from ros2_deadline_monitor.core.intervals import FEW_VALUES, percentiles
+
+    rng = np.random.default_rng(11)
+    qs = (0, 1, 25, 50, 95, 99, 99.9, 100)
+    for n in list(range(1, FEW_VALUES + 3)) + [500]:
+        for values in (rng.integers(-5 * MS, 2**62, n).astype(np.int64),  # responses
+                       rng.integers(0, 3 * MS, n).astype(np.float64),  # intervals
+                       rng.normal(1e9, 3e6, n), np.full(n, 7 * MS, np.int64)):
+            expected = [float(p) for p in np.percentile(values, qs)]
+            assert percentiles(values, qs) == expected, (n, values.dtype)

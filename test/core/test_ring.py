@@ -66,6 +66,12 @@ def test_a_growing_ring_holds_what_a_full_size_one_holds() -> None:
         rows = ring.rows()
         assert rows['a'].tolist() == reference
         assert rows['b'].tolist() == [2 * v for v in reference]
+        if rng.random() < 0.2:  # forget what is older than a random point, as a window does
+            before = value - int(rng.integers(0, 120))
+            kept = [v for v in reference if v >= before]
+            assert ring.drop_before('a', before) == len(reference) - len(kept)
+            reference = kept
+            assert ring.rows()['b'].tolist() == [2 * v for v in reference]
         if rng.random() < 0.05:
             ring.clear()
             reference = []
@@ -80,3 +86,21 @@ def test_put_back_goes_first_while_the_buffer_grows() -> None:
         buf.append(k, 0, 0, 0)
     buf.put_back(*drained)
     assert buf.drain()[0].tolist() == list(range(50)) + list(range(100, 130))
+
+
+def test_drop_before_stops_at_the_first_row_it_keeps() -> None:
+    ring = ColumnRing(8, ('a',))
+    ring.extend(a=np.array([1, 2, 9, 3, 10]))
+    assert ring.drop_before('a', 5) == 2  # 3 stays: it comes after 9
+    assert ring.rows()['a'].tolist() == [9, 3, 10]
+    assert ring.drop_before('a', 100) == 3 and len(ring) == 0
+    assert ring.drop_before('a', 100) == 0
+
+
+def test_a_ring_that_forgets_old_rows_stays_small() -> None:
+    ring = ColumnRing(10_000, ('a',))
+    for k in range(5000):
+        ring.drop_before('a', k - 10)
+        ring.extend(a=np.array([k]))
+    assert len(ring) == 11 and ring._allocated == INITIAL_ROWS
+    assert ring.rows()['a'].tolist() == list(range(4989, 5000))
