@@ -130,8 +130,9 @@ def choose_qos(publishers: Sequence[TopicEndpointInfo], depth: int,
     return QosChoice(profile, note)
 
 
-TAKE_MAX_STRIDE = 10
-"""A slow topic's queue is taken at most every this many take periods (500 ms by default)."""
+TAKE_MAX_STRIDE = 40
+"""A slow topic's queue is taken at most every this many take periods (2 s by default): more
+than a report period, so between reports (which take every queue) the timer leaves it."""
 TAKE_STRIDE_HEADROOM = 10
 """Between two takes of a strided topic its queue still holds this many times its rate."""
 

@@ -4,7 +4,8 @@ A thousand slow topics need their queues taken every few hundred ms (``qos.take_
 a fast one every take period: visiting every topic at every tick to skip most of them costs
 more than the takes. The schedule keeps the topics in a heap by the time of their next take,
 so a tick costs a look at the first entry plus the takes that are due. Every report takes
-every queue anyway (``MonitorNode.take_all``); the schedule only bounds the queues between.
+every queue anyway (``take_all``) and starts each one's interval again: a topic whose queue
+holds more than a report period of messages is taken by the reports only.
 """
 
 from __future__ import annotations
@@ -57,4 +58,14 @@ class TakeSchedule:
             _, order, taker = heap[0]
             taken += taker.take()
             heapq.heapreplace(heap, (now_ns + taker.take_interval_ns, order, taker))
+        return taken
+
+    def take_all(self, now_ns: int) -> int:
+        """Take every topic now (a report); each is next due one interval from now."""
+        taken = 0
+        for taker in self._takers:
+            taken += taker.take()
+        self._heap = [(now_ns + taker.take_interval_ns, i, taker)
+                      for i, taker in enumerate(self._takers)]
+        heapq.heapify(self._heap)
         return taken

@@ -38,7 +38,7 @@ def test_a_slow_topic_is_taken_as_often_as_its_queue_needs_with_room_to_spare():
     take = 50 * NS_PER_MS
     assert take_stride(None, 1000, take) == 1  # unknown rate: every take
     assert take_stride(NS_PER_MS, take_depth(NS_PER_MS, take), take) == 2  # 1 kHz: 100 ms
-    assert take_stride(1000 * NS_PER_MS, 50, take) == TAKE_MAX_STRIDE  # 1 Hz: 500 ms
+    assert take_stride(1000 * NS_PER_MS, 50, take) == TAKE_MAX_STRIDE  # 1 Hz: 2 s
     for period_ms in (1, 2, 5, 10, 20, 100, 1000):
         period = period_ms * NS_PER_MS
         depth = take_depth(period, take)

@@ -61,3 +61,20 @@ def test_kept_queues_keep_their_time_and_new_ones_are_due_at_once() -> None:
     a.now = b.now = 600 * MS
     schedule.take_due(600 * MS)
     assert a.takes == [0] and b.takes == [100 * MS, 600 * MS]
+
+
+def test_a_report_takes_every_queue_and_starts_each_interval_again() -> None:
+    fast, slow = Queue(100 * MS), Queue(2000 * MS)
+    schedule = TakeSchedule(slack_ns=0)
+    schedule.set_takers([fast, slow], 0)
+    taken = 0
+    for now in range(0, 5000 * MS, 50 * MS):
+        fast.now = slow.now = now
+        if now % (1000 * MS) == 0:
+            taken += schedule.take_all(now)  # a report every second
+        taken += schedule.take_due(now)
+    # The reports take the slow queue every second: the timer never needs to.
+    assert slow.takes == [0, 1000 * MS, 2000 * MS, 3000 * MS, 4000 * MS]
+    assert fast.takes == sorted(set(range(0, 5000 * MS, 100 * MS)) | set(
+        range(0, 5000 * MS, 1000 * MS)))
+    assert taken == len(fast.takes) + len(slow.takes)
