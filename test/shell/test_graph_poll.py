@@ -75,3 +75,11 @@ def test_a_look_that_could_not_name_every_writer_is_repeated() -> None:
     assert gate.due({'a': ('/a', 2, False)}, graph) == ['a']
     assert gate.due({'a': ('/a', 2, False)}, graph) == ['a']  # still unnamed: again
     assert gate.due({'a': ('/a', 2, True)}, graph) == []  # that look named them all
+
+
+def test_a_quiet_graph_of_many_topics_is_read_less_often_but_within_two_seconds() -> None:
+    from ros2_deadline_monitor.shell.graph_poll import MAX_READ_EVERY, read_every, TOPICS_PER_READ
+
+    assert read_every(0) == read_every(TOPICS_PER_READ - 1) == 1  # every poll, as always
+    assert read_every(TOPICS_PER_READ) == 2
+    assert read_every(1000) == read_every(100_000) == MAX_READ_EVERY == 4  # 2 s at 0.5 s polls
