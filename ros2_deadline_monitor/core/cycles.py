@@ -283,6 +283,8 @@ class CycleAnalyzer:
         self._analysis = analysis or AnalysisConfig()
         self._pending = EventBuffer(PENDING_CAPACITY)
         self._rows = ColumnRing(self._analysis.window_cycles, ROW_COLUMNS)
+        self._rows_drained = False
+        """Whether a consumer takes the rows (``drain_rows``): then none is forgotten."""
         self._timing: Timing | None = None
         self._learning: list[tuple[np.ndarray, ...]] = []
         self._learning_count = 0
@@ -772,9 +774,11 @@ class CycleAnalyzer:
                  fresh: np.ndarray) -> None:
         if len(arrival) == 0:
             return
-        # Rows no later report's window holds (it ends after these arrivals) are forgotten:
-        # a slow topic keeps the rows of its window, not hours of them.
-        self._rows.drop_before('arrival', int(arrival[-1]) - self._window_ns())
+        if not self._rows_drained:
+            # Rows no later report's window holds (it ends after these arrivals) are
+            # forgotten: a slow topic keeps the rows of its window, not hours of them. A
+            # consumer that drains the rows gets every one of them.
+            self._rows.drop_before('arrival', int(arrival[-1]) - self._window_ns())
         columns = (arrival, age, size, lost, start_timer, end_timer, start_wall, start_sim)
         epochs = self._outage_epochs(arrival, end_timer)
         serials = np.unique(streams)
@@ -848,6 +852,7 @@ class CycleAnalyzer:
         For consumers that keep their own whole-run statistics (the offline analyzer): no row
         is handed over twice; the totals are kept.
         """
+        self._rows_drained = True
         rows = self._rows.rows()
         self._rows.clear()
         return rows

@@ -134,6 +134,17 @@ def test_a_slow_topic_keeps_the_rows_of_its_window_not_of_the_run():
     assert r.messages == 10 and r.interval_wall.max_ns == 1300 * MS and r.messages_total == 3600
 
 
+def test_a_consumer_that_drains_rows_gets_every_row_even_past_the_window():
+    """The bag replay drains the rows of each round: none may be forgotten before that."""
+    a = CycleAnalyzer(TopicConfig(name='a', topic='/a', period_ns=S), AnalysisConfig())
+    a.drain_rows()  # a draining consumer
+    for k in range(30):
+        a.record(S + k * S, S + k * S - MS, k + 1, 10)
+        if k % 10 == 9:
+            a.process(None)  # three batches spanning 30 s, more than the 10 s window
+    assert len(a.drain_rows()['arrival']) == 30
+
+
 def test_sim_clock_topic_maps_arrival_to_sim_time_and_resets_cleanly(timer_cycles):
     # /clock at 1 kHz, RTF 1.0, separate from the producer: sim = wall - offset.
     starts, ends = timer_cycles()
