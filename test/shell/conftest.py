@@ -194,6 +194,18 @@ def key_values() -> Callable[[Any], dict[str, str]]:
     return _key_values
 
 
+def _stop_all(spinners: list[Spinner]) -> None:
+    """Stop every spinner, the last started first, then re-raise the first error."""
+    errors = []
+    for spinner in reversed(spinners):
+        try:
+            spinner.stop()
+        except BaseException as err:
+            errors.append(err)
+    if errors:
+        raise errors[0]
+
+
 @pytest.fixture
 def spin(ros_context: Any) -> Iterator[Callable[..., Spinner]]:
     """Return ``spin(*nodes, context=None, destroy=False)``: spin nodes in a background thread.
@@ -208,14 +220,7 @@ def spin(ros_context: Any) -> Iterator[Callable[..., Spinner]]:
         return spinner
 
     yield start
-    errors = []
-    for spinner in reversed(spinners):
-        try:
-            spinner.stop()
-        except BaseException as err:  # stop every spinner, then report the first error
-            errors.append(err)
-    if errors:
-        raise errors[0]
+    _stop_all(spinners)
 
 
 @pytest.fixture
@@ -244,6 +249,60 @@ def start_monitor(ros_context: Any, spin: Callable[..., Spinner]) -> Callable[..
         return node
 
     return start
+
+
+class LateProducer:
+    """A publisher in another DDS participant that sends exactly ``count`` Headers.
+
+    It publishes every 10 ms once the monitor's reader matched it (a message sent before
+    would be lost, not missed by the monitor); ``sent`` is the ground truth. ``others`` get
+    the same messages at the same time.
+    """
+
+    def __init__(self, context: Any, node_name: str, topic: str, count: int,
+                 others: tuple[str, ...] = ()) -> None:
+        from rclpy.node import Node
+        from rclpy.qos import QoSProfile, ReliabilityPolicy
+        from std_msgs.msg import Header
+
+        self._header = Header
+        self.node = Node(node_name, context=context)
+        qos = QoSProfile(depth=count, reliability=ReliabilityPolicy.RELIABLE)
+        self.publisher = self.node.create_publisher(Header, topic, qos)
+        self._others = [self.node.create_publisher(Header, name, qos) for name in others]
+        self.count = count
+        self.sent = 0
+
+    def publish(self) -> None:
+        """Send the next message, until ``count`` are sent."""
+        if self.sent < self.count:
+            self.publisher.publish(self._header())
+            for other in self._others:
+                other.publish(self._header())
+            self.sent += 1
+
+
+@pytest.fixture
+def late_producer(second_context: Any,
+                  wait_for: Callable[..., Any]) -> Iterator[Callable[..., LateProducer]]:
+    """Return ``start(node_name, topic, count, others=())``: a spinning ``LateProducer``.
+
+    It starts publishing once the monitor subscribed to ``topic``; it stops spinning before
+    its context (another DDS participant) shuts down.
+    """
+    spinners: list[Spinner] = []
+
+    def start(node_name: str, topic: str, count: int,
+              others: tuple[str, ...] = ()) -> LateProducer:
+        producer = LateProducer(second_context, node_name, topic, count, others)
+        wait_for(lambda: producer.publisher.get_subscription_count() >= 1, timeout=15.0,
+                 what=f'the monitor to subscribe to {topic}')
+        producer.node.create_timer(0.01, producer.publish)
+        spinners.append(Spinner(second_context, producer.node, destroy=True))
+        return producer
+
+    yield start
+    _stop_all(spinners)
 
 
 class ClockTracker:

@@ -11,41 +11,21 @@ MESSAGES = 40
 
 
 def test_a_topic_that_appears_after_start_is_monitored_with_exact_counts(
-        second_context, spin, observer, start_monitor, wait_for):
-    from rclpy.node import Node
-    from rclpy.qos import QoSProfile, ReliabilityPolicy
-    from std_msgs.msg import Header
-
+        observer, start_monitor, late_producer, wait_for):
     monitor = start_monitor(all_topics=True, all_topics__period_ms=10.0, stats_period_s=0.2)
     wait_for(lambda: observer.latest_stats() is not None, what='the first report')
     assert [t.name for t in observer.latest_stats().topics] == []
 
-    producer = Node('late_all_producer', context=second_context)
-    qos = QoSProfile(depth=MESSAGES, reliability=ReliabilityPolicy.RELIABLE)
-    late = producer.create_publisher(Header, '/all_test/late', qos)
     # Infrastructure and hidden topics, published at the same time, must stay out.
-    excluded = [producer.create_publisher(Header, name, qos) for name in (
-        '/tf_static', '/all_test/_hidden', '/all_test/nav/_action/status', '/diagnostics_agg')]
-    wait_for(lambda: late.get_subscription_count() >= 1, timeout=15.0,
-             what='the monitor to subscribe to the late topic')
-    sent = [0]
-
-    def publish() -> None:
-        if sent[0] < MESSAGES:
-            late.publish(Header())
-            for each in excluded:
-                each.publish(Header())
-            sent[0] += 1
-
-    producer.create_timer(0.01, publish)
-    spin(producer, context=second_context)
+    producer = late_producer('late_all_producer', '/all_test/late', MESSAGES, others=(
+        '/tf_static', '/all_test/_hidden', '/all_test/nav/_action/status', '/diagnostics_agg'))
     stats = wait_for(lambda: (t := observer.topic_stats('all_test_late'))
                      and t.messages_total >= MESSAGES and t, timeout=15.0,
                      what='every message of the late topic counted')
     assert stats.topic == '/all_test/late'
     assert stats.type == 'std_msgs/msg/Header'
     assert stats.period_ms == 10.0  # the all_topics.* settings apply
-    assert sent[0] == MESSAGES
+    assert producer.sent == MESSAGES
     assert stats.messages_total == MESSAGES
     assert stats.messages_lost_total == 0
     topics = {t.topic for t in observer.latest_stats().topics}
@@ -57,7 +37,7 @@ def test_a_topic_that_appears_after_start_is_monitored_with_exact_counts(
     assert not monitor.has_parameter('topic.all_test_late.name')
 
     # Its publisher goes away: the topic stays and times out (max(10 T, 1 s) = 1 s).
-    producer.destroy_publisher(late)
+    producer.node.destroy_publisher(producer.publisher)
     gone = wait_for(lambda: (t := observer.topic_stats('all_test_late')) and t.level == ERROR
                     and t, timeout=15.0, what='the vanished topic to time out')
     assert gone.messages_total == MESSAGES

@@ -82,16 +82,12 @@ def test_a_topic_with_two_types_is_an_error_and_the_others_keep_running(
 
 
 def test_with_hundreds_of_topics_a_quiet_graph_is_read_every_other_poll_and_a_late_topic_counts(
-        second_context, spin, observer, start_monitor, wait_for):
+        observer, start_monitor, late_producer, wait_for):
     """More topics than ``graph_poll.TOPICS_PER_READ``: a quiet graph is read less often.
 
     It is read every other poll, and a publisher that appears then is still subscribed and
     counted exactly.
     """
-    from rclpy.node import Node
-    from rclpy.qos import QoSProfile, ReliabilityPolicy
-    from std_msgs.msg import Header
-
     from ros2_deadline_monitor.shell.graph_poll import read_every
 
     many, messages = 300, 40
@@ -118,24 +114,10 @@ def test_with_hundreds_of_topics_a_quiet_graph_is_read_every_other_poll_and_a_la
     counted_polls, counted_reads = polls[0], reads[0]
     assert counted_reads <= counted_polls // 2 + 1, (counted_reads, counted_polls)
 
-    producer = Node('many_topics_producer', context=second_context)
-    late = producer.create_publisher(
-        Header, '/many_test/many_7', QoSProfile(depth=messages,
-                                                reliability=ReliabilityPolicy.RELIABLE))
-    wait_for(lambda: late.get_subscription_count() >= 1, timeout=15.0,
-             what='the monitor to subscribe to the late topic')
-    sent = [0]
-
-    def publish() -> None:
-        if sent[0] < messages:
-            late.publish(Header())
-            sent[0] += 1
-
-    producer.create_timer(0.01, publish)
-    spin(producer, context=second_context)
+    producer = late_producer('many_topics_producer', '/many_test/many_7', messages)
     stats = wait_for(lambda: (t := observer.topic_stats('many_7'))
                      and t.messages_total >= messages and t, timeout=15.0,
                      what='every message of the late topic counted')
-    assert sent[0] == messages
+    assert producer.sent == messages
     assert stats.messages_total == messages and stats.messages_lost_total == 0
     assert reads[0] > counted_reads  # the graph was read again to find the publisher
