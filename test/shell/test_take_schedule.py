@@ -75,6 +75,5 @@ def test_a_report_takes_every_queue_and_starts_each_interval_again() -> None:
         taken += schedule.take_due(now)
     # The reports take the slow queue every second: the timer never needs to.
     assert slow.takes == [0, 1000 * MS, 2000 * MS, 3000 * MS, 4000 * MS]
-    assert fast.takes == sorted(set(range(0, 5000 * MS, 100 * MS)) | set(
-        range(0, 5000 * MS, 1000 * MS)))
+    assert fast.takes == list(range(0, 5000 * MS, 100 * MS))  # once at a report, not twice
     assert taken == len(fast.takes) + len(slow.takes)
