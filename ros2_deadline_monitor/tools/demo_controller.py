@@ -38,6 +38,7 @@ from ros2_deadline_monitor.tools.sim_clock import (
     parameter_help,
     run_node,
 )
+from ros2_deadline_monitor.tools.waiting import WaitNotice
 
 FRAME_ID = 'demo'
 POLL_S = 0.01
@@ -157,27 +158,35 @@ class DemoControllerNode(Node):
         self._timer: Any = None
         self._stopper: Any = None
         self._starter: Any = None
-        self._waiting_for: str | None = None
+        self._waiting = WaitNotice()
         self._closed = False
 
     def start(self) -> None:
-        """Poll on steady time until the subscribers and the clock are there, then run."""
+        """Poll on steady time until the subscribers, the clock and the first cycle are there."""
         self._starter = self.create_timer(POLL_S, self._start_when_ready, clock=self._steady)
 
     def _start_when_ready(self) -> None:
         s = self.settings
-        waiting = None
-        if self._publisher.get_subscription_count() < s.wait_for_subscribers:
+        clock = 'sim' if self.sim_time else 'wall'
+        if self._timer is not None:
+            waiting = f'the first cycle on {clock} time'
+        elif self._publisher.get_subscription_count() < s.wait_for_subscribers:
             waiting = f'{s.wait_for_subscribers} subscription(s) on {s.topic}'
         elif self.sim_time and self._clock.now().nanoseconds == 0:
             waiting = '/clock (use_sim_time is true)'
+        else:
+            waiting = None
+        said = self._waiting.update(waiting, time.monotonic_ns())
+        if said is not None:
+            warn, text = said
+            if self.sim_time:
+                text += f' (sim time {self._clock.now().nanoseconds / NS_PER_S:.3f} s)'
+            if warn:  # one call site per severity: rclpy refuses a second one
+                self.get_logger().warning(text)
+            else:
+                self.get_logger().info(text)
         if waiting is not None:
-            if waiting != self._waiting_for:
-                self.get_logger().info(f'waiting for {waiting}')
-                self._waiting_for = waiting
             return
-        self._starter.cancel()
-        self.destroy_timer(self._starter)
         self._timer = self.create_timer(s.period_ns / NS_PER_S, self._cycle)
         stall = ''
         if s.stall_every and s.stall_ns:
@@ -186,7 +195,7 @@ class DemoControllerNode(Node):
                      f'{", ".join(map(str, first))}, ... (every {s.stall_every})')
         self.get_logger().info(
             f'cycles at {NS_PER_S / self._timer.timer_period_ns:g} Hz on '
-            f'{"sim" if self.sim_time else "wall"} time, publishing on {s.topic}{stall}')
+            f'{clock} time, publishing on {s.topic}{stall}')
 
     def _cycle(self) -> None:
         start_mono = time.monotonic_ns()
@@ -195,6 +204,8 @@ class DemoControllerNode(Node):
         s = self.settings
         if self._first_mono_ns is None:
             self._first_mono_ns = start_mono
+            self._starter.cancel()  # it watched for this first cycle
+            self.destroy_timer(self._starter)
             if s.duration_ns:
                 self._stopper = self.create_timer(s.duration_ns / NS_PER_S, self._finish,
                                                   clock=self._steady)

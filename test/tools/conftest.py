@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 import subprocess
 import sys
+import time
 from typing import Any
 
 import pytest
@@ -51,8 +52,29 @@ class Tools:
         self._processes.append(process)
         return process
 
+    def start_logging(self, module: str, log_path: Path, **params: Any) -> subprocess.Popen:
+        """Start a tool with its output (stdout and stderr) going to ``log_path``."""
+        command = self.command(module, **params)
+        with open(log_path, 'w') as log:
+            process = subprocess.Popen(command, env=self.env(),
+                                       stdout=log, stderr=subprocess.STDOUT)
+        self._processes.append(process)
+        return process
+
+    @staticmethod
+    def wait_for_log(path: Path, text: str, timeout_s: float) -> str:
+        """Return the log's content once it contains ``text``; fail after ``timeout_s``."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            content = path.read_text()
+            if text in content:
+                return content
+            if time.monotonic() > deadline:
+                pytest.fail(f'no {text!r} within {timeout_s} s in:\n{content}')
+            time.sleep(0.05)
+
 
 @pytest.fixture
 def tools(processes: list[subprocess.Popen]) -> Tools:
-    """Return ``Tools``: ``tools.start(module, **params)``, ``tools.command``, ``tools.env``."""
+    """Return ``Tools``: ``start``, ``start_logging``, ``wait_for_log``, ``command``, ``env``."""
     return Tools(processes)

@@ -25,6 +25,7 @@ from ros2_deadline_monitor.tools.demo_controller import (
     PARAMETERS,
     settings_from_values,
 )
+from ros2_deadline_monitor.tools.waiting import WARN_AFTER_S
 
 MS = 1_000_000
 S = 1_000_000_000
@@ -165,3 +166,17 @@ def test_invalid_parameter_exits_2_naming_it(tools):
     assert result.returncode == 2, result.stderr
     assert 'ERROR' in result.stderr
     assert 'reliability' in result.stderr
+
+
+def test_a_start_that_hangs_says_at_warn_what_it_waits_for(tools, tmp_path):
+    # Nobody subscribes to this topic. The demo's processes log at WARN: the warning is what
+    # says which of the controller's waits hung (here at INFO, so the first line shows too).
+    log = tmp_path / 'controller.log'
+    process = tools.start_logging('demo_controller', log, topic='/nobody/listens',
+                                  wait_for_subscribers=1)
+    wait = '1 subscription(s) on /nobody/listens'
+    text = tools.wait_for_log(log, f'still waiting for {wait} after', WARN_AFTER_S + 15)
+    assert f']: waiting for {wait}' in text.split('[INFO] [', 1)[1]
+    assert f']: still waiting for {wait} after' in text.split('[WARN] [', 1)[1]
+    assert 'cycles at' not in text
+    assert process.poll() is None, text

@@ -30,6 +30,7 @@ from ros2_deadline_monitor.tools.sim_clock import (
     StallPlan,
     summary_of,
 )
+from ros2_deadline_monitor.tools.waiting import WARN_AFTER_S
 
 MS = 1_000_000
 S = 1_000_000_000
@@ -275,3 +276,16 @@ def test_help_lists_every_parameter(tools):
     assert result.returncode == 0
     for spec in PARAMETERS:
         assert spec.name in result.stdout
+
+
+def test_a_start_that_hangs_says_at_warn_how_many_subscriptions_it_has(tools, tmp_path):
+    # Nothing in the suite makes 50 /clock subscriptions. The demo's processes log at WARN:
+    # the warning is what says that sim_clock's wait hung (at INFO, the first line shows too).
+    log = tmp_path / 'sim_clock.log'
+    process = tools.start_logging('sim_clock', log, wait_for_subscribers=50)
+    wait = '50 subscription(s) on /clock'
+    text = tools.wait_for_log(log, f'still waiting for {wait} after', WARN_AFTER_S + 15)
+    assert f']: waiting for {wait} (0 so far)' in text
+    assert 'so far)' in text.split('[WARN] [', 1)[1]
+    assert 'pacing stopped' not in text
+    assert process.poll() is None, text

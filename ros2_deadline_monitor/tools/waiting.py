@@ -1,0 +1,36 @@
+"""What a demo tool still waits for before it starts, said once and warned about when it lasts.
+
+The demo's processes log at WARN, so an INFO "waiting for ..." is not seen when a start hangs;
+the warning after ``WARN_AFTER_S`` says which wait it was.
+"""
+
+from __future__ import annotations
+
+from ros2_deadline_monitor.core.config import NS_PER_S
+
+WARN_AFTER_S = 5.0
+
+
+class WaitNotice:
+    """Turn "what am I waiting for now" polls into at most one INFO and one WARN per wait."""
+
+    def __init__(self, warn_after_s: float = WARN_AFTER_S) -> None:
+        """``warn_after_s``: how long one wait may last before it is warned about."""
+        self._warn_after_ns = int(warn_after_s * NS_PER_S)
+        self._what: str | None = None
+        self._since_ns = 0
+        self._warned = False
+
+    def update(self, what: str | None, now_ns: int) -> tuple[bool, str] | None:
+        """Return ``(is_warning, text)`` to log for this poll, or None.
+
+        ``what`` is the thing waited for (None: nothing); ``now_ns`` a steady time.
+        """
+        if what != self._what:
+            self._what, self._since_ns, self._warned = what, now_ns, False
+            return None if what is None else (False, f'waiting for {what}')
+        if what is None or self._warned or now_ns - self._since_ns < self._warn_after_ns:
+            return None
+        self._warned = True
+        return (True, f'still waiting for {what} after '
+                        f'{(now_ns - self._since_ns) / NS_PER_S:.1f} s')
