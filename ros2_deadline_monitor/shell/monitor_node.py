@@ -38,7 +38,12 @@ from ros2_deadline_monitor.shell.graph_poll import GraphGate, NOT_SUBSCRIBED, re
 from ros2_deadline_monitor.shell.node_parameters import NodeParameters
 from ros2_deadline_monitor.shell.qos import STATS_QOS
 from ros2_deadline_monitor.shell.serialized import Assembler
-from ros2_deadline_monitor.shell.subscriptions import ClockInput, SimulatorRtf, TopicMonitor
+from ros2_deadline_monitor.shell.subscriptions import (
+    ClockInput,
+    SimulatorRtf,
+    TopicMonitor,
+    waiting_line,
+)
 from ros2_deadline_monitor.shell.take_schedule import TakeSchedule
 
 NODE_NAME = 'deadline_monitor'
@@ -228,9 +233,11 @@ class MonitorNode(Node):
             if self._settings.hardware_id != old.hardware_id:
                 self._diagnostics.set_hardware_id(self._settings.hardware_id)
         self._reconcile()
-        for monitor in self._topics.values():
-            if monitor.state is TopicState.WAITING:
-                monitor.poll()
+        waiting = [monitor for monitor in self._topics.values()
+                   if monitor.state is TopicState.WAITING]
+        for monitor in waiting:
+            monitor.poll()
+        self._say_waiting(waiting)
         self._graph_seen, self._polls_to_skip = None, 0
         self._update_takers()
 
@@ -324,9 +331,10 @@ class MonitorNode(Node):
         graph = dict(names_and_types)
         monitors = {topic_id: (monitor.config.topic, monitor.matched_writers, monitor.settled)
                     for topic_id, monitor in self._topics.items()}
-        due = self._graph_gate.due(monitors, graph)
-        for topic_id in due:
-            self._topics[topic_id].poll()
+        due = [self._topics[topic_id] for topic_id in self._graph_gate.due(monitors, graph)]
+        for monitor in due:
+            monitor.poll()
+        self._say_waiting(due)
         self._update_takers()
         # The next read may skip the topics while the graph's names stay the same, if every
         # topic is unsubscribed, settled and absent from the graph: only a new name can
@@ -335,6 +343,15 @@ class MonitorNode(Node):
                     for topic, writers, _ in monitors.values())
         self._graph_seen = names_and_types if quiet and not self._schedule.takers else None
         return changed or bool(due)
+
+    def _say_waiting(self, polled: list[TopicMonitor]) -> None:
+        """Log in one line the topics these looks found waiting for a publisher, once each."""
+        waiting = [(monitor.topic_id, monitor.config.topic) for monitor in polled
+                   if monitor.wait_unsaid]
+        if waiting:
+            for monitor in polled:
+                monitor.wait_unsaid = False
+            self.get_logger().info(waiting_line(waiting))
 
     def _start_stats_timer(self) -> None:
         if self._stats_timer is not None:

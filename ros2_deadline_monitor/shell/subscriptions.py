@@ -25,7 +25,7 @@ Two ways to get the messages (parameter ``take_period_s``):
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 import time
 from typing import Any
 
@@ -113,6 +113,25 @@ def make_drain(subscription: Subscription, record: Recorder, arrival_key: str,
     return drain
 
 
+WAITING_NAMES = 10
+"""Topic names in one "waiting for a publisher" line; the rest are counted."""
+
+
+def waiting_line(waiting: Sequence[tuple[str, str]]) -> str:
+    """One log line for the topics (identifier, name) that started waiting for a publisher.
+
+    A thousand configured topics start at once: one line names the first few, not a
+    thousand lines.
+    """
+    if len(waiting) == 1:
+        topic_id, topic = waiting[0]
+        return f'{topic_id}: waiting for a publisher on {topic}'
+    names = ', '.join(topic for _, topic in waiting[:WAITING_NAMES])
+    more = len(waiting) - WAITING_NAMES
+    return (f'waiting for a publisher on {len(waiting)} topics: {names}'
+            f'{f" and {more} more" if more > 0 else ""}')
+
+
 def _ignore(raw: bytes, info: dict[str, Any]) -> None:
     """Do nothing: the callback of a subscription that no executor spins is never called."""
 
@@ -168,6 +187,9 @@ class TopicMonitor:
         self._subscription: Subscription | None = None
         self._reliable: bool | None = None
         self._logged: set[str] = set()
+        self._waits_said: set[str] = set()
+        self.wait_unsaid = False
+        """It started waiting for a publisher and nobody said so yet (``waiting_line``)."""
 
     @property
     def config(self) -> TopicConfig:
@@ -261,8 +283,9 @@ class TopicMonitor:
         if publishers:  # a publisher that left says nothing about the next one
             self._offered_deadline_ns = common_offered_deadline_ns(publishers)
         if not types:
-            if self.state is TopicState.WAITING:
-                self._log_once('info', f'{self.config.name}: waiting for a publisher on {topic}')
+            if self.state is TopicState.WAITING and topic not in self._waits_said:
+                self._waits_said.add(topic)
+                self.wait_unsaid = True  # said by the node, for all such topics in one line
             return
         if len(types) > 1:
             self._fail(f'publishers on {topic} disagree on the type: {", ".join(types)}')

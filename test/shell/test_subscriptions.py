@@ -110,3 +110,17 @@ def test_stamp_start_on_a_headerless_type_is_refused_with_the_reason(
     assert header.type == 'std_msgs/msg/Header'
     assert header.start_source == 'header'
     assert header.malformed_total == 0
+
+
+def test_topics_waiting_for_a_publisher_share_one_line_naming_the_first_few():
+    from ros2_deadline_monitor.shell.subscriptions import waiting_line, WAITING_NAMES
+
+    assert waiting_line([('imu', '/imu/data')]) == 'imu: waiting for a publisher on /imu/data'
+    two = waiting_line([('a', '/a'), ('b', '/b')])
+    assert two == 'waiting for a publisher on 2 topics: /a, /b'
+    many = [(f't{i}', f'/t{i}') for i in range(WAITING_NAMES + 3)]
+    line = waiting_line(many)
+    assert line.startswith(f'waiting for a publisher on {WAITING_NAMES + 3} topics: /t0, /t1, ')
+    assert line.endswith(f'/t{WAITING_NAMES - 1} and 3 more')
+    assert f'/t{WAITING_NAMES},' not in line and not line.endswith(f'/t{WAITING_NAMES}')
+    assert waiting_line(many[:WAITING_NAMES]).endswith(f'/t{WAITING_NAMES - 1}')
