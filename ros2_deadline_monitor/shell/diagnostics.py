@@ -52,11 +52,24 @@ def level_byte(level: Level | int) -> bytes:
 
 
 def make_status(name: str, level: Level, message: str, hardware_id: str,
-                values: Sequence[tuple[str, str]]) -> DiagnosticStatus:
-    """Build one status (name without the node prefix; the output adds it)."""
-    return DiagnosticStatus(
-        level=level_byte(level), name=name, message=message, hardware_id=hardware_id,
-        values=[KeyValue(key=k, value=v) for k, v in values])
+                values: Sequence[tuple[str, str]],
+                previous: DiagnosticStatus | None = None) -> DiagnosticStatus:
+    """Build one status (name without the node prefix; the output adds it).
+
+    ``previous``: a status whose ``KeyValue`` objects are reused where key and value are the
+    same (most of a refreshed topic's keys: its settings, its zero counts); nothing changes
+    a ``KeyValue`` once made.
+    """
+    if previous is None:
+        pairs = [KeyValue(key=k, value=v) for k, v in values]
+    else:
+        kept = {kv.key: kv for kv in previous.values}
+        pairs = []
+        for k, v in values:
+            kv = kept.get(k)
+            pairs.append(kv if kv is not None and kv.value == v else KeyValue(key=k, value=v))
+    return DiagnosticStatus(level=level_byte(level), name=name, message=message,
+                            hardware_id=hardware_id, values=pairs)
 
 
 EXPECTATIONS_KEY = 'expectations'
@@ -102,6 +115,11 @@ class StatusCache:
         self._kept[topic_id] = cached
         return cached[2]
 
+    def previous(self, topic_id: str) -> DiagnosticStatus | None:
+        """Return the status of ``topic_id`` in the previous report, if it had one."""
+        cached = self._previous.get(topic_id)
+        return None if cached is None else cached[2]
+
     def put(self, topic: object, topic_id: str, expected: list[tuple[str, str]],
             status: DiagnosticStatus) -> None:
         """Remember the status made for this report."""
@@ -136,7 +154,8 @@ def statuses(snapshot: Snapshot, hardware_id: str = '',
             values = ([] if topic.report is None
                       else figures.key_values(figures.TOPIC, snapshot, topic))
             status = make_status(topic_status_name(topic.topic_id), topic.level, topic.reason,
-                                 hardware_id, values + expected)
+                                 hardware_id, values + expected,
+                                 cache.previous(topic.topic_id) if cache is not None else None)
             if cache is not None:
                 cache.put(topic, topic.topic_id, expected, status)
         result.append(status)

@@ -20,7 +20,7 @@ def test_cached_outputs_equal_fresh_ones_report_after_report() -> None:
                  for i in range(5)})
     s.topic_status('t4', TopicState.RECEIVING, type_name='std_msgs/msg/Header', writers=1)
     stats_cache, status_cache = conversions.TopicStatsCache(), diagnostics.StatusCache()
-    reused = 0
+    reused = pairs_reused = 0
     previous = None
     for k in range(6):
         for i in range(100):  # t4 is busy, the others wait for a publisher
@@ -37,5 +37,9 @@ def test_cached_outputs_equal_fresh_ones_report_after_report() -> None:
         if previous is not None:
             reused += sum(a is b for a, b in zip(previous, with_cache[:5], strict=True))
             assert with_cache[4] is not previous[4]  # the busy topic is built anew
+            # ... with the KeyValues of its unchanged keys (settings, zero counts) reused
+            kept = {id(kv) for kv in previous[4].values}
+            pairs_reused += sum(id(kv) in kept for kv in with_cache[4].values)
         previous = with_cache[:5]
     assert reused == 5 * 4 - 1  # 4 quiet topics in 5 reports; t1 built anew once (its error)
+    assert pairs_reused >= 5 * 20, pairs_reused  # about 47 of its 57 keys a report
