@@ -34,9 +34,9 @@ TAKE_MAX_DEPTH = 10_000
 TAKE_UNKNOWN_RATE_DEPTH = 1000
 """Batched depth while the period is still to be learned: 20 kHz for a 50 ms take period."""
 TAKE_SAFETY_FACTOR = 4
+"""Queue room for this many take periods: a take may come late when the process is busy."""
 TAKE_QUEUE_NS = 1_000_000_000
 """Queue room for at least a second of messages: the monitor's process may be starved."""
-"""Queue room for this many take periods: a take may come late when the process is busy."""
 
 STATS_QOS = QoSProfile(depth=STATS_DEPTH, reliability=ReliabilityPolicy.RELIABLE,
                        durability=DurabilityPolicy.VOLATILE)
