@@ -176,7 +176,8 @@ class DemoControllerNode(Node):
             waiting = '/clock (use_sim_time is true)'
         else:
             waiting = None
-        said = self._waiting.update(waiting, time.monotonic_ns())
+        said = self._waiting.update(waiting, time.monotonic_ns(),
+                                    say_start=self._timer is None)  # a cycle is due at once
         if said is not None:
             warn, text = said
             if self.sim_time:

@@ -21,14 +21,16 @@ class WaitNotice:
         self._since_ns = 0
         self._warned = False
 
-    def update(self, what: str | None, now_ns: int) -> tuple[bool, str] | None:
+    def update(self, what: str | None, now_ns: int, *,
+               say_start: bool = True) -> tuple[bool, str] | None:
         """Return ``(is_warning, text)`` to log for this poll, or None.
 
-        ``what`` is the thing waited for (None: nothing); ``now_ns`` a steady time.
+        ``what`` is the thing waited for (None: nothing); ``now_ns`` a steady time;
+        ``say_start=False``: a wait that usually ends at once, only warned about.
         """
         if what != self._what:
             self._what, self._since_ns, self._warned = what, now_ns, False
-            return None if what is None else (False, f'waiting for {what}')
+            return None if what is None or not say_start else (False, f'waiting for {what}')
         if what is None or self._warned or now_ns - self._since_ns < self._warn_after_ns:
             return None
         self._warned = True

@@ -28,3 +28,10 @@ def test_nothing_to_wait_for_says_nothing():
     notice.update('a', 100 * S)
     assert notice.update(None, 200 * S) is None
     assert notice.update(None, 300 * S) is None
+
+
+def test_a_wait_that_usually_ends_at_once_is_only_warned_about():
+    notice = WaitNotice(warn_after_s=5.0)
+    assert notice.update('the first cycle', 0, say_start=False) is None
+    assert notice.update('the first cycle', 6 * S, say_start=False) == (
+        True, 'still waiting for the first cycle after 6.0 s')
