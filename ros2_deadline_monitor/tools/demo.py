@@ -248,7 +248,14 @@ def run_phase(phase: Phase, listener: StatsListener, *, duration_s: float = 5.0,
                 'duration_s': duration_s, 'wait_for_subscribers': 1, 'topic': CONTROL_TOPIC,
                 'record_path': str(record_path)}))
             processes.append(controller)
-            controller.wait(timeout=duration_s + 30)
+            try:
+                controller.wait(timeout=duration_s + 30)
+            except subprocess.TimeoutExpired:
+                # The tools print every thread's stack on SIGUSR1 (the monitor would exit).
+                for tool in processes[1:]:
+                    if tool.poll() is None:
+                        tool.send_signal(signal.SIGUSR1)
+                raise
             record = CycleRecord.load(record_path)
             result.truth = truth_figures(record)
             messages = _wait_for_monitor(listener, len(record), timeout_s=5.0)
@@ -259,7 +266,11 @@ def run_phase(phase: Phase, listener: StatsListener, *, duration_s: float = 5.0,
                 result.error = 'no MonitorStats from the monitor'
             else:
                 result.monitor = monitor_figures(messages)
-        except (subprocess.TimeoutExpired, OSError, ValueError) as err:
+        except subprocess.TimeoutExpired as err:
+            ended = ('it wrote its record, so it hung on its way out' if record_path.exists()
+                     else 'no record: its cycles never ended (its warnings say what it awaited)')
+            result.error = f'TimeoutExpired: {err} ({ended})'
+        except (OSError, ValueError) as err:
             result.error = f'{type(err).__name__}: {err}'
         finally:
             _stop(*processes)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+import faulthandler
 from functools import partial
 import math
 from pathlib import Path
@@ -345,6 +346,8 @@ def run_node(program: str, parser: argparse.ArgumentParser, make_node: Callable[
     """
     args = list(sys.argv[1:] if argv is None else argv)
     parser.parse_args(remove_ros_args([program, *args])[1:])
+    # `kill -USR1 <pid>` prints every thread's Python stack: what a hung demo phase shows.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     # Our own handlers only set an event: rclpy's would shut the context down at once, so
     # close() would log its summary through a dead rosout publisher ("publisher's context is
     # invalid"), and a second SIGINT (ros2 run forwards Ctrl-C, the terminal sends it too)
