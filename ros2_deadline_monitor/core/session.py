@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 import math
+import zlib
 
 import numpy as np
 
@@ -108,6 +109,10 @@ class _Topic:
     previous: TopicSnapshot | None = None
     """The snapshot of the previous refresh, reused while it still stands (``_stands``)."""
     refreshed_ns: int = 0
+    stagger: int = 0
+    """Where in its turn of reports this topic is refreshed (``Session._refresh_turn``)."""
+    refresh_turn: int = -1
+    """The turn of the previous refresh."""
     watch: _Watch = field(default_factory=lambda: _Watch())
 
 
@@ -156,6 +161,8 @@ class Session:
         self._clock_publishers: int | None = None
         self._simulator_rtf = math.nan
         self._reported = False
+        self._reports = 0
+        """Snapshots so far: the refresh turns count them (``_refresh_turn``)."""
 
     # -- configuration --------------------------------------------------------------------
 
@@ -208,7 +215,8 @@ class Session:
             if topic is None:
                 self._topics[topic_id] = _Topic(
                     config, CycleAnalyzer(config, new_analysis), self._resets,
-                    reason=f'waiting for a publisher on {config.topic}')
+                    reason=f'waiting for a publisher on {config.topic}',
+                    stagger=zlib.crc32(topic_id.encode()))
                 added.append(topic_id)
                 continue
             if config == topic.config and not analysis_changed:
@@ -425,6 +433,7 @@ class Session:
 
         Starts the next clock window. ``final`` processes everything still pending.
         """
+        self._reports += 1
         horizon = self._horizon(now_wall_ns, final)
         standing = {topic_id for topic_id, topic in self._topics.items()
                     if not final and self._stands(topic, now_wall_ns)}
@@ -463,7 +472,8 @@ class Session:
           time changes: with no start-up grace running, its snapshot stands until what the
           graph says about it changes. A thousand of them cost a comparison each.
         - A slow topic is refreshed once it has about ``REFRESH_PERIODS`` new messages (every
-          ``_refresh_interval``), like a fast topic at every report, and at once when anything
+          ``_refresh_interval``, at its own report of the turn: ``_refresh_turn``), like a
+          fast topic at every report, and at once when anything
           happens: a message late enough to be a miss or a skip, a gap in the sequence
           numbers, a QoS deadline event, a level other than OK (or one held by the
           hysteresis), a sim-time reset, silence beyond the timeout, a change in the graph or
@@ -484,7 +494,9 @@ class Session:
             return False
         if grace and now_wall_ns - (topic.appeared_ns or self._start_wall_ns) < grace:
             return False
-        if now_wall_ns - topic.refreshed_ns >= self._refresh_interval(timing):
+        interval = self._refresh_interval(timing)
+        if (now_wall_ns - topic.refreshed_ns >= interval
+                or self._refresh_turn(topic, interval) != topic.refresh_turn):
             return False
         return report.timeout_ns is None or now_wall_ns - watch.last_ns <= report.timeout_ns
 
@@ -498,6 +510,18 @@ class Session:
                        self._analysis.window_ns)
         return interval - self._stats_period_ns // 2
 
+    def _refresh_turn(self, topic: _Topic, interval_ns: int) -> int:
+        """Return the turn of reports a slow topic is in (refreshed once a turn), by topic.
+
+        A turn is as many reports as ``interval_ns`` spans. Topics that learned their period
+        together would otherwise be refreshed in the same report, again and again: 1,000
+        topics at 1 Hz made one report in ten take over half a second, and the takes and
+        timers waited for it. A refresh for an event in between leaves the turns as they
+        are: the next one still comes at the topic's own report.
+        """
+        reports = max(1, -(-interval_ns // self._stats_period_ns))
+        return (self._reports + topic.stagger % reports) // reports
+
     def _refresh(self, topic_id: str, topic: _Topic, now_wall_ns: int,
                  window_rtf: float) -> TopicSnapshot:
         """Report a topic afresh and arm its watch for the next decision (``_stands``)."""
@@ -505,6 +529,8 @@ class Session:
         topic.previous, topic.unchanged = snapshot, self._status_key(topic)
         topic.refreshed_ns = now_wall_ns
         watch, timing = topic.watch, topic.analyzer.timing
+        topic.refresh_turn = (-1 if timing is None
+                              else self._refresh_turn(topic, self._refresh_interval(timing)))
         watch.alerted = False
         if timing is not None:
             # An interval longer than the period and half the deadline may hold a miss (a

@@ -82,3 +82,30 @@ def test_reports_every_second_end_with_the_totals_of_one_final_report() -> None:
                                             rb.skipped_periods_total, rb.messages_lost_total)
     assert a['slow'].report.deadline_misses_total == 2  # the late one, the one after the gap
     assert a['slow'].report.messages_lost_total == 1
+
+
+def test_slow_topics_that_start_together_are_refreshed_in_turns_not_all_in_one_report() -> None:
+    # 1,000 such topics made one report in ten take over half a second.
+    s = Session(AnalysisConfig(), use_sim_time=False, start_wall_ns=OFF)
+    names = [f's{i}' for i in range(100)]
+    s.configure({n: TopicConfig(name=n, topic=f'/{n}', period_ns=S) for n in names})
+    for n in names:
+        s.topic_status(n, TopicState.RECEIVING, type_name='std_msgs/msg/Header', writers=1)
+    previous: dict = {}
+    refreshes = []
+    turns: dict[str, list[int]] = {n: [] for n in names}
+    for k in range(45):
+        for i, n in enumerate(names):
+            s.message(n, OFF + k * S + (i + 1) * MS, seq=k + 1)
+        snap = s.snapshot(OFF + (k + 1) * S)
+        fresh = [t for t in snap.topics if previous.get(t.topic_id) is not t]
+        previous = {t.topic_id: t for t in snap.topics}
+        if k >= 15:  # their first reports behind them
+            refreshes.append(len(fresh))
+            for t in fresh:
+                turns[t.topic_id].append(k)
+                assert t.report.messages_total == k + 1  # exact at each refresh
+    assert max(refreshes) <= 25, refreshes  # about a tenth each report (all 100 before)
+    assert sum(refreshes) == 3 * len(names)  # each once in ten reports, as before
+    for n, ks in turns.items():
+        assert {b - a for a, b in zip(ks, ks[1:], strict=False)} == {REFRESH_PERIODS}, (n, ks)
