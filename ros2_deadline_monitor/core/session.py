@@ -473,12 +473,12 @@ class Session:
           graph says about it changes. A thousand of them cost a comparison each.
         - A slow topic is refreshed once it has about ``REFRESH_PERIODS`` new messages (every
           ``_refresh_interval``, at its own report of the turn: ``_refresh_turn``), like a
-          fast topic at every report, and at once when anything
-          happens: a message late enough to be a miss or a skip, a gap in the sequence
-          numbers, a QoS deadline event, a level other than OK (or one held by the
-          hysteresis), a sim-time reset, silence beyond the timeout, a change in the graph or
-          the settings. Its counts are exact at every refresh; in between the report repeats
-          them (a thousand topics at 1 Hz would otherwise cost a report each per second).
+          fast topic at every report, and at once when anything happens: a message late
+          enough to be a miss or a skip, a gap in the sequence numbers, a QoS deadline event,
+          a level other than OK (or one held by the hysteresis), a sim-time reset, silence
+          beyond the timeout, a change in the graph or the settings. Its counts are exact at
+          every refresh; in between the report repeats them (a thousand topics at 1 Hz would
+          otherwise cost a report each per second).
         """
         previous = topic.previous
         if (previous is None or topic.appear_pending
