@@ -187,7 +187,6 @@ class TopicMonitor:
         self._subscription: Subscription | None = None
         self._reliable: bool | None = None
         self._logged: set[str] = set()
-        self._waits_said: set[str] = set()
         self.wait_unsaid = False
         """It started waiting for a publisher and nobody said so yet (``waiting_line``)."""
 
@@ -283,8 +282,9 @@ class TopicMonitor:
         if publishers:  # a publisher that left says nothing about the next one
             self._offered_deadline_ns = common_offered_deadline_ns(publishers)
         if not types:
-            if self.state is TopicState.WAITING and topic not in self._waits_said:
-                self._waits_said.add(topic)
+            waiting = f'waiting for a publisher on {topic}'
+            if self.state is TopicState.WAITING and waiting not in self._logged:
+                self._logged.add(waiting)
                 self.wait_unsaid = True  # said by the node, for all such topics in one line
             return
         if len(types) > 1:

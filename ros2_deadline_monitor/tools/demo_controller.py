@@ -38,7 +38,7 @@ from ros2_deadline_monitor.tools.sim_clock import (
     parameter_help,
     run_node,
 )
-from ros2_deadline_monitor.tools.waiting import WaitNotice
+from ros2_deadline_monitor.tools.waiting import log_wait, WaitNotice
 
 FRAME_ID = 'demo'
 POLL_S = 0.01
@@ -178,14 +178,11 @@ class DemoControllerNode(Node):
             waiting = None
         said = self._waiting.update(waiting, time.monotonic_ns(),
                                     say_start=self._timer is None)  # a cycle is due at once
-        if said is not None:
-            warn, text = said
-            if self.sim_time:
-                text += f' (sim time {self._clock.now().nanoseconds / NS_PER_S:.3f} s)'
-            if warn:  # one call site per severity: rclpy refuses a second one
-                self.get_logger().warning(text)
-            else:
-                self.get_logger().info(text)
+        if said is not None and self.sim_time:
+            sim_s = self._clock.now().nanoseconds / NS_PER_S
+            log_wait(self.get_logger(), said, f' (sim time {sim_s:.3f} s)')
+        else:
+            log_wait(self.get_logger(), said)
         if waiting is not None:
             return
         self._timer = self.create_timer(s.period_ns / NS_PER_S, self._cycle)

@@ -46,7 +46,7 @@ from ros2_deadline_monitor.core.parameters import ParamSpec
 from ros2_deadline_monitor.core.rtf import RtfAnalyzer
 from ros2_deadline_monitor.shell.parameters import descriptor as parameter_descriptor
 from ros2_deadline_monitor.tools.cycle_record import write_json
-from ros2_deadline_monitor.tools.waiting import WaitNotice
+from ros2_deadline_monitor.tools.waiting import log_wait, WaitNotice
 
 RTF_BIN_NS = 100_000_000
 COARSE_WAIT_NS = 50_000_000
@@ -468,10 +468,7 @@ class SimClockNode(Node):
         notice = WaitNotice()
         while (count := self._clock_pub.get_subscription_count()) < wanted:
             said = notice.update(f'{wanted} subscription(s) on /clock', time.monotonic_ns())
-            if said is not None and said[0]:  # one call site per severity (rclpy)
-                self.get_logger().warning(f'{said[1]} ({count} so far)')
-            elif said is not None:
-                self.get_logger().info(f'{said[1]} ({count} so far)')
+            log_wait(self.get_logger(), said, f' ({count} so far)')
             if self._stop.wait(POLL_S):
                 return False
         return True

@@ -6,6 +6,8 @@ the warning after ``WARN_AFTER_S`` says which wait it was.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ros2_deadline_monitor.core.config import NS_PER_S
 
 WARN_AFTER_S = 5.0
@@ -36,3 +38,14 @@ class WaitNotice:
         self._warned = True
         return (True, f'still waiting for {what} after '
                         f'{(now_ns - self._since_ns) / NS_PER_S:.1f} s')
+
+
+def log_wait(logger: Any, said: tuple[bool, str] | None, detail: str = '') -> None:
+    """Log what ``WaitNotice.update`` returned (nothing for None), ``detail`` appended."""
+    if said is None:
+        return
+    warn, text = said
+    if warn:  # one call site per severity: rclpy refuses a second severity at one
+        logger.warning(text + detail)
+    else:
+        logger.info(text + detail)
