@@ -6,6 +6,7 @@ from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.serialization import deserialize_message
 
 from ros2_deadline_monitor.core.config import AnalysisConfig, TopicConfig
+from ros2_deadline_monitor.core.reports import Level
 from ros2_deadline_monitor.core.session import Session, TopicState
 from ros2_deadline_monitor.msg import MonitorStats
 from ros2_deadline_monitor.shell import conversions, diagnostics
@@ -46,8 +47,21 @@ def test_assembled_reports_read_back_as_the_messages_report_after_report() -> No
                 assert same(deserialize_message(payload, kind), msg)
             else:
                 assert payload is msg
-    # The first report's parts are new (published as messages), later ones are mostly kept.
-    assert kinds[:2] == [MonitorStats, DiagnosticArray] and set(kinds[2:]) == {bytes}
+    # The first report's TopicStats are new (published as a message), later ones mostly
+    # kept; the statuses are always written here.
+    assert kinds[:2] == [MonitorStats, bytes] and set(kinds[2:]) == {bytes}
+
+
+def test_statuses_that_all_changed_are_written_here_and_read_back() -> None:
+    assembler = Assembler()
+    for k in range(3):
+        array = DiagnosticArray(status=[diagnostics.make_status(
+            f'topic t{i}', Level(i % 4), f'report {k} ' + 'é' * i, 'hw' * (i % 2),
+            [(f'key {j} (µs)', f'{k * i * j / 7:.3f}' + '\n' * (j == 2)) for j in range(i)])
+            for i in range(12)])
+        payload = assembler.payload(array)
+        assert isinstance(payload, bytes)
+        assert same(deserialize_message(payload, DiagnosticArray), array)
 
 
 def test_reports_whose_parts_all_changed_go_out_as_messages() -> None:
