@@ -29,8 +29,10 @@ def test_dead_publisher_times_out_and_recovers_with_counters_kept(
     make_beat(other.node('other_producer'), '/other', 0.02)
     first.start()
     other.start()
-    wait_for(lambda: (t := observer.topic_stats('beat')) and t.messages_total >= 20
-             and t.level in (OK, WARN), what='the beat topic monitored')
+    # Both monitored before one dies: the other participant may be discovered later.
+    wait_for(lambda: all((t := observer.topic_stats(name)) and t.messages_total >= 20
+                         and t.level in (OK, WARN) for name in ('beat', 'other')),
+             what='the beat and other topics monitored')
 
     first.close()
     sent_before = beat.count
@@ -73,10 +75,18 @@ def test_timeout_is_stretched_by_the_rtf_under_sim_time(
     wait_for(lambda: (s := observer.latest_stats()) is not None and s.clock.messages_total > 0,
              what='/clock at the monitor')
     producer = participant()
-    make_beat(producer.node('beat_producer'), '/beat', 0.02)
+    beat = make_beat(producer.node('beat_producer'), '/beat', 0.02)
     producer.start()
+
+    def seen() -> str:
+        t, s = observer.topic_stats('beat'), observer.latest_stats()
+        return (f'the beat topic monitored on sim time (published {beat.count}; monitor: '
+                + (f'{t.messages_total} messages, timer clock {t.timer_clock!r}, {t.status!r}; '
+                   if t else 'no TopicStats; ')
+                + (f'/clock {s.clock.messages_total} messages, {s.clock.status!r})'
+                   if s else 'no stats)'))
     wait_for(lambda: (t := observer.topic_stats('beat')) and t.messages_total >= 20
-             and t.timer_clock == 'sim', what='the beat topic monitored on sim time')
+             and t.timer_clock == 'sim', what=seen)
 
     producer.close()
     dead = wait_for(lambda: (t := observer.topic_stats('beat')) and t.level == ERROR and t,
