@@ -82,6 +82,16 @@ class DeadlineProbe:
             node.create_timer(stats_period_s, self.publish,
                               clock=Clock(clock_type=ClockType.STEADY_TIME))
 
+    @property
+    def cycle_start_ns(self) -> int | None:
+        """Start of the cycle in flight on the node's clock (ns), None outside a cycle.
+
+        Stamp the cycle's output with it and a monitor of that topic places the cycle where
+        the probe does: two clock reads a few microseconds apart can fall on either side
+        of a grid boundary.
+        """
+        return None if self._start is None else self._start[0]
+
     def begin(self) -> None:
         """Mark the start of a cycle (first thing in the callback)."""
         self._start = (self._clock.now().nanoseconds, time.time_ns(), time.monotonic_ns())

@@ -45,7 +45,9 @@ def test_probe_counts_what_the_callback_itself_records(ros_context, spinning):
     state = {'i': 0}
 
     def on_timer():
-        start_ros = node.get_clock().now().nanoseconds
+        # The probe's own start read: a second clock read microseconds later could fall on
+        # the other side of a grid boundary (a skipped period more or less).
+        start_ros = probe.cycle_start_ns
         start_mono = time.monotonic_ns()
         state['i'] += 1
         if state['i'] % 10 == 5:
@@ -81,9 +83,12 @@ def test_probe_as_context_manager_without_publishing(ros_context):
     node = Node('probed_cm', context=ros_context)
     try:
         probe = DeadlineProbe(node, 'loop', period_s=0.01, stats_period_s=None)
+        starts = []
         for _ in range(30):
             with probe.cycle():
-                pass
+                starts.append(probe.cycle_start_ns)
+        assert probe.cycle_start_ns is None
+        assert None not in starts and starts == sorted(set(starts))
         report = probe.report()
         assert report.messages_total == 30
         assert report.period_ns == 10 * MS
@@ -94,6 +99,7 @@ def test_probe_as_context_manager_without_publishing(ros_context):
 def test_probe_and_monitor_agree_on_the_same_controller(ros_context, spinning):
     """A controller checked from inside (probe) and from its output topic (monitor)."""
     from rclpy.parameter import Parameter
+    from rclpy.time import Time
     from std_msgs.msg import Header
 
     from ros2_deadline_monitor.shell.monitor_node import MonitorNode
@@ -111,7 +117,7 @@ def test_probe_and_monitor_agree_on_the_same_controller(ros_context, spinning):
 
     def on_timer():
         msg = Header()
-        msg.stamp = controller.get_clock().now().to_msg()  # the cycle start
+        msg.stamp = Time(nanoseconds=probe.cycle_start_ns).to_msg()  # the probe's start
         state['i'] += 1
         if state['i'] % 10 == 5:
             time.sleep(0.022)
