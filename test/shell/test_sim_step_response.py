@@ -4,11 +4,11 @@ The shipped ``sim_clock`` (1 ms steps, RTF 1.0) and ``demo_controller`` (100 Hz 
 cycle start stamped, 20 ms stall in every 10th cycle) run in their own processes. A 20 ms
 stall lasts two periods of sim time, so the cycle after it often starts exactly one period
 late, on a /clock step (when the stall and the wake-up end within the same 1 ms step), and
-runs some 20 µs: its response is just over 10 ms by the
-reference rule (start delay on the timer clock + execution time), a miss at D = 10 ms. The
-controller's own record holds both parts: ``start_timer_ns`` and the monotonic execution
-``end_mono_ns - start_mono_ns``. The monitor must count the misses that rule gives; mapping
-the end to the last /clock sample before it reads 10.000 ms and misses half of them.
+runs some 20 µs: its response is just over 10 ms by the reference rule (start delay on the
+timer clock + execution time), a miss at D = 10 ms. The controller's own record holds both
+parts: ``start_timer_ns`` and the monotonic execution ``end_mono_ns - start_mono_ns``. The
+monitor must count the misses that rule gives; mapping the end to the last /clock sample
+before it reads 10.000 ms and misses half of them.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import numpy as np
 
 PERIOD_NS = 10_000_000
 STALL_EVERY = 10
-"""~50 stalls in 5 s: on a loaded machine many stalls end a step late, and with the
-reference's 10 stalls one run in a few dozen had no cycle exactly one period late."""
+"""~40 stalls in 5 s (~10 ties unloaded): on a loaded machine many stalls end a step late,
+and with the reference's 10 stalls one run in a few dozen had no cycle one period late."""
 STALL_MS = 20.0
 
 
