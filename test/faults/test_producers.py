@@ -156,6 +156,10 @@ def test_a_restart_is_an_outage_not_skipped_periods(
     first.start()
     wait_for(lambda: before.count >= 100, what='the first run')
     before.stop()
+    # Every message of the first run received before its participant goes: a writer
+    # destroyed with messages still on their way takes them along.
+    wait_for(lambda: (t := observer.topic_stats('cmd')) and t.messages_total == before.count,
+             what=lambda: f'all {before.count} messages of the first run at the monitor')
     first.close()
     gone = wait_for(lambda: (t := observer.topic_stats('cmd')) and t.level == ERROR and t,
                     what='the timeout')
