@@ -125,11 +125,8 @@ class _Writer:
                 out += bytes(-(len(out) - 4) % size)
                 out += packer.pack(value)
             elif kind == 'string':
-                data = value.encode()
                 out += bytes(-(len(out) - 4) % 4)
-                out += _U32.pack(len(data) + 1)
-                out += data
-                out += b'\x00'
+                out += _string(value)
             elif kind == 'byte':
                 out += value
             else:
