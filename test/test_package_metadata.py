@@ -1,5 +1,6 @@
 """The package's metadata agrees across package.xml, setup.cfg and the installed build."""
 
+import ast
 import configparser
 import importlib.util
 import os
@@ -46,6 +47,29 @@ def test_package_xml_declares_an_interface_package_built_with_ament_cmake():
     runtime = {e.text for e in root.iter() if e.tag in ('depend', 'exec_depend')}
     assert {'rclpy', 'std_msgs', 'rosgraph_msgs', 'diagnostic_msgs', 'diagnostic_updater',
             'launch', 'launch_ros', 'python3-numpy', 'rosidl_default_runtime'} <= runtime
+
+
+def test_every_interface_package_the_product_imports_is_a_runtime_dependency():
+    # A rosdep install pulls in only what package.xml declares: a message package imported
+    # by an installed executable but declared for the tests alone breaks it on a robot.
+    root = ElementTree.parse(REPO_ROOT / 'package.xml').getroot()
+    runtime = {e.text for e in root.iter() if e.tag in ('depend', 'exec_depend')}
+    imported = {}
+    for path in (REPO_ROOT / PACKAGE).rglob('*.py'):
+        for node in ast.walk(ast.parse(path.read_text(encoding='utf-8'))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            for name in names:
+                package, _, kind = name.partition('.')
+                if kind in ('msg', 'srv', 'action') and package != PACKAGE:
+                    imported.setdefault(package, path.relative_to(REPO_ROOT).as_posix())
+    assert 'diagnostic_msgs' in imported  # the walk finds imports at all
+    missing = {package: path for package, path in imported.items() if package not in runtime}
+    assert not missing, f'imported but not a depend/exec_depend of package.xml: {missing}'
 
 
 def test_every_message_is_generated_by_cmake():
