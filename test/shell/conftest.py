@@ -332,6 +332,25 @@ class ClockTracker:
         """Return the RTF the /clock process achieved, as received here."""
         return (self.sim[-1] - self.sim[0]) / (self.wall[-1] - self.wall[0])
 
+    def rtf_bounds(self, first_sim_at_most_ns: int, last_sim_ns: int) -> tuple[float, float]:
+        """Return the lowest and highest RTF over the spans a later subscriber could have seen.
+
+        Its span ends at its latest sample (sim time ``last_sim_ns``) and starts at its first,
+        which lies at or before ``first_sim_at_most_ns`` and, when it subscribed after this
+        tracker had samples, after this tracker's first: an RTF since start compares with
+        one of these, not with ``rtf()`` over a longer span (a simulator held up before
+        the subscriber had /clock lowers only the latter). Sim time must not go back.
+        """
+        import numpy as np
+
+        n = min(len(self.wall), len(self.sim))
+        wall, sim = np.array(self.wall[:n], np.int64), np.array(self.sim[:n], np.int64)
+        end = int(np.searchsorted(sim, last_sim_ns, side='right')) - 1
+        starts = np.flatnonzero(sim[:end] <= first_sim_at_most_ns)
+        assert end > 0 and len(starts), (first_sim_at_most_ns, last_sim_ns, sim[:1], sim[-1:])
+        rtf = (sim[end] - sim[starts]) / (wall[end] - wall[starts])
+        return float(rtf.min()), float(rtf.max())
+
     def sim_at(self, wall_ns: Any) -> Any:
         """Return the sim time in force (the latest sample) at each wall time."""
         import numpy as np
