@@ -62,15 +62,19 @@ class Tools:
         return process
 
     @staticmethod
-    def wait_for_log(path: Path, text: str, timeout_s: float) -> str:
-        """Return the log's content once it contains ``text``; fail after ``timeout_s``."""
+    def wait_for_log(path: Path, text: str | tuple[str, ...], timeout_s: float) -> str:
+        """Return the log's content once it contains ``text`` (or one of several texts).
+
+        Fail after ``timeout_s``.
+        """
+        texts = (text,) if isinstance(text, str) else text
         deadline = time.monotonic() + timeout_s
         while True:
             content = path.read_text()
-            if text in content:
+            if any(t in content for t in texts):
                 return content
             if time.monotonic() > deadline:
-                pytest.fail(f'no {text!r} within {timeout_s} s in:\n{content}')
+                pytest.fail(f'none of {texts!r} within {timeout_s} s in:\n{content}')
             time.sleep(0.05)
 
 
