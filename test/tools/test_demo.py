@@ -64,14 +64,19 @@ def test_monitor_counts_equal_the_controllers_record(listener, name):
         assert monitor['sim_mean_ms'] == pytest.approx(truth['sim_mean_ms'], abs=0.01)
         if truth['skipped'] == 0:
             assert monitor['sim_mean_ms'] == pytest.approx(10.0, abs=0.5)
-        # The wall intervals are the controller's: equal to its own record, whatever the load.
-        assert monitor['wall_mean_ms'] == pytest.approx(truth['wall_mean_ms'], abs=0.5)
+            # The monitor's wall start of a cycle is when /clock reached its stamp; the
+            # controller's, when its executor saw that. Equal means unless the controller's
+            # view of sim time fell behind and caught up, which skips timer periods: once
+            # 6 skips went with a lag that changed by ~154 ms between its first and last
+            # cycle (wall means 20.16 against 21.20 ms over 149 cycles).
+            assert monitor['wall_mean_ms'] == pytest.approx(truth['wall_mean_ms'], abs=0.5)
         clock = result.sim_clock
         assert clock, 'no summary from sim_clock'
         if clock['reanchors'] == 0:
-            # sim_clock kept its schedule, so RTF 0.5 is what it published.
+            # sim_clock kept its schedule, so RTF 0.5 is what it published: a wall interval
+            # is twice the sim one (20 ms, more where the controller skipped periods).
             assert monitor['rtf'] == pytest.approx(0.5, abs=0.02)
-            assert monitor['wall_mean_ms'] == pytest.approx(20.0, abs=1.0)
+            assert monitor['wall_mean_ms'] == pytest.approx(2 * monitor['sim_mean_ms'], abs=1.0)
         else:
             # A starved sim_clock (a loaded machine) re-anchors instead of bursting: the RTF
             # falls, and the monitor must see the fall. Its span lies inside sim_clock's (which
