@@ -10,6 +10,9 @@ one run so the ratios compare figures taken side by side on the same loaded mach
 - ``scale``: 1,000 topics at 1 Hz plus one at 1 kHz: CPU per message, and its ratio to the
   one-topic figure (``one topic`` runs again right after it; the ratio is to the mean of the
   two, as the VM's speed drifts over minutes);
+- ``scale_raw``: the same 1,001 topics and traffic, a bare raw subscriber instead of the
+  monitor: context for the scale case (no target). rclpy's executor rebuilds its wait set
+  of every subscription at each wake-up, so a bare subscriber falls behind at this scale;
 - ``discovery``: ``all_topics`` (``monitor --all``) started first, then a process creates
   1,000 publishers (1 Hz): how long after its publisher was created each topic was
   subscribed (its first appearance to the monitor's reader), and CPU share once all run.
@@ -36,6 +39,7 @@ from benchlib import (
     cpu_s,
     emit,
     environment_line,
+    main_thread_cpu_s,
     monitor_parameters,
     monitor_topic_values,
     parse_benchmark_args,
@@ -167,15 +171,16 @@ def run_subscriber(options: dict[str, Any]) -> None:
     end_warmup = time.monotonic() + options['warmup_s']
     while time.monotonic() < end_warmup:
         spin()
-    n0, c0, t0 = counter[0], cpu_s(), time.monotonic()
+    n0, c0, m0, t0 = counter[0], cpu_s(), main_thread_cpu_s(), time.monotonic()
     end = t0 + options['measure_s']
     while time.monotonic() < end:
         spin()
-    n1, c1, t1 = counter[0], cpu_s(), time.monotonic()
+    n1, c1, m1, t1 = counter[0], cpu_s(), main_thread_cpu_s(), time.monotonic()
     received = n1 - n0
     emit({'received': received, 'cpu_s': c1 - c0, 'window_s': t1 - t0,
           'cpu_per_msg_us': (c1 - c0) / received * 1e6 if received else math.nan,
           'rate_hz': received / (t1 - t0), 'cpu_percent': 100 * (c1 - c0) / (t1 - t0),
+          'main_thread_percent': 100 * (m1 - m0) / (t1 - t0),
           'rss_mb': rss_kib() * 1024 / 1e6, 'ready_ns': ready_ns,
           'subscribed_ns': subscribed_ns})
     node.destroy_node()
@@ -219,17 +224,22 @@ def run_idle(args: argparse.Namespace) -> dict[str, Any]:
     return _subscriber(args, 'monitor', topics, expect=0).wait_line(_timeout(args))
 
 
-def run_scale(args: argparse.Namespace) -> dict[str, Any]:
+def run_scale(args: argparse.Namespace, role: str = 'monitor') -> dict[str, Any]:
     """``--topics`` topics at 1 Hz plus one at 1 kHz, all configured, periods learned."""
     publisher = _publisher(args.topics, 1.0, 1, args.fast_hz)
     topics = [f'{PREFIX}{i}' for i in range(args.topics)] + [FAST_TOPIC]
     try:
-        result = _subscriber(args, 'monitor', topics, expect=len(topics)).wait_line(
+        result = _subscriber(args, role, topics, expect=len(topics)).wait_line(
             _timeout(args))
         publisher.stop()
     finally:
         publisher.kill()
     return result
+
+
+def run_scale_raw(args: argparse.Namespace) -> dict[str, Any]:
+    """Run the scale case's topics and traffic with a bare raw subscriber listening."""
+    return run_scale(args, 'raw')
 
 
 def run_discovery(args: argparse.Namespace) -> dict[str, Any]:
@@ -266,8 +276,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--warmup', type=float, default=5.0, help='warm-up [s] (default 5)')
     parser.add_argument('--measure', type=float, default=10.0,
                         help='measurement window [s] (default 10)')
-    parser.add_argument('--cases', default='one,idle,scale,discovery',
-                        help='comma-separated cases to run (default: all four)')
+    parser.add_argument('--cases', default='one,idle,scale,scale_raw,discovery',
+                        help='comma-separated cases to run (default: all five)')
     args = parse_benchmark_args(parser, argv)
     if args.child:
         (run_publisher if args.child == 'publisher' else run_subscriber)(args.options)
@@ -281,7 +291,8 @@ def main(argv: list[str] | None = None) -> int:
     # is then the mean of the figures taken just before and just after it.
     again = 'one' in cases and 'scale' in cases
     for case, run in (('one', run_one_topic), ('idle', run_idle), ('scale', run_scale),
-                      ('one_again', run_one_topic), ('discovery', run_discovery)):
+                      ('one_again', run_one_topic), ('scale_raw', run_scale_raw),
+                      ('discovery', run_discovery)):
         if case in cases or (case == 'one_again' and again):
             results[case] = run(args)
             print(f'{case} done ({environment_line()})', file=sys.stderr, flush=True)
@@ -308,7 +319,16 @@ def main(argv: list[str] | None = None) -> int:
                      f'{_fmt(scale["cpu_per_msg_us"] / one_us, 2)} x one topic '
                      f'({_fmt(one_us)} µs{", the mean of both" if len(ones) > 1 else ""}; '
                      f'{_fmt(scale["rate_hz"], 0)} msg/s, {_fmt(scale["cpu_percent"])} % of a '
-                     f'core, {_fmt(scale["rss_mb"])} MB)'])
+                     f'core, {_fmt(scale["main_thread_percent"])} % in the Python thread, '
+                     f'{_fmt(scale["rss_mb"])} MB)'])
+    if 'scale_raw' in results:
+        raw = results['scale_raw']
+        ratio = (results['scale']['cpu_per_msg_us'] / raw['cpu_per_msg_us']
+                 if 'scale' in results else math.nan)
+        rows.append(['the same, a bare raw subscriber: CPU per message', 'context',
+                     f'{_fmt(raw["cpu_per_msg_us"])} µs (monitor / raw {_fmt(ratio, 2)}; '
+                     f'{_fmt(raw["rate_hz"], 0)} '
+                     f'msg/s, {_fmt(raw["cpu_percent"])} % of a core)'])
     if 'discovery' in results:
         found = results['discovery']
         latency = found['latency_s']
