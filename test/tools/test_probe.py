@@ -39,7 +39,7 @@ def spinning(ros_context):
 
 
 def test_probe_counts_what_the_callback_itself_records(ros_context, spinning):
-    add, thread, _ = spinning
+    add, thread, executor = spinning
     node = add(Node('probed', context=ros_context))
     truth = []
     state = {'i': 0}
@@ -56,7 +56,15 @@ def test_probe_counts_what_the_callback_itself_records(ros_context, spinning):
 
     timer = node.create_timer(0.01, on_timer)
     probe = DeadlineProbe(node, 'control', timer=timer, stats_period_s=0.2)
-    timer.callback = probe.wrap(on_timer)
+    measured = probe.wrap(on_timer)
+    wrapped_runs = []  # each call of the probe's wrapper, from before it to after it
+
+    def outer():
+        before = time.monotonic_ns()
+        measured()
+        wrapped_runs.append(time.monotonic_ns() - before)
+
+    timer.callback = outer
     from ros2_deadline_monitor.msg import TopicStats
     received = []
     listener = add(Node('listener', context=ros_context))
@@ -66,16 +74,24 @@ def test_probe_counts_what_the_callback_itself_records(ros_context, spinning):
     timer.cancel()
     # A callback in flight when the timer was cancelled still lands in both records.
     assert wait_for(lambda: any(m.messages_total == len(truth) for m in received))
+    # Stop spinning before reading the probe from this thread (its stats timer reads it too).
+    executor.shutdown()
+    thread.join(timeout=10)
+    assert len(wrapped_runs) == len(truth)
     starts, ends = np.array(truth).T
     expected = count_cycles(starts, ends, 10 * MS)
+    # The probe ends a cycle a little after the callback's own end, and before its wrapper
+    # returns: preempted in between, a cycle can miss by the probe's count only.
+    wrapped = count_cycles(starts, starts + np.array(wrapped_runs), 10 * MS)
     report = probe.report()
     assert report.messages_total == len(truth)
     assert report.timer_clock == 'wall' and report.rule == 'response'
-    assert report.deadline_misses_total == expected.misses >= 15
+    assert expected.misses <= report.deadline_misses_total <= wrapped.misses
+    assert expected.misses >= 15
     assert report.skipped_periods_total == expected.skipped >= 15
     assert report.interval_wall.max_ns >= 20 * MS
     last = next(m for m in reversed(received) if m.messages_total == len(truth))
-    assert last.deadline_misses_total == expected.misses
+    assert last.deadline_misses_total == report.deadline_misses_total
     assert last.topic == '/probed/control'
 
 
@@ -97,8 +113,17 @@ def test_probe_as_context_manager_without_publishing(ros_context):
 
 
 def test_probe_and_monitor_agree_on_the_same_controller(ros_context, spinning):
-    """A controller checked from inside (probe) and from its output topic (monitor)."""
+    """A controller checked from inside (probe) and from its output topic (monitor).
+
+    The probe ends a cycle when the callback returns, the monitor when the cycle's message
+    left (its source timestamp, read here by a raw reader too). A controller preempted
+    between the two can miss by the probe's count only, so the probe's misses lie between
+    its cycles ended right after ``publish`` and ended after the probe's wrapper returned;
+    the monitor's are exactly the count by the times the messages left.
+    """
     from rclpy.parameter import Parameter
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from rclpy.serialization import deserialize_message
     from rclpy.time import Time
     from std_msgs.msg import Header
 
@@ -113,25 +138,47 @@ def test_probe_and_monitor_agree_on_the_same_controller(ros_context, spinning):
         Parameter('stats_period_s', value=0.2)])
     controller = Node('probed', context=ros_context)
     publisher = controller.create_publisher(Header, '/probed/out', 100)
+    # Not spun with the others: its queue holds every message until it is read at the end.
+    listener = Node('listener', context=ros_context)
+    sent = []  # (stamp, source timestamp) of each message
+
+    def on_message(raw, info):
+        stamp = deserialize_message(raw, Header).stamp
+        sent.append((Time.from_msg(stamp).nanoseconds, info['source_timestamp']))
+
+    listener.create_subscription(
+        Header, '/probed/out', on_message,
+        QoSProfile(depth=10_000, reliability=ReliabilityPolicy.RELIABLE), raw=True)
     state = {'i': 0}
+    after_publish = []  # (start, end just after publish) of each cycle
+    wrapped_runs = []  # each call of the probe's wrapper, from before it to after it
 
     def on_timer():
+        start, start_mono = probe.cycle_start_ns, time.monotonic_ns()
         msg = Header()
-        msg.stamp = Time(nanoseconds=probe.cycle_start_ns).to_msg()  # the probe's start
+        msg.stamp = Time(nanoseconds=start).to_msg()  # the probe's start
         state['i'] += 1
         if state['i'] % 10 == 5:
             time.sleep(0.022)
         publisher.publish(msg)  # at the end of the cycle
+        after_publish.append((start, start + time.monotonic_ns() - start_mono))
 
     timer = controller.create_timer(0.01, on_timer)
     probe = DeadlineProbe(controller, 'control', timer=timer, stats_period_s=None)
-    timer.callback = probe.wrap(on_timer)
-    # The controller starts once the monitor listens, so both see every cycle.
+    measured = probe.wrap(on_timer)
+
+    def outer():
+        before = time.monotonic_ns()
+        measured()
+        wrapped_runs.append(time.monotonic_ns() - before)
+
+    timer.callback = outer
+    # The controller starts once the monitor and the listener listen: all see every cycle.
     timer.cancel()
     add(monitor)
     add(controller)
     thread.start()
-    assert wait_for(lambda: publisher.get_subscription_count() >= 1)
+    assert wait_for(lambda: publisher.get_subscription_count() >= 2)
     timer.reset()
     assert wait_for(lambda: state['i'] >= 150)
     timer.cancel()
@@ -144,9 +191,25 @@ def test_probe_and_monitor_agree_on_the_same_controller(ros_context, spinning):
     def monitor_report():
         return monitor.snapshot(final=True).topics[0].report
 
+    reader = SingleThreadedExecutor(context=ros_context)
+    reader.add_node(listener)
+    try:
+        assert wait_for(lambda: reader.spin_once(timeout_sec=0.01) or len(sent) >= cycles)
+    finally:
+        reader.shutdown()
+        listener.destroy_node()
     assert wait_for(lambda: monitor_report().messages_total == cycles)
     inside = probe.report()
     outside = monitor_report()
     assert inside.messages_total == outside.messages_total == cycles
     assert inside.skipped_periods_total == outside.skipped_periods_total >= 10
-    assert inside.deadline_misses_total == outside.deadline_misses_total >= 20
+    assert len(after_publish) == len(wrapped_runs) == cycles
+    starts, ends = np.array(after_publish, np.int64).T
+    stamps, left = np.array(sent, np.int64).T
+    assert np.array_equal(stamps, starts), 'the listener saw the messages out of order'
+    as_sent = count_cycles(starts, left, 10 * MS).misses
+    low = count_cycles(starts, ends, 10 * MS).misses
+    high = count_cycles(starts, starts + np.array(wrapped_runs, np.int64), 10 * MS).misses
+    assert outside.deadline_misses_total == as_sent >= 20
+    # Equal to the monitor's unless a cycle crossed its deadline after its message left.
+    assert low <= inside.deadline_misses_total <= high
