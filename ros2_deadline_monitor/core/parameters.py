@@ -37,6 +37,7 @@ from .config import (
     TopicConfig,
 )
 from .errors import ConfigError
+from .expectations import CLOCK_PREFIX
 from .stamp_field import check_stamp_field, DEFAULT_STAMP_FIELD
 
 TOPICS = 'topics'
@@ -573,9 +574,23 @@ parameters (``ros2 param dump`` would be unreadable, and each parameter costs me
 """
 
 
+_OWN_NAMES = frozenset([TOPICS, USE_SIM_TIME, *_GLOBALS])
+_OWN_PREFIXES = ('topic.', CLOCK_PREFIX, ALL_TOPICS_PREFIX)
+
+
 def template_param(field: str) -> str:
     """Full parameter name of a setting of every discovered topic, e.g. ``all_topics.stamp``."""
     return ALL_TOPICS_PREFIX + field
+
+
+def is_monitor_parameter(name: str) -> bool:
+    """Tell whether a parameter is the monitor's own, to check and apply when it is set.
+
+    Libraries declare theirs on the same node: ``diagnostic_updater`` declares
+    ``diagnostic_updater.period`` while the monitor is being built, rclpy
+    ``start_type_description_service``. The monitor leaves those to their owners.
+    """
+    return name in _OWN_NAMES or name.startswith(_OWN_PREFIXES)
 
 
 def template_names() -> list[str]:

@@ -29,6 +29,7 @@ from ros2_deadline_monitor.core.parameters import (
     check_change,
     desired_topics,
     GLOBAL_SPECS,
+    is_monitor_parameter,
     MonitorSettings,
     parse_topic_ids,
     settings_from,
@@ -146,13 +147,28 @@ class NodeParameters:
 
     def watch(self, validate: Callable[[list[Parameter]], SetParametersResult],
               apply: Callable[[list[Parameter]], None]) -> None:
-        """Route ``ros2 param set`` through ``coerce_integers``, ``validate`` and ``apply``."""
+        """Route ``ros2 param set`` through ``coerce_integers``, ``validate`` and ``apply``.
+
+        Only the monitor's own parameters go through (``is_monitor_parameter``): a library's
+        parameter declared on this node (``diagnostic_updater.period``, while the monitor is
+        still being built) is accepted and left alone.
+        """
+        def own(parameters: list[Parameter]) -> list[Parameter]:
+            return ([] if self._declaring
+                    else [p for p in parameters if is_monitor_parameter(p.name)])
+
+        def on_set(parameters: list[Parameter]) -> SetParametersResult:
+            mine = own(parameters)
+            return validate(mine) if mine else SetParametersResult(successful=True)
+
+        def post_set(parameters: list[Parameter]) -> None:
+            mine = own(parameters)
+            if mine:
+                apply(mine)
+
         self._node.add_pre_set_parameters_callback(coerce_integers)
-        self._node.add_on_set_parameters_callback(
-            lambda parameters: (SetParametersResult(successful=True) if self._declaring
-                                else validate(parameters)))
-        self._node.add_post_set_parameters_callback(
-            lambda parameters: None if self._declaring else apply(parameters))
+        self._node.add_on_set_parameters_callback(on_set)
+        self._node.add_post_set_parameters_callback(post_set)
 
     def expectations(self) -> Expectations:
         """Return the expectations in force (``topic.<id>.expect.*``, ``clock.expect.*``).

@@ -11,6 +11,7 @@ from ros2_deadline_monitor.core.errors import ConfigError
 from ros2_deadline_monitor.core.parameters import (
     check_unique_topics,
     is_double,
+    is_monitor_parameter,
     parse_topic_ids,
     settings_from,
     split_topic_param,
@@ -139,6 +140,16 @@ def test_parameter_name_helpers():
     assert split_topic_param('stats_period_s') is None
     assert is_double('topic.imu.period_ms') and is_double('stats_period_s')
     assert not is_double('topic.imu.rule') and not is_double('window_cycles')
+
+
+def test_the_monitor_owns_its_parameters_and_no_library_s():
+    own = ['topics', 'use_sim_time', 'stats_period_s', 'all_topics', 'all_topics.stamp',
+           'topic.imu.period_ms', 'topic.imu.expect.max_deadline_misses',
+           'clock.expect.min_rtf']
+    assert all(is_monitor_parameter(name) for name in own)
+    others = ['diagnostic_updater.period', 'start_type_description_service',
+              'qos_overrides./clock.subscription.depth', 'clock_topic_typo', 'topicsx']
+    assert not any(is_monitor_parameter(name) for name in others)
 
 
 def test_stamp_field_is_passed_on_after_its_syntax_is_checked():

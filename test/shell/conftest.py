@@ -136,6 +136,15 @@ class Observer:
             return None
         return next((t for t in stats.topics if t.name == name), None)
 
+    def report_arrays(self) -> list[Any]:
+        """Return the arrays that are reports, without diagnostic_updater's announcements.
+
+        The updater publishes an array of one 'Node starting up' status per new task.
+        """
+        with self.lock:
+            return [array for array in self.arrays
+                    if all(status.message != STARTING_UP for status in array.status)]
+
     def status(self, suffix: str) -> Any:
         """Return the newest diagnostic status whose name ends with ``suffix``, or None.
 

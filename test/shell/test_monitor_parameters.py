@@ -113,3 +113,47 @@ def test_stamp_field_with_bad_syntax_is_rejected_with_the_reason(
     assert observer.get_parameter('topic.beat.stamp_field') == 'header.stamp'
     (result,) = observer.set_parameters(topic__beat__stamp_field='header.stamp')
     assert result.successful, result.reason
+
+
+LIBRARY_PARAMETER = 'diagnostic_updater.period'
+
+
+def test_a_library_parameter_on_the_monitor_node_is_left_to_the_library(
+        ros_context, spin, observer, wait_for, capfd):
+    """diagnostic_updater declares its parameter while the monitor is being built.
+
+    The real updater made every start fail: its declaration reached the monitor's callbacks,
+    which applied it to a node not finished yet. The node here declares it where the updater
+    does (where the diagnostics output creates its publisher, after the callbacks).
+    """
+    from rclpy.parameter import Parameter
+
+    from ros2_deadline_monitor.shell.diagnostics import DIAGNOSTICS_TOPIC
+    from ros2_deadline_monitor.shell.monitor_node import MonitorNode
+
+    class WithLibrary(MonitorNode):
+        def create_publisher(self, msg_type, topic, *args, **kwargs):
+            publisher = super().create_publisher(msg_type, topic, *args, **kwargs)
+            if topic == DIAGNOSTICS_TOPIC:  # as Updater.__init__: its publisher, its parameter
+                self.declare_parameter(LIBRARY_PARAMETER, 1.0)
+            return publisher
+
+    node = WithLibrary(context=ros_context, parameter_overrides=[
+        Parameter('topics', value=['beat']), Parameter('topic.beat.name', value='/beat'),
+        Parameter('stats_period_s', value=0.2)])
+    spin(node, destroy=True)
+    _producer(ros_context, spin)
+    wait_for(lambda: (t := observer.topic_stats('beat')) and t.messages_total > 0,
+             what='messages on /beat')
+
+    (result,) = observer.set_parameters(diagnostic_updater__period=2.0)
+    assert result.successful, result.reason
+    assert observer.get_parameter(LIBRARY_PARAMETER) == 2.0
+    (result,) = observer.set_parameters(topic__beat__period_ms=-1.0)  # its own still checked
+    assert not result.successful
+    before = observer.topic_stats('beat').messages_total
+    wait_for(lambda: (t := observer.topic_stats('beat')) and t.messages_total > before,
+             what='monitoring to go on')
+    log = capfd.readouterr().err
+    assert 'Traceback' not in log
+    assert 'settings changed' not in log

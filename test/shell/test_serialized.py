@@ -87,10 +87,11 @@ def test_a_monitor_with_many_quiet_topics_is_read_over_dds_as_published(
     values.update({f'topic__{n}__name': f'/serialized_test/{n}' for n in names})
     values.update({f'topic__{n}__period_ms': 10.0 + i for i, n in enumerate(names)})
     start_monitor(**values)
-    wait_for(lambda: len(observer.stats) >= 5 and len(observer.arrays) >= 5,
+    wait_for(lambda: len(observer.stats) >= 5 and len(observer.report_arrays()) >= 5,
              what='five reports')
+    arrays = observer.report_arrays()
     with observer.lock:
-        stats, arrays = list(observer.stats), list(observer.arrays)
+        stats = list(observer.stats)
     for report in stats[1:5]:
         assert [t.name for t in report.topics] == names
         assert [t.period_ms for t in report.topics] == [10.0 + i for i in range(60)]
