@@ -22,6 +22,10 @@ Targets (issue 13): idle at most 2 % of a core and 120 MB RSS; scale CPU per mes
 
     python benchmarks/bench_scale.py                 # about 3 minutes
     python benchmarks/bench_scale.py --topics 200 --measure 20
+    python benchmarks/bench_scale.py --param use_diagnostic_updater=false
+
+The table's title says which way the monitor published ``/diagnostics``: through
+``diagnostic_updater`` (when installed, the default) or by itself.
 """
 
 from __future__ import annotations
@@ -177,7 +181,12 @@ def run_subscriber(options: dict[str, Any]) -> None:
         spin()
     n1, c1, m1, t1 = counter[0], cpu_s(), main_thread_cpu_s(), time.monotonic()
     received = n1 - n0
+    diagnostics = None
+    if options['role'] == 'monitor':
+        diagnostics = ('diagnostic_updater' if node._diagnostics.uses_updater
+                       else 'direct')
     emit({'received': received, 'cpu_s': c1 - c0, 'window_s': t1 - t0,
+          'diagnostics': diagnostics,
           'cpu_per_msg_us': (c1 - c0) / received * 1e6 if received else math.nan,
           'rate_hz': received / (t1 - t0), 'cpu_percent': 100 * (c1 - c0) / (t1 - t0),
           'main_thread_percent': 100 * (m1 - m0) / (t1 - t0),
@@ -193,7 +202,18 @@ def _subscriber(args: argparse.Namespace, role: str, topics: list[str], expect: 
                 params: dict[str, Any] | None = None) -> Child:
     return Child(__file__, 'subscriber', {
         'role': role, 'topics': topics, 'cpu': SUBSCRIBER_CPU, 'warmup_s': args.warmup,
-        'measure_s': args.measure, 'expect_topics': expect, 'params': params or {}})
+        'measure_s': args.measure, 'expect_topics': expect,
+        'params': {**args.param, **(params or {})}})
+
+
+def _parameter(text: str) -> tuple[str, Any]:
+    """Parse ``--param NAME=VALUE``; the value as YAML types it (``false``, ``0.5``)."""
+    import yaml
+
+    name, sep, value = text.partition('=')
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f'expected NAME=VALUE, got {text!r}')
+    return name, yaml.safe_load(value)
 
 
 def _publisher(slow: int, slow_hz: float, fast: int, fast_hz: float) -> Child:
@@ -263,6 +283,17 @@ def run_discovery(args: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
+def _monitor_results(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Return the monitor's result lines of every case run."""
+    lines = []
+    for case, result in results.items():
+        if case in ('one', 'one_again'):
+            lines.append(result['monitor'])
+        elif case != 'scale_raw':
+            lines.append(result)
+    return lines
+
+
 def _fmt(value: float, digits: int = 1) -> str:
     return 'n/a' if value != value else f'{value:.{digits}f}'
 
@@ -278,7 +309,11 @@ def main(argv: list[str] | None = None) -> int:
                         help='measurement window [s] (default 10)')
     parser.add_argument('--cases', default='one,idle,scale,scale_raw,discovery',
                         help='comma-separated cases to run (default: all five)')
+    parser.add_argument('--param', type=_parameter, action='append', default=[],
+                        metavar='NAME=VALUE',
+                        help='a monitor parameter for every case (repeatable)')
     args = parse_benchmark_args(parser, argv)
+    args.param = dict(args.param)
     if args.child:
         (run_publisher if args.child == 'publisher' else run_subscriber)(args.options)
         return 0
@@ -340,7 +375,10 @@ def main(argv: list[str] | None = None) -> int:
                      f'after their publisher (created over {_fmt(found["created_span_s"], 2)} '
                      f's); then {_fmt(found["cpu_percent"])} % of a core, '
                      f'{_fmt(found["rss_mb"])} MB'])
+    ways = {r.get('diagnostics') for r in _monitor_results(results)} - {None}
     print()
+    print(f'/diagnostics: {", ".join(sorted(ways)) or "n/a"}'
+          + (f'; parameters {args.param}' if args.param else ''))
     print_table(['case', 'target', 'measured'], rows)
     write_json(args.json, results, indent=1)
     return 0

@@ -119,6 +119,11 @@ GLOBAL_SPECS: tuple[ParamSpec, ...] = (
     ParamSpec('hardware_id', socket.gethostname(),
               "hardware_id of every diagnostic status (rqt_robot_monitor shows it in a "
               "status's inspector; its tree follows the status names); default: the host name."),
+    ParamSpec('use_diagnostic_updater', True,
+              'Publish /diagnostics through diagnostic_updater when it is installed; false: '
+              'the monitor publishes the same array itself, assembled from kept bytes (with '
+              'hundreds of topics a fraction of the CPU: the updater rebuilds and serializes '
+              'every status at every report).', read_only=True),
     ParamSpec('arrival_timestamp', 'source',
               "Middleware timestamp taken as the end of a cycle: 'source' (writer side, when "
               "the message left the producer) or 'received' (reader side, adds transport "
@@ -229,6 +234,8 @@ class MonitorSettings:
     """Where the final summary JSON goes ('' for nowhere)."""
     all_topics: bool = False
     """Also monitor every topic discovered in the graph (``monitor --all``)."""
+    use_diagnostic_updater: bool = True
+    """Publish /diagnostics through diagnostic_updater when it is installed."""
 
 
 def topic_param(topic_id: str, field: str) -> str:
@@ -345,6 +352,8 @@ def settings_from(values: Mapping[str, Any]) -> MonitorSettings:
         duration_ns=_seconds(values, 'duration_s', zero_ok=True),
         summary_file=str(_value(values, 'summary_file')),
         all_topics=_flag('all_topics', _value(values, 'all_topics')),
+        use_diagnostic_updater=_flag('use_diagnostic_updater',
+                                     _value(values, 'use_diagnostic_updater')),
     )
 
 

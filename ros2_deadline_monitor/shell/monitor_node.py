@@ -128,8 +128,9 @@ class MonitorNode(Node):
         if self._assembler is None:
             self.get_logger().info('this middleware lays out CDR differently: the reports are '
                                    'published as messages, not assembled from kept bytes')
-        self._diagnostics = diagnostics.DiagnosticsOutput(self, settings.hardware_id,
-                                                          assembler=self._assembler)
+        self._diagnostics = diagnostics.DiagnosticsOutput(
+            self, settings.hardware_id, use_updater=settings.use_diagnostic_updater,
+            assembler=self._assembler)
         self._stats_cache = conversions.TopicStatsCache()
         self._status_cache = diagnostics.StatusCache()
         self.clock_input = ClockInput(self, self._reader, settings.clock_topic, self.session,

@@ -123,6 +123,16 @@ def test_both_outputs_publish_the_same_array(ros_context, spin, observer, wait_f
     assert len(full) == 2
 
 
+@pytest.mark.parametrize('wanted', [False, True], ids=['direct', 'updater_if_installed'])
+def test_the_monitor_publishes_through_the_updater_when_installed_and_wanted(
+        start_monitor, capfd, wanted):
+    start_monitor(use_diagnostic_updater=wanted)
+    log = capfd.readouterr().err
+    through = wanted and diagnostic_updater is not None
+    assert ('diagnostics through diagnostic_updater' in log) is through, log
+    assert ('diagnostics published directly' in log) is not through, log
+
+
 def test_monitor_diagnostics_are_what_rqt_robot_monitor_reads(
         ros_context, spin, observer, start_monitor, wait_for, key_values):
     start_monitor(topics=['imu'], topic__imu__name='/imu', hardware_id='robot-7',
