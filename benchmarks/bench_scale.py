@@ -24,7 +24,7 @@ Targets (issue 13): idle at most 2 % of a core and 120 MB RSS; scale CPU per mes
     python benchmarks/bench_scale.py --topics 200 --measure 20
     python benchmarks/bench_scale.py --param use_diagnostic_updater=false
 
-The table's title says which way the monitor published ``/diagnostics``: through
+A line above the table says which way the monitor published ``/diagnostics``: through
 ``diagnostic_updater`` (when installed, the default) or by itself.
 """
 
