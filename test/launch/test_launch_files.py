@@ -474,11 +474,15 @@ def test_generate_launch_description(name):
 
 
 RUN_LAUNCH_FILE = textwrap.dedent("""
+    import signal
     import sys
     from launch import LaunchService
     from launch.actions import IncludeLaunchDescription
     from launch.launch_description_sources import PythonLaunchDescriptionSource
 
+    # A suite started in the background (`cmd &` in a script) hands SIGINT down ignored:
+    # the launch would never hear the test's SIGINT (nor its nodes).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     # noninteractive: pass SIGINT on to the nodes (no terminal sends it to them).
     service = LaunchService(noninteractive=True)
     service.include_launch_description(IncludeLaunchDescription(
@@ -523,9 +527,12 @@ class LaunchRun:
                                       self.stats.append, 10)
         self.executor = SingleThreadedExecutor(context=context)
         self.executor.add_node(self.node)
+        # A session of its own: a launch that does not stop is killed with its nodes (an
+        # orphaned monitor would answer the next tests' parameter requests as its namesake).
         self.process = subprocess.Popen(
             [sys.executable, '-c', RUN_LAUNCH_FILE, str(path), *arguments],
-            env=os.environ.copy(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            env=os.environ.copy(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            start_new_session=True)
 
     def wait_for(self, condition: Any, what: str, timeout: float = 20.0) -> None:
         """Spin until ``condition()``; fail if the launch ends first or on timeout."""
@@ -544,7 +551,7 @@ class LaunchRun:
         try:
             output, _ = self.process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            self.process.kill()
+            os.killpg(self.process.pid, signal.SIGKILL)
             output, _ = self.process.communicate()
         self.executor.shutdown()
         self.node.destroy_node()

@@ -123,19 +123,21 @@ def test_a_library_parameter_on_the_monitor_node_is_left_to_the_library(
     """diagnostic_updater declares its parameter while the monitor is being built.
 
     The real updater made every start fail: its declaration reached the monitor's callbacks,
-    which applied it to a node not finished yet. The node here declares it where the updater
-    does (where the diagnostics output creates its publisher, after the callbacks).
+    which applied it to a node not finished yet. Without the updater installed, the node here
+    declares it where the updater does (where the diagnostics output creates its publisher,
+    after the callbacks); with it, the updater does.
     """
     from rclpy.parameter import Parameter
 
     from ros2_deadline_monitor.shell.diagnostics import DIAGNOSTICS_TOPIC
     from ros2_deadline_monitor.shell.monitor_node import MonitorNode
+    from ros2_deadline_monitor.shell.optional import diagnostic_updater
 
     class WithLibrary(MonitorNode):
         def create_publisher(self, msg_type, topic, *args, **kwargs):
             publisher = super().create_publisher(msg_type, topic, *args, **kwargs)
-            if topic == DIAGNOSTICS_TOPIC:  # as Updater.__init__: its publisher, its parameter
-                self.declare_parameter(LIBRARY_PARAMETER, 1.0)
+            if topic == DIAGNOSTICS_TOPIC and diagnostic_updater is None:
+                self.declare_parameter(LIBRARY_PARAMETER, 1.0)  # as Updater.__init__ does
             return publisher
 
     node = WithLibrary(context=ros_context, parameter_overrides=[
