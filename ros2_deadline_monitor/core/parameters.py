@@ -521,18 +521,28 @@ def check_change(values: Mapping[str, Any], changed: Mapping[str, Any],
         owners[config.topic] = topic_id
 
 
+IGNORED_LIBRARY_PARAMETERS = {
+    'diagnostic_updater.period': '/diagnostics is published at every report (stats_period_s)',
+}
+"""Libraries' parameters a user may set on the monitor to no effect, with why."""
+
+
 def unknown_parameter_warnings(given: Iterable[str], known: Iterable[str],
                                topic_ids: Iterable[str]) -> list[str]:
     """One warning per given parameter that nothing uses (a typo), with a close match.
 
     rclpy ignores overrides of undeclared parameters silently, so ``topic.cmd.perod_ms``
-    would leave the default in force without a word.
+    would leave the default in force without a word. ``known``: every parameter declared,
+    the libraries' too (``diagnostic_updater.use_fqn`` is the updater's, and used).
     """
     known = set(known)
     listed = set(topic_ids)
     warnings = []
-    for name in sorted(set(given) - known):
-        if name.startswith('qos_overrides.'):
+    for name in sorted(set(given)):
+        if name in IGNORED_LIBRARY_PARAMETERS:
+            warnings.append(f'parameter {name} is ignored: {IGNORED_LIBRARY_PARAMETERS[name]}')
+            continue
+        if name in known or name.startswith('qos_overrides.'):
             continue
         parts = name.split('.')
         if len(parts) == 3 and parts[0] == 'topic' and parts[1] not in listed \

@@ -114,6 +114,7 @@ class MonitorNode(Node):
         self._reader = self._create_reader()
         self._reconcile()
         if (topic_ids or self.parameters.skipped) and not self._topics:
+            self.parameters.warn_unknown()  # a typo may be why
             raise StartupError('none of the configured topics has valid settings: '
                                + '; '.join(self.parameters.invalid_reasons().values()))
         if not topic_ids and self._discovery is None:
@@ -131,6 +132,7 @@ class MonitorNode(Node):
         self._diagnostics = diagnostics.DiagnosticsOutput(
             self, settings.hardware_id, use_updater=settings.use_diagnostic_updater,
             assembler=self._assembler)
+        self.parameters.warn_unknown()
         self._stats_cache = conversions.TopicStatsCache()
         self._status_cache = diagnostics.StatusCache()
         self.clock_input = ClockInput(self, self._reader, settings.clock_topic, self.session,

@@ -116,10 +116,17 @@ class NodeParameters:
         expectations_from({name: p.value for name, p in self._node._parameter_overrides.items()
                            if is_expectation(name)}, valid)
         self._declare(declare_expectations, valid)
-        for warning in unknown_parameter_warnings(
-                self._node._parameter_overrides, self._node._parameters, valid):  # no getters
-            self._node.get_logger().warning(warning)
         return valid
+
+    def warn_unknown(self) -> None:
+        """Log the given parameters nothing declared (typos), once the libraries declared theirs.
+
+        Call it after ``diagnostic_updater`` declared its parameters on the node.
+        """
+        for warning in unknown_parameter_warnings(
+                self._node._parameter_overrides, self._node._parameters,  # no getters
+                self.topic_ids()):
+            self._node.get_logger().warning(warning)
 
     def _declare_topic(self, topic_id: str) -> None:
         self._declared.add(topic_id)

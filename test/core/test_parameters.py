@@ -16,6 +16,7 @@ from ros2_deadline_monitor.core.parameters import (
     settings_from,
     split_topic_param,
     topic_config_from,
+    unknown_parameter_warnings,
 )
 
 
@@ -150,6 +151,23 @@ def test_the_monitor_owns_its_parameters_and_no_library_s():
     others = ['diagnostic_updater.period', 'start_type_description_service',
               'qos_overrides./clock.subscription.depth', 'clock_topic_typo', 'topicsx']
     assert not any(is_monitor_parameter(name) for name in others)
+
+
+def test_given_parameters_nothing_declared_are_named_with_a_close_match():
+    known = ['topics', 'stats_period_s', 'topic.imu.period_ms', 'diagnostic_updater.period',
+             'diagnostic_updater.use_fqn']
+    given = ['stats_perod_s', 'topic.imu.period_ms', 'topic.gps.period_ms',
+             'qos_overrides./clock.subscription.depth', 'diagnostic_updater.use_fqn',
+             'diagnostic_updater.period']
+    assert unknown_parameter_warnings(given, known, ['imu']) == [
+        'parameter diagnostic_updater.period is ignored: /diagnostics is published at every '
+        'report (stats_period_s)',
+        'parameter stats_perod_s is unknown and ignored (did you mean stats_period_s?)',
+        "parameter topic.gps.period_ms is ignored: 'gps' is not in topics (it is used if "
+        "'gps' is added to topics at run time)",
+    ]
+    assert unknown_parameter_warnings(['diagnostic_updater.use_fqn'], ['topics'], []) == [
+        'parameter diagnostic_updater.use_fqn is unknown and ignored']
 
 
 def test_stamp_field_is_passed_on_after_its_syntax_is_checked():

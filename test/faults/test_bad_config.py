@@ -111,10 +111,16 @@ def test_nothing_valid_left_refuses_to_start_naming_every_reason(
 
 def test_a_typo_in_a_global_key_is_named(installed_executable, tmp_path, processes,
                                          observer, wait_for):
+    # diagnostic_updater declares its period once the monitor's own parameters are declared
+    # (when installed): it is named as ignored either way, never as unknown.
     process, log = _start(installed_executable, tmp_path, processes, _yaml(
-        ['good'], {'good': {'name': '/good'}}, {'stats_perod_s': 0.5}))
+        ['good'], {'good': {'name': '/good'}},
+        {'stats_perod_s': 0.5, 'diagnostic_updater.period': 2.0}))
     wait_for(observer.latest_stats, timeout=20.0, what='the monitor to report')
     process.send_signal(signal.SIGINT)
     assert process.wait(timeout=20) == 0
     text = log.read_text()
     assert 'stats_perod_s' in text and 'did you mean stats_period_s' in text
+    assert ('diagnostic_updater.period is ignored: /diagnostics is published at every report'
+            in text)
+    assert 'diagnostic_updater.period is unknown' not in text
