@@ -7,9 +7,12 @@ waits on what the monitor publishes (counts, levels, keys), never on time alone.
 
 from __future__ import annotations
 
+import re
 import time
 
 OK, WARN, ERROR, STALE = 0, 1, 2, 3
+HELD = re.compile(r'(?P<shown>[A-Z]+) held \((?P<count>\d+) of 4 reports at (?P<asked>[A-Z]+)\): ')
+"""A status the hysteresis held at its level (``level_rise_windows: 4``)."""
 
 
 def _statuses(observer, suffix):
@@ -152,11 +155,17 @@ def test_a_level_rises_only_after_the_configured_number_of_reports(
              what='the silent topic reported ERROR')
     statuses = _statuses(observer, ': topic beat')
     first_error = next(i for i, s in enumerate(statuses) if s.level == bytes([ERROR]))
-    # Three reports asked for ERROR and were held at the level before, the fourth raised it.
-    held = [s.message for s in statuses[first_error - 3:first_error]]
-    assert [m.split(': ')[0].split(' held ')[1] for m in held] == [
-        f'({k} of 4 reports at ERROR)' for k in (1, 2, 3)], held
-    assert 'no message for' in held[0] and 'no message for' in statuses[first_error].message
+    # Three reports in a row asked for more than the level shown and were held at it, the
+    # fourth raised it. Under load the producer's timer may skip a period just before the
+    # silence: those reports ask for WARN and count in the same streak (a real skip).
+    held = [HELD.match(s.message) for s in statuses[first_error - 3:first_error]]
+    assert all(held), [s.message for s in statuses[first_error - 4:first_error + 1]]
+    assert [int(m['count']) for m in held] == [1, 2, 3]
+    assert len({(m['shown'], statuses[first_error - 3 + i].level)
+                for i, m in enumerate(held)}) == 1  # shown and published at one level
+    assert held[0]['shown'] in ('OK', 'WARN') and held[-1]['asked'] in ('WARN', 'ERROR')
+    assert (not HELD.match(statuses[first_error].message)
+            and 'no message for' in statuses[first_error].message)
 
 
 def test_a_restarted_publisher_gets_the_grace_before_a_timeout_is_an_error(
