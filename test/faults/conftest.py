@@ -16,6 +16,7 @@ from pathlib import Path
 import subprocess
 import sys
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -106,9 +107,12 @@ class Beat:
         self.msg_type = msg_type or Header
         self.publisher = node.create_publisher(self.msg_type, topic, QoSProfile(depth=100))
         self.count = 0
+        self.sent_ns: list[int] = []
+        """Monotonic time of each publish: the producer's truth (its timer skips periods too)."""
         self.lock = threading.Lock()
         self.stopped = False
         self.node = node
+        self.period_ns = round(period_s * 1e9)
         self.timer = node.create_timer(period_s, self._tick)
 
     def stop(self) -> None:
@@ -122,8 +126,15 @@ class Beat:
         with self.lock:
             if self.stopped or not self.publisher.get_subscription_count():
                 return
+            self.sent_ns.append(time.monotonic_ns())
             self.publisher.publish(self.msg_type())
             self.count += 1
+
+    def skipped_periods(self, first: int, last: int) -> int:
+        """Periods its timer skipped between publishes ``first`` and ``last`` (0-based)."""
+        sent = self.sent_ns[first:last + 1]
+        return sum(max(0, round((b - a) / self.period_ns) - 1)
+                   for a, b in zip(sent, sent[1:], strict=False))
 
 
 @pytest.fixture
