@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import time
 
-OK, WARN, ERROR = 0, 1, 2
+ERROR = 2
 NS_PER_S = 1_000_000_000
 
 TIMEOUT_RE = re.compile(r'\(timeout ([0-9.]+) s\)')
@@ -33,7 +33,7 @@ def test_dead_publisher_times_out_and_recovers_with_counters_kept(
     other.start()
     # Both monitored before one dies: the other participant may be discovered later.
     wait_for(lambda: all((t := observer.topic_stats(name)) and t.messages_total >= 20
-                         and t.level in (OK, WARN) for name in ('beat', 'other')),
+                         for name in ('beat', 'other')),
              what='the beat and other topics monitored')
 
     first.close()
@@ -54,11 +54,12 @@ def test_dead_publisher_times_out_and_recovers_with_counters_kept(
     second = participant()
     again = make_beat(second.node('beat_producer'), '/beat', 0.02)
     second.start()
-    # Back to OK, or WARN for the skipped periods of the gap (and of a noisy machine).
-    back = wait_for(lambda: (t := observer.topic_stats('beat')) and t.level in (OK, WARN)
+    # Back: no longer timed out (its level is the new run's, a loaded machine's skips too).
+    back = wait_for(lambda: (t := observer.topic_stats('beat'))
+                    and 'no message for' not in t.status
                     and t.messages_total > sent_before + 20 and t,
                     what='the topic back with counting continued')
-    assert 'no message for' not in back.status
+    assert back.level != ERROR or 'miss ratio' in back.status, back.status
     # The silence is an outage that re-anchored the grid, not ~25+ skipped periods of 20 ms:
     # the new run's skips are its timer's own (a few more where the delivery was late).
     assert back.outages_total == 1 and back.outage_max_s > 0.5

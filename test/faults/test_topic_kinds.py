@@ -66,10 +66,13 @@ def test_an_event_topic_raises_no_alarm_where_a_timer_topic_does(
              what='the monitor subscribed to both topics')
     # A planner's output: a burst, a pause, one more. Pacing the publisher is the scenario
     # itself; every check below waits on what the monitor reports.
+    sent_ns = []
     for gap_s in (0.0, 0.05, 0.6, 0.02, 0.02, 1.5):
         time.sleep(gap_s)
+        sent_ns.append(time.monotonic_ns())
         for publisher in publishers:
             publisher.publish(Header())
+    longest_gap_ms = max(b - a for a, b in zip(sent_ns, sent_ns[1:], strict=False)) / 1e6
     wait_for(lambda: all((t := observer.topic_stats(i)) and t.messages_total == 6
                          for i in ('event', 'timer')), what='all 6 messages on both topics')
     # The timer topic: misses, skipped periods, then a timeout (default max(10 T, 1 s)).
@@ -86,7 +89,8 @@ def test_an_event_topic_raises_no_alarm_where_a_timer_topic_does(
     assert values['kind'] == 'event'
     for key in ('deadline misses', 'skipped periods', 'rule'):
         assert values[key] == 'n/a', key
-    assert 1400.0 < float(values['max interval wall (ms)']) < 2500.0
+    # The 1.5 s pause as slept (longer on a loaded machine), give or take the delivery.
+    assert abs(float(values['max interval wall (ms)']) - longest_gap_ms) < 200.0, longest_gap_ms
     assert {s.level for s in _statuses(observer, ': topic event')} <= {bytes([STALE]),
                                                                       bytes([OK])}
 
