@@ -87,10 +87,12 @@ def test_a_wall_clock_producer_next_to_a_sim_producer(
     second = participant()
     wall = StampedProducer(second.node('leftover_controller'), '/cmd')
     second.start()
+    # WARN in a report with new foreign stamps: a report in which the loaded test process
+    # delivered none keeps the note at the level of the figures.
     both = wait_for(lambda: (t := observer.topic_stats('cmd')) and wall.count >= 50
                     and t.foreign_stamps_total > 0 and 'leftover_controller' in t.status
-                    and t, timeout=30, what='the second producer named in the status')
-    assert both.level == WARN, both.status
+                    and t.level == WARN and t, timeout=30,
+                    what='the second producer named in a WARN status')
     assert 'start stamps on the wall (Unix) clock' in both.status
     assert '/controller' in both.status and not both.loss_known
     wait_for(lambda: wall.count >= 400, timeout=30, what='the wall producer running 4 s')
