@@ -131,10 +131,16 @@ class Beat:
             self.count += 1
 
     def skipped_periods(self, first: int, last: int) -> int:
-        """Periods its timer skipped between publishes ``first`` and ``last`` (0-based)."""
-        sent = self.sent_ns[first:last + 1]
-        return sum(max(0, round((b - a) / self.period_ns) - 1)
-                   for a, b in zip(sent, sent[1:], strict=False))
+        """Periods its timer skipped between publishes ``first`` and ``last`` (0-based).
+
+        rcl's rule (``count_cycles``, as the monitor replays it) on its publish times.
+        """
+        import numpy as np
+
+        from ros2_deadline_monitor.core.cycles import count_cycles
+
+        sent = np.array(self.sent_ns[first:last + 1], np.int64)
+        return count_cycles(sent, sent, self.period_ns).skipped
 
 
 @pytest.fixture
