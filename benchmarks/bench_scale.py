@@ -13,6 +13,10 @@ one run so the ratios compare figures taken side by side on the same loaded mach
 - ``scale_raw``: the same 1,001 topics and traffic, a bare raw subscriber instead of the
   monitor: context for the scale case (no target). rclpy's executor rebuilds its wait set
   of every subscription at each wake-up, so a bare subscriber falls behind at this scale;
+- ``scale_inputs``: the same, the monitor with its reports reduced to their takes after
+  the warm-up (periods learned, no snapshot, no output): context (no target), what its
+  1,001 readers and takes cost alone, the floor under the scale case that no report design
+  goes below;
 - ``discovery``: ``all_topics`` (``monitor --all``) started first, then a process creates
   1,000 publishers (1 Hz): how long after its publisher was created each topic was
   subscribed (its first appearance to the monitor's reader), and CPU share once all run.
@@ -134,7 +138,7 @@ def run_subscriber(options: dict[str, Any]) -> None:
     counter = [0]
     topics = options['topics']
     subscribed_ns: dict[str, int] = {}
-    if options['role'] == 'monitor':
+    if options['role'] in ('monitor', 'inputs'):
         from ros2_deadline_monitor.core.session import TopicState
         from ros2_deadline_monitor.shell import subscriptions
 
@@ -175,6 +179,8 @@ def run_subscriber(options: dict[str, Any]) -> None:
     end_warmup = time.monotonic() + options['warmup_s']
     while time.monotonic() < end_warmup:
         spin()
+    if options['role'] == 'inputs':  # periods learned (take strides set): the takes only now
+        node.publish_stats = lambda final=False: node.take_all()
     n0, c0, m0, t0 = counter[0], cpu_s(), main_thread_cpu_s(), time.monotonic()
     end = t0 + options['measure_s']
     while time.monotonic() < end:
@@ -182,7 +188,7 @@ def run_subscriber(options: dict[str, Any]) -> None:
     n1, c1, m1, t1 = counter[0], cpu_s(), main_thread_cpu_s(), time.monotonic()
     received = n1 - n0
     diagnostics = None
-    if options['role'] == 'monitor':
+    if options['role'] != 'raw':
         diagnostics = ('diagnostic_updater' if node._diagnostics.uses_updater
                        else 'direct')
     emit({'received': received, 'cpu_s': c1 - c0, 'window_s': t1 - t0,
@@ -262,6 +268,11 @@ def run_scale_raw(args: argparse.Namespace) -> dict[str, Any]:
     return run_scale(args, 'raw')
 
 
+def run_scale_inputs(args: argparse.Namespace) -> dict[str, Any]:
+    """Run the scale case with the monitor's reports reduced to their takes."""
+    return run_scale(args, 'inputs')
+
+
 def run_discovery(args: argparse.Namespace) -> dict[str, Any]:
     """``all_topics``: the monitor first, then ``--topics`` publishers at 1 Hz appear."""
     monitor = _subscriber(args, 'monitor', [], expect=args.topics,
@@ -289,7 +300,7 @@ def _monitor_results(results: dict[str, Any]) -> list[dict[str, Any]]:
     for case, result in results.items():
         if case in ('one', 'one_again'):
             lines.append(result['monitor'])
-        elif case != 'scale_raw':
+        elif case not in ('scale_raw', 'scale_inputs'):
             lines.append(result)
     return lines
 
@@ -299,7 +310,7 @@ def _fmt(value: float, digits: int = 1) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the four cases and print the figures next to the targets."""
+    """Run the cases asked for and print the figures next to the targets."""
     parser = benchmark_parser(__doc__)
     parser.add_argument('--topics', type=int, default=1000, help='topics (default 1000)')
     parser.add_argument('--fast-hz', type=float, default=1000.0,
@@ -308,7 +319,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--measure', type=float, default=10.0,
                         help='measurement window [s] (default 10)')
     parser.add_argument('--cases', default='one,idle,scale,scale_raw,discovery',
-                        help='comma-separated cases to run (default: all five)')
+                        help='comma-separated cases to run (default: these five; also '
+                             'scale_inputs)')
     parser.add_argument('--param', type=_parameter, action='append', default=[],
                         metavar='NAME=VALUE',
                         help='a monitor parameter for every case (repeatable)')
@@ -327,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     again = 'one' in cases and 'scale' in cases
     for case, run in (('one', run_one_topic), ('idle', run_idle), ('scale', run_scale),
                       ('one_again', run_one_topic), ('scale_raw', run_scale_raw),
-                      ('discovery', run_discovery)):
+                      ('scale_inputs', run_scale_inputs), ('discovery', run_discovery)):
         if case in cases or (case == 'one_again' and again):
             results[case] = run(args)
             print(f'{case} done ({environment_line()})', file=sys.stderr, flush=True)
@@ -364,6 +376,14 @@ def main(argv: list[str] | None = None) -> int:
                      f'{_fmt(raw["cpu_per_msg_us"])} µs (monitor / raw {_fmt(ratio, 2)}; '
                      f'{_fmt(raw["rate_hz"], 0)} '
                      f'msg/s, {_fmt(raw["cpu_percent"])} % of a core)'])
+    if 'scale_inputs' in results:
+        inputs = results['scale_inputs']
+        rows.append(['the same, the monitor with takes alone (no reports): CPU per message',
+                     'context', f'{_fmt(inputs["cpu_per_msg_us"])} µs = '
+                     f'{_fmt(inputs["cpu_per_msg_us"] / one_us, 2)} x one topic '
+                     f'({_fmt(inputs["rate_hz"], 0)} msg/s, {_fmt(inputs["cpu_percent"])} % '
+                     f'of a core, {_fmt(inputs["main_thread_percent"])} % in the Python '
+                     'thread)'])
     if 'discovery' in results:
         found = results['discovery']
         latency = found['latency_s']
