@@ -50,6 +50,7 @@ from ros2_deadline_monitor.shell.qos import (
     choose_qos,
     CLOCK_QOS,
     common_offered_deadline_ns,
+    observed_stride,
     queue_depth,
     take_depth,
     take_stride,
@@ -164,7 +165,11 @@ class TopicMonitor:
         self.queue_overflows = 0
         """Takes that found the reader queue full (its oldest messages may have been lost)."""
         self._stride = 1
-        """Every how many take periods the queue is taken (``qos.take_stride``)."""
+        """Every how many take periods the queue is taken (``qos.take_stride``, and
+        ``qos.observed_stride`` while the rate is not known)."""
+        self._rate_known = False
+        self._taken_ns = 0
+        """Monotonic time of the previous take (``observed_stride``)."""
         self._logger = node.get_logger()
         self._stats_period_ns = stats_period_ns
         self._arrival_key = arrival_key
@@ -248,6 +253,7 @@ class TopicMonitor:
             return  # the session knows all of it already
         self._reported = key
         if self._drain is not None:
+            self._rate_known = timing is not None
             self._stride = take_stride(timing.period_ns if timing else None, self.depth,
                                        self._take_period_ns)
         self._session.topic_status(
@@ -375,6 +381,7 @@ class TopicMonitor:
             msg_class, self.config.topic, _ignore, profile,
             event_callbacks=SubscriptionEventCallbacks(use_default_callbacks=False), raw=True)
         self._drain = make_drain(subscription, record, self._arrival_key, self.fallback)
+        self._stride, self._taken_ns = 1, time.monotonic_ns()  # its rate is observed anew
         return subscription
 
     def take(self) -> int:
@@ -386,6 +393,11 @@ class TopicMonitor:
         if self._drain is None:
             return 0
         count = self._drain()
+        if not self._rate_known:
+            now = time.monotonic_ns()
+            self._stride = observed_stride(count, now - self._taken_ns, self._stride,
+                                           self.depth, self._take_period_ns)
+            self._taken_ns = now
         if count >= self.depth:
             self.queue_overflows += 1
             self._log_once('warning', f'{self.config.name}: the reader queue ({self.depth} '

@@ -48,6 +48,39 @@ def test_a_slow_topic_is_taken_as_often_as_its_queue_needs_with_room_to_spare():
     assert take_stride(NS_PER_MS, 1000, 0) == 1
 
 
+def test_a_queue_of_unknown_rate_is_taken_as_often_as_its_takes_show_it_needs():
+    from ros2_deadline_monitor.shell.qos import (
+        observed_stride,
+        TAKE_MAX_STRIDE,
+        take_stride,
+        TAKE_UNKNOWN_RATE_DEPTH,
+    )
+
+    take, depth = 50 * NS_PER_MS, TAKE_UNKNOWN_RATE_DEPTH
+    # Found empty: half as often each time, up to the longest stride.
+    strides = [1]
+    for _ in range(8):
+        strides.append(observed_stride(0, strides[-1] * take, strides[-1], depth, take))
+    assert strides == [1, 2, 4, 8, 16, 32, TAKE_MAX_STRIDE, TAKE_MAX_STRIDE, TAKE_MAX_STRIDE]
+    # Found holding messages: the stride a known period of that rate gets.
+    for period_ms in (1, 2, 5, 10, 20, 100, 1000):
+        period = period_ms * NS_PER_MS
+        for stride in (1, 3, TAKE_MAX_STRIDE):
+            elapsed = stride * take
+            taken = elapsed // period
+            if taken:
+                assert observed_stride(taken, elapsed, stride, depth, take) == take_stride(
+                    period, depth, take), (period_ms, stride)
+    # Whatever was found, the next take comes before a tenth of the queue fills at that rate.
+    for taken in (1, 7, 50, 333, depth):
+        for elapsed in (take // 2, take, 7 * take, 2 * TAKE_MAX_STRIDE * take):
+            stride = observed_stride(taken, elapsed, TAKE_MAX_STRIDE, depth, take)
+            assert 1 <= stride <= TAKE_MAX_STRIDE
+            assert stride == 1 or stride * take * taken * 10 <= depth * elapsed
+    assert observed_stride(depth, take, 8, depth, take) == 1  # a full queue: every take
+    assert observed_stride(5, take, 4, depth, 0) == 1  # takes off (callbacks)
+
+
 def test_take_period_is_validated():
     from ros2_deadline_monitor.core.errors import ConfigError
     from ros2_deadline_monitor.core.parameters import settings_from
@@ -238,3 +271,29 @@ def test_batched_and_callback_modes_report_the_same_figures(
     assert batched.topic_monitors['stream'].depth > 0
     assert classic.topic_monitors['stream'].receive.mode == 'callback'
     assert batched.topic_monitors['stream'].receive.mode == 'batched'
+
+
+def test_an_event_topic_is_taken_less_often_while_quiet_and_a_burst_is_counted_exactly(
+        ros_context, spin, observer, start_monitor, publisher, wait_for):
+    from ros2_deadline_monitor.shell.qos import TAKE_MAX_STRIDE, TAKE_UNKNOWN_RATE_DEPTH
+
+    monitor = start_monitor(topics=['ev'], topic__ev__name='/ev', topic__ev__kind='event',
+                            stats_period_s=0.2)
+    pub = publisher('/ev')
+    wait_for(lambda: pub.publisher.get_subscription_count() >= 1, what='the monitor to match')
+    wait_for(lambda: _subscribed(monitor, 'ev'), what='the monitor to subscribe')
+    topic = monitor.topic_monitors['ev']
+    assert topic.depth == TAKE_UNKNOWN_RATE_DEPTH  # an event topic has no rate to size it by
+    pub.publish(1)
+    wait_for(lambda: (t := observer.topic_stats('ev')) is not None and t.messages_total == 1,
+             what='the first message')
+    # Quiet: its queue is found empty again and again, and taken ever less often.
+    wait_for(lambda: topic.take_interval_ns == TAKE_MAX_STRIDE * 50 * NS_PER_MS,
+             what='the quiet queue taken at the longest stride')
+    # A burst after the quiet spell waits in the queue for the next take: none is lost.
+    pub.publish(600)
+    stats = wait_for(lambda: (t := observer.topic_stats('ev')) is not None
+                     and t.messages_total == pub.sent and t,
+                     what=f'stats covering all {pub.sent} messages')
+    assert stats.messages_lost_total == 0
+    assert topic.queue_overflows == 0
