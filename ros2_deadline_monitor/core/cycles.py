@@ -325,6 +325,11 @@ class CycleAnalyzer:
         return self._totals.messages == 0 and self._pending.count == 0
 
     @property
+    def recorded(self) -> int:
+        """Message events recorded so far, processed or pending (a count that only grows)."""
+        return self._totals.messages + self._pending.count
+
+    @property
     def nothing_pending(self) -> bool:
         """True when ``process`` without a reset would have nothing to do."""
         return self._pending.count == 0

@@ -50,6 +50,8 @@ from .snapshot import ClockSnapshot, HostSnapshot, Receive, Snapshot, TopicSnaps
 
 REFRESH_PERIODS = 10
 """A slow topic is refreshed once it has about this many new messages (``Session._stands``)."""
+NO_INTERVAL_ALERT = (1 << 63) - 1
+"""The watch limit of an event topic: no interval is late, only a sequence gap alerts."""
 RESETS_KEPT = 256
 """Wall times of the most recent resets kept for placing them between events; a storm of
 more resets between two reports only keeps its latest ones (every one is still counted)."""
@@ -109,6 +111,8 @@ class _Topic:
     previous: TopicSnapshot | None = None
     """The snapshot of the previous refresh, reused while it still stands (``_stands``)."""
     refreshed_ns: int = 0
+    recorded_at_refresh: int = 0
+    """Message events recorded when it was last refreshed (``CycleAnalyzer.recorded``)."""
     stagger: int = 0
     """Where in its turn of reports this topic is refreshed (``Session._refresh_turn``)."""
     refresh_turn: int = -1
@@ -471,14 +475,16 @@ class Session:
         - A topic without any message (configured, nobody publishes yet) has no figure that
           time changes: with no start-up grace running, its snapshot stands until what the
           graph says about it changes. A thousand of them cost a comparison each.
-        - A slow topic is refreshed once it has about ``REFRESH_PERIODS`` new messages (every
-          ``_refresh_interval``, at its own report of the turn: ``_refresh_turn``), like a
-          fast topic at every report, and at once when anything happens: a message late
-          enough to be a miss or a skip, a gap in the sequence numbers, a QoS deadline event,
-          a level other than OK (or one held by the hysteresis), a sim-time reset, silence
-          beyond the timeout, a change in the graph or the settings. Its counts are exact at
-          every refresh; in between the report repeats them (a thousand topics at 1 Hz would
-          otherwise cost a report each per second).
+        - A slow topic is refreshed once it has about ``REFRESH_PERIODS`` new messages: a
+          timer topic every ``REFRESH_PERIODS`` periods, an event topic once it has that many
+          or at the latest every window (``_stand_interval``; at its own report of the turn:
+          ``_refresh_turn``), like a fast topic at every report, and at once when anything
+          happens: a message late enough to be a miss or a skip (an event topic has none), a
+          gap in the sequence numbers, a QoS deadline event, a level other than OK (or one
+          held by the hysteresis), a sim-time reset, silence beyond the timeout, a change in
+          the graph or the settings. Its counts are exact at every refresh; in between the
+          report repeats them (a thousand topics at 1 Hz would otherwise cost a report each
+          per second).
         """
         previous = topic.previous
         if (previous is None or topic.appear_pending
@@ -488,26 +494,42 @@ class Session:
         analyzer = topic.analyzer
         if analyzer.silent_so_far:
             return not grace
-        report, timing, watch = previous.report, analyzer.timing, topic.watch
-        if (report is None or timing is None or watch.alerted or previous.level is not Level.OK
-                or topic.streak or self._resets != topic.resets_applied):
+        report, watch = previous.report, topic.watch
+        interval = self._stand_interval(topic)
+        if (report is None or interval is None or watch.alerted
+                or previous.level is not Level.OK or topic.streak
+                or self._resets != topic.resets_applied
+                or (analyzer.timing is None  # an event topic: paced by its new messages
+                    and analyzer.recorded - topic.recorded_at_refresh >= REFRESH_PERIODS)):
             return False
         if grace and now_wall_ns - (topic.appeared_ns or self._start_wall_ns) < grace:
             return False
-        interval = self._refresh_interval(timing)
         if (now_wall_ns - topic.refreshed_ns >= interval
                 or self._refresh_turn(topic, interval) != topic.refresh_turn):
             return False
         return report.timeout_ns is None or now_wall_ns - watch.last_ns <= report.timeout_ns
 
-    def _refresh_interval(self, timing: Timing) -> int:
-        """How long a slow topic's snapshot may stand: ``REFRESH_PERIODS`` of its periods.
+    def _stand_interval(self, topic: _Topic) -> int | None:
+        """How long a topic's snapshot may stand at most, or None: refreshed at every report.
+
+        ``REFRESH_PERIODS`` of a timer topic's periods, the window for an event topic (no
+        period paces it; its new messages do). A timer topic still learning its period
+        cannot stand.
+        """
+        timing = topic.analyzer.timing
+        if timing is not None:
+            return self._refresh_interval(REFRESH_PERIODS * timing.period_ns)
+        if topic.config.kind == 'event':
+            return self._refresh_interval(self._analysis.window_ns)
+        return None
+
+    def _refresh_interval(self, paced_ns: int) -> int:
+        """How long a snapshot paced at ``paced_ns`` may stand.
 
         Within the window (every interval since the last refresh is still in it), and less
         half a report so a fast topic is refreshed at every report.
         """
-        interval = min(max(self._stats_period_ns, REFRESH_PERIODS * timing.period_ns),
-                       self._analysis.window_ns)
+        interval = min(max(self._stats_period_ns, paced_ns), self._analysis.window_ns)
         return interval - self._stats_period_ns // 2
 
     def _refresh_turn(self, topic: _Topic, interval_ns: int) -> int:
@@ -528,11 +550,14 @@ class Session:
         snapshot = self._fresh_topic_snapshot(topic_id, topic, now_wall_ns, window_rtf)
         topic.previous, topic.unchanged = snapshot, self._status_key(topic)
         topic.refreshed_ns = now_wall_ns
+        topic.recorded_at_refresh = topic.analyzer.recorded
         watch, timing = topic.watch, topic.analyzer.timing
-        topic.refresh_turn = (-1 if timing is None
-                              else self._refresh_turn(topic, self._refresh_interval(timing)))
+        interval = self._stand_interval(topic)
+        topic.refresh_turn = -1 if interval is None else self._refresh_turn(topic, interval)
         watch.alerted = False
-        if timing is not None:
+        if timing is None:
+            watch.limit_ns = NO_INTERVAL_ALERT if topic.config.kind == 'event' else 0
+        else:
             # An interval longer than the period and half the deadline may hold a miss (a
             # message after an on-time one), or a skipped period; sim time runs at most
             # target_rtf times faster than the wall clock.

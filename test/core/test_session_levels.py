@@ -66,7 +66,12 @@ def test_an_event_topic_raises_no_false_alarm_where_a_timer_topic_does():
     assert {topic.level for _, topic, _ in levels['event']} == {Level.OK}
     assert Level.ERROR in {topic.level for _, topic, _ in levels['timer']}  # timed out
     assert levels['timer'][9][1].report.skipped_periods_total > 0
-    _, topic, snap = levels['event'][9]  # 10 s: every event in the window
+    s = wall_session([event])
+    s.topic_status('t', TopicState.RECEIVING, writers=1)
+    run(s, EVENTS[:-1], 9)
+    s.message('t', EVENTS[-1], seq=len(EVENTS), size_bytes=16)
+    snap = s.snapshot(OFF + 10 * S, final=True)  # 10 s: every event in the window
+    topic = snap.topics[0]
     r = topic.report
     assert (r.kind, r.messages, r.deadline_misses_total, r.skipped_periods_total) == (
         'event', 8, 0, 0)
@@ -80,6 +85,23 @@ def test_an_event_topic_raises_no_false_alarm_where_a_timer_topic_does():
     assert values['kind'] == 'event'
     assert 'miss ratio (%)' not in values and 'max response (ms)' not in values
     assert values['max interval wall (ms)'] == '5000.000'
+
+
+def test_a_slow_event_topic_is_refreshed_every_ten_messages_or_window_and_at_a_gap():
+    s = wall_session([TopicConfig(name='t', topic='/plan', kind='event')])
+    s.topic_status('t', TopicState.RECEIVING, writers=1)
+    arrivals = [OFF + k * S + 300 * MS for k in range(40)]  # 1 Hz, no period to pace it
+    shown_totals = [topic.report.messages_total for _, topic, _ in run(s, arrivals, 40)]
+    refreshed = [k for k in range(1, len(shown_totals)) if shown_totals[k] != shown_totals[k - 1]]
+    assert len(refreshed) <= 5, shown_totals  # not at every report
+    assert all(b - a <= 10 for a, b in zip([0, *refreshed], refreshed, strict=False)), shown_totals
+    assert max(k + 1 - shown_totals[k] for k in range(len(shown_totals))) <= 10
+    # A gap in the sequence numbers (messages lost) is shown at the next report.
+    s.message('t', OFF + 40 * S + 300 * MS, seq=45, size_bytes=16)
+    topic = s.snapshot(OFF + 41 * S).topics[0]
+    assert (topic.report.messages_total, topic.report.messages_lost_total) == (41, 4)
+    final = s.snapshot(OFF + 42 * S, final=True).topics[0]
+    assert final.report.messages_total == 41
 
 
 def test_an_event_topic_times_out_only_when_a_timeout_is_configured():
@@ -98,7 +120,8 @@ def test_a_topic_switched_to_event_at_run_time_keeps_its_counts_and_drops_the_gr
     before = s.snapshot(OFF + 2 * S).topics[0].report
     assert before.skipped_periods_total > 0
     s.configure({'t': TopicConfig(name='t', topic='/plan', kind='event')})
-    _, topic, _ = run(s, EVENTS[5:], 10, start_ns=OFF + 3 * S)[-1]
+    run(s, EVENTS[5:], 10, start_ns=OFF + 3 * S)
+    topic = s.snapshot(OFF + 11 * S, final=True).topics[0]
     r = topic.report
     assert r.messages_total == 8 and r.period_ns is None
     assert (r.deadline_misses_total, r.skipped_periods_total) == (
