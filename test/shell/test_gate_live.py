@@ -184,6 +184,12 @@ def test_expectations_are_parameters_validated_at_run_time(start_monitor, observ
     assert node.has_parameter('topic.other.expect.max_misses')
 
 
+MIN_RTF_HELD = 0.01
+"""Held by any simulator that advances at all (sim_clock aims at 1.0)."""
+MIN_RTF_BIN_FAILED = 1.5
+"""Failed by a simulator paced at RTF 1.0: its windows average 1.0, so the worst is below."""
+
+
 def test_sigterm_under_sim_time_judges_the_clock_over_the_whole_run(run_tool, observer,
                                                                     wait_for):
     import signal
@@ -191,7 +197,8 @@ def test_sigterm_under_sim_time_judges_the_clock_over_the_whole_run(run_tool, ob
 
     run_tool('sim_clock', step_ms=1.0, target_rtf=1.0, max_lag_ms=100.0, spin_us=0)
     with MonitorProcess(params={'use_sim_time': True, 'stats_period_s': 0.3},
-                        clock_expect={'min_rtf': 0.5, 'min_rtf_bin': 1.5}) as monitor:
+                        clock_expect={'min_rtf': MIN_RTF_HELD,
+                                      'min_rtf_bin': MIN_RTF_BIN_FAILED}) as monitor:
         wait_for(lambda: (s := observer.latest_stats()) is not None
                  and s.clock.messages_total > 1000, timeout=30.0,
                  what='a second of /clock at the monitor')
@@ -215,7 +222,8 @@ def test_sigterm_under_sim_time_judges_the_clock_over_the_whole_run(run_tool, ob
         worst_seen = min(s.clock.rtf_bin_min for s in observer.stats
                          if s.clock.rtf_bin_min == s.clock.rtf_bin_min)
     assert 0 < clock['rtf_bin_min'] <= worst_seen
-    assert clock['rtf_bin_min'] < 1.5 and 0.5 < clock['rtf_total'] < 1.5
+    # Each expectation's outcome follows from the figure it judged, whatever the load.
+    assert clock['rtf_total'] >= MIN_RTF_HELD and clock['rtf_bin_min'] < MIN_RTF_BIN_FAILED
     rtf, rtf_bin = result.summary['verdict']['expectations']
     assert (rtf['key'], rtf['passed'], rtf['measured']) == ('min_rtf', True, clock['rtf_total'])
     assert (rtf_bin['key'], rtf_bin['passed'], rtf_bin['measured']) == (
