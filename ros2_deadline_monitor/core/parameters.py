@@ -120,10 +120,10 @@ GLOBAL_SPECS: tuple[ParamSpec, ...] = (
               "hardware_id of every diagnostic status (rqt_robot_monitor shows it in a "
               "status's inspector; its tree follows the status names); default: the host name."),
     ParamSpec('use_diagnostic_updater', True,
-              'Publish /diagnostics through diagnostic_updater when it is installed; false: '
-              'the monitor publishes the same array itself, assembled from kept bytes (with '
-              'hundreds of topics a fraction of the CPU: the updater rebuilds and serializes '
-              'every status at every report).', read_only=True),
+              "Publish /diagnostics on diagnostic_updater's publisher, with its status names "
+              '(diagnostic_updater.use_fqn), when it is installed; false: on the '
+              "monitor's own publisher, named after the node. The array is the same.",
+              read_only=True),
     ParamSpec('arrival_timestamp', 'source',
               "Middleware timestamp taken as the end of a cycle: 'source' (writer side, when "
               "the message left the producer) or 'received' (reader side, adds transport "

@@ -19,8 +19,7 @@ def _statuses(observer, suffix):
     """Return every diagnostic status so far whose name ends with ``suffix``, oldest first."""
     with observer.lock:
         arrays = list(observer.arrays)
-    return [s for a in arrays for s in a.status
-            if s.name.endswith(suffix) and s.message != 'Node starting up']
+    return [s for a in arrays for s in a.status if s.name.endswith(suffix)]
 
 
 def test_a_slow_topic_at_0_2_hz_is_ok_between_messages_and_learns_its_period(

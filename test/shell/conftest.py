@@ -16,7 +16,6 @@ from typing import Any, NamedTuple
 import pytest
 
 DEFAULT_TIMEOUT_S = 10.0
-STARTING_UP = 'Node starting up'
 
 
 def _wait_for(condition: Callable[[], Any], timeout: float = DEFAULT_TIMEOUT_S,
@@ -137,25 +136,17 @@ class Observer:
         return next((t for t in stats.topics if t.name == name), None)
 
     def report_arrays(self) -> list[Any]:
-        """Return the arrays that are reports, without diagnostic_updater's announcements.
-
-        The updater publishes an array of one 'Node starting up' status per new task.
-        """
+        """Return every diagnostic array received so far, oldest first."""
         with self.lock:
-            return [array for array in self.arrays
-                    if all(status.message != STARTING_UP for status in array.status)]
+            return list(self.arrays)
 
     def status(self, suffix: str) -> Any:
-        """Return the newest diagnostic status whose name ends with ``suffix``, or None.
-
-        diagnostic_updater announces each new task with an OK 'Node starting up' status
-        before the first real one; those announcements are skipped.
-        """
+        """Return the newest diagnostic status whose name ends with ``suffix``, or None."""
         with self.lock:
             arrays = list(self.arrays)
         for array in reversed(arrays):
             for status in array.status:
-                if status.name.endswith(suffix) and status.message != STARTING_UP:
+                if status.name.endswith(suffix):
                     return status
         return None
 
