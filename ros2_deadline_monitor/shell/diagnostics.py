@@ -12,8 +12,8 @@ owns ``/diagnostics``: its publisher, its parameters and its status names (``use
 tasks are not used: one task per status would rebuild every status and have rclpy convert
 the whole array at every report (31 ms for a thousand topics, against 1.7 ms assembled), and
 each new task would announce an OK "Node starting up" before the topic's real level. Its
-own timer runs on the node's clock (sim time under ``use_sim_time``) and publishes nothing
-without tasks; it is destroyed right after construction all the same.
+own timer (on the node's clock: sim time under ``use_sim_time``) would publish an empty
+array every period; it is destroyed right after construction.
 """
 
 from __future__ import annotations
