@@ -94,6 +94,7 @@ def test_both_outputs_publish_the_same_array(ros_context, spin, observer, wait_f
         Parameter('use_sim_time', value=True)])
     output = diagnostics.DiagnosticsOutput(node, 'hw-1', use_updater=use_updater)
     assert output.uses_updater is use_updater
+    assert not list(node.timers)  # the updater's own would publish on the node's clock
     spin(node)
 
     def arrays_with(name: str):
