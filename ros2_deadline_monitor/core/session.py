@@ -431,16 +431,31 @@ class Session:
         self._reported = True
         return self._rtf.report(now_wall_ns)
 
+    def standing(self, now_wall_ns: int) -> frozenset[str]:
+        """Return the topics whose snapshot the next report reuses as it is (``_stands``).
+
+        For an adapter that brings in only the other topics' events before that report
+        (``snapshot(standing=...)``): a standing topic's events wait for its next refresh.
+        """
+        number = self._reports + 1
+        return frozenset(topic_id for topic_id, topic in self._topics.items()
+                         if self._stands(topic, now_wall_ns, number))
+
     def snapshot(self, now_wall_ns: int, host: HostReport | None = None,
-                 stats_timer_late_ns: int = 0, *, final: bool = False) -> Snapshot:
+                 stats_timer_late_ns: int = 0, *, final: bool = False,
+                 standing: frozenset[str] | None = None) -> Snapshot:
         """Process what can be processed, then report every topic, the clock and the host.
 
         Starts the next clock window. ``final`` processes everything still pending.
+        ``standing``: the topics whose previous snapshot is reused, as ``standing`` returned
+        just before (None: decided here).
         """
+        if final:
+            standing = frozenset()
+        elif standing is None:
+            standing = self.standing(now_wall_ns)
         self._reports += 1
         horizon = self._horizon(now_wall_ns, final)
-        standing = {topic_id for topic_id, topic in self._topics.items()
-                    if not final and self._stands(topic, now_wall_ns)}
         for topic_id, topic in self._topics.items():
             if topic_id not in standing:
                 self._process(topic, horizon)
@@ -469,7 +484,7 @@ class Session:
                 topic.publishers, topic.writers, topic.receive, topic.fallback,
                 analyzer.timing, analyzer.event_totals)
 
-    def _stands(self, topic: _Topic, now_wall_ns: int) -> bool:
+    def _stands(self, topic: _Topic, now_wall_ns: int, report_number: int) -> bool:
         """Tell whether a topic's previous snapshot still stands: it is reused as it is.
 
         - A topic without any message (configured, nobody publishes yet) has no figure that
@@ -505,7 +520,7 @@ class Session:
         if grace and now_wall_ns - (topic.appeared_ns or self._start_wall_ns) < grace:
             return False
         if (now_wall_ns - topic.refreshed_ns >= interval
-                or self._refresh_turn(topic, interval) != topic.refresh_turn):
+                or self._refresh_turn(topic, interval, report_number) != topic.refresh_turn):
             return False
         return report.timeout_ns is None or now_wall_ns - watch.last_ns <= report.timeout_ns
 
@@ -532,8 +547,8 @@ class Session:
         interval = min(max(self._stats_period_ns, paced_ns), self._analysis.window_ns)
         return interval - self._stats_period_ns // 2
 
-    def _refresh_turn(self, topic: _Topic, interval_ns: int) -> int:
-        """Return the turn of reports a slow topic is in (refreshed once a turn), by topic.
+    def _refresh_turn(self, topic: _Topic, interval_ns: int, report_number: int) -> int:
+        """Return the turn a slow topic is in at ``report_number`` (one refresh a turn).
 
         A turn is as many reports as ``interval_ns`` spans. Topics that learned their period
         together would otherwise be refreshed in the same report, again and again: 1,000
@@ -542,7 +557,7 @@ class Session:
         are: the next one still comes at the topic's own report.
         """
         reports = max(1, -(-interval_ns // self._stats_period_ns))
-        return (self._reports + topic.stagger % reports) // reports
+        return (report_number + topic.stagger % reports) // reports
 
     def _refresh(self, topic_id: str, topic: _Topic, now_wall_ns: int,
                  window_rtf: float) -> TopicSnapshot:
@@ -553,7 +568,8 @@ class Session:
         topic.recorded_at_refresh = topic.analyzer.recorded
         watch, timing = topic.watch, topic.analyzer.timing
         interval = self._stand_interval(topic)
-        topic.refresh_turn = -1 if interval is None else self._refresh_turn(topic, interval)
+        topic.refresh_turn = (-1 if interval is None
+                              else self._refresh_turn(topic, interval, self._reports))
         watch.alerted = False
         if timing is None:
             watch.limit_ns = NO_INTERVAL_ALERT if topic.config.kind == 'event' else 0

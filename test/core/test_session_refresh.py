@@ -109,3 +109,35 @@ def test_slow_topics_that_start_together_are_refreshed_in_turns_not_all_in_one_r
     assert sum(refreshes) == 3 * len(names)  # each once in ten reports, as before
     for n, ks in turns.items():
         assert {b - a for a, b in zip(ks, ks[1:], strict=False)} == {REFRESH_PERIODS}, (n, ks)
+
+
+def test_the_topics_said_to_stand_are_the_ones_reused_and_wait_unprocessed() -> None:
+    # The live node takes only the other topics' queues before a report (``standing``).
+    s = slow_session()
+    slow = run(s, 15)
+    now = OFF + 15 * S + 500 * MS
+    standing = s.standing(now)
+    assert standing == {'slow'}  # refreshed at report 15, its next turn ten reports on
+    assert s.standing(now) == standing  # asking changes nothing
+    s.message('slow', OFF + 15 * S + MS, seq=16)  # arrives, and waits for the refresh
+    snap = s.snapshot(now, standing=standing)
+    topics = {t.topic_id: t for t in snap.topics}
+    assert topics['slow'] is slow[-1]
+    assert topics['fast'].report.messages_total == 1500
+    assert s.snapshot(now + S, standing=frozenset()).topics[0].report.messages_total == 16
+    final = s.snapshot(now + 2 * S, standing=frozenset({'slow'}), final=True)
+    assert final.topics[0] is not slow[-1]  # a final report refreshes every topic
+
+
+def test_a_topic_said_to_stand_stands_even_if_it_changed_since() -> None:
+    # What came between ``standing`` and the report waits for the next report.
+    s = slow_session()
+    run(s, 15)
+    now = OFF + 15 * S + 500 * MS
+    standing = s.standing(now)
+    s.message('slow', OFF + 15 * S + 400 * MS, seq=17)  # a gap: would refresh it
+    kept = next(t for t in s.snapshot(now, standing=standing).topics if t.topic_id == 'slow')
+    assert kept.report.messages_lost_total == 0
+    assert 'slow' not in s.standing(now + S)
+    fresh = next(t for t in s.snapshot(now + S).topics if t.topic_id == 'slow')
+    assert fresh.report.messages_lost_total == 1
