@@ -13,10 +13,10 @@ one run so the ratios compare figures taken side by side on the same loaded mach
 - ``scale_raw``: the same 1,001 topics and traffic, a bare raw subscriber instead of the
   monitor: context for the scale case (no target). rclpy's executor rebuilds its wait set
   of every subscription at each wake-up, so a bare subscriber falls behind at this scale;
-- ``scale_inputs``: the same, the monitor with its reports reduced to their takes after
-  the warm-up (periods learned, no snapshot, no output): context (no target), what its
-  1,001 readers and takes cost alone, the floor under the scale case that no report design
-  goes below;
+- ``scale_inputs``: the same, the monitor without its reports after the warm-up (periods
+  learned; the take timer takes every queue, no snapshot, no output): context (no target),
+  what its 1,001 readers and takes cost alone, the floor under the scale case that no
+  report design goes below;
 - ``discovery``: ``all_topics`` (``monitor --all``) started first, then a process creates
   1,000 publishers (1 Hz): how long after its publisher was created each topic was
   subscribed (its first appearance to the monitor's reader), and CPU share once all run.
@@ -136,6 +136,7 @@ def run_subscriber(options: dict[str, Any]) -> None:
     ros_init()
     executor = SingleThreadedExecutor()
     counter = [0]
+    visits = [0]  # reader queues taken: each take calls into rcl until the queue is empty
     topics = options['topics']
     subscribed_ns: dict[str, int] = {}
     if options['role'] in ('monitor', 'inputs'):
@@ -147,6 +148,7 @@ def run_subscriber(options: dict[str, Any]) -> None:
         def counting_take(self: Any) -> int:
             count = take(self)
             counter[0] += count
+            visits[0] += 1
             return count
 
         subscriptions.TopicMonitor.take = counting_take  # count what the takes hand over
@@ -179,13 +181,13 @@ def run_subscriber(options: dict[str, Any]) -> None:
     end_warmup = time.monotonic() + options['warmup_s']
     while time.monotonic() < end_warmup:
         spin()
-    if options['role'] == 'inputs':  # periods learned (take strides set): the takes only now
-        node.publish_stats = lambda final=False: node.take_all()
-    n0, c0, m0, t0 = counter[0], cpu_s(), main_thread_cpu_s(), time.monotonic()
+    if options['role'] == 'inputs':  # periods learned (take strides set): the take timer only
+        node.publish_stats = lambda final=False: node.clock_input.take()
+    n0, v0, c0, m0, t0 = counter[0], visits[0], cpu_s(), main_thread_cpu_s(), time.monotonic()
     end = t0 + options['measure_s']
     while time.monotonic() < end:
         spin()
-    n1, c1, m1, t1 = counter[0], cpu_s(), main_thread_cpu_s(), time.monotonic()
+    n1, v1, c1, m1, t1 = counter[0], visits[0], cpu_s(), main_thread_cpu_s(), time.monotonic()
     received = n1 - n0
     diagnostics = None
     if options['role'] != 'raw':
@@ -195,6 +197,7 @@ def run_subscriber(options: dict[str, Any]) -> None:
           'diagnostics': diagnostics,
           'cpu_per_msg_us': (c1 - c0) / received * 1e6 if received else math.nan,
           'rate_hz': received / (t1 - t0), 'cpu_percent': 100 * (c1 - c0) / (t1 - t0),
+          'takes_per_s': (v1 - v0) / (t1 - t0),
           'main_thread_percent': 100 * (m1 - m0) / (t1 - t0),
           'rss_mb': rss_kib() * 1024 / 1e6, 'ready_ns': ready_ns,
           'subscribed_ns': subscribed_ns})
@@ -367,6 +370,7 @@ def main(argv: list[str] | None = None) -> int:
                      f'({_fmt(one_us)} µs{", the mean of both" if len(ones) > 1 else ""}; '
                      f'{_fmt(scale["rate_hz"], 0)} msg/s, {_fmt(scale["cpu_percent"])} % of a '
                      f'core, {_fmt(scale["main_thread_percent"])} % in the Python thread, '
+                     f'{_fmt(scale["takes_per_s"], 0)} queue takes/s, '
                      f'{_fmt(scale["rss_mb"])} MB)'])
     if 'scale_raw' in results:
         raw = results['scale_raw']

@@ -374,14 +374,36 @@ class MonitorNode(Node):
     # -- reporting -----------------------------------------------------------------------
 
     def snapshot(self, *, final: bool = False) -> Snapshot:
-        """Take what is queued and return the session's snapshot of this moment."""
-        self.take_all()
+        """Take what the report needs and return the session's snapshot of this moment.
+
+        A topic whose snapshot stands (``Session.standing``) is not taken: its messages wait
+        in its queue for the take timer, which takes it as often as its rate needs (with a
+        thousand slow topics, taking every queue was an eighth of a report's time). The
+        final report takes everything first.
+        """
+        standing: frozenset[str] = frozenset()
+        if final:
+            self.take_all()
         for monitor in self._topics.values():
             monitor.report_status()
+        if not final:
+            standing = self.session.standing(time.time_ns())
+            self._take_for_report(standing)
         self._retime_takes()
         self.session.clock_publishers(self.count_publishers(self._settings.clock_topic))
         return self.session.snapshot(time.time_ns(), self._host.sample(time.monotonic_ns()),
-                                     self._stats_late_ns, final=final)
+                                     self._stats_late_ns, final=final, standing=standing)
+
+    def _take_for_report(self, standing: frozenset[str]) -> None:
+        """Take /clock and every queue but those of ``standing`` topics of known rate.
+
+        A queue of unknown rate is taken at every report still: its stride grows while it
+        is found empty, and a burst after a quiet spell must not wait for it.
+        """
+        self.clock_input.take()
+        for topic_id, monitor in self._topics.items():
+            if monitor.batched and (topic_id not in standing or not monitor.rate_known):
+                monitor.take()
 
     def publish_stats(self, *, final: bool = False) -> Snapshot:
         """Publish one snapshot as ``MonitorStats`` and ``/diagnostics``; return it.

@@ -143,9 +143,9 @@ def take_stride(period_ns: int | None, depth: int, take_period_ns: int) -> int:
     Taking an empty queue costs a few µs, so a thousand slow topics taken every 50 ms cost
     several % of a core for nothing. A topic whose period is known is taken only as often as
     its queue needs with ``TAKE_STRIDE_HEADROOM`` to spare (a burst of ten times its rate
-    still fits), at most every ``TAKE_MAX_STRIDE`` take periods. Every report takes every
-    queue, and each event carries the middleware's timestamps, so no figure changes; an
-    unknown rate is taken every time.
+    still fits), at most every ``TAKE_MAX_STRIDE`` take periods. A report takes the queues
+    of the topics it refreshes, and each event carries the middleware's timestamps, so no
+    figure changes; an unknown rate is taken every time.
     """
     if period_ns is None or take_period_ns <= 0:
         return 1
@@ -162,7 +162,7 @@ def observed_stride(taken: int, elapsed_ns: int, stride: int, depth: int,
     A take that found the queue empty doubles the stride (up to ``TAKE_MAX_STRIDE``); one
     that found ``taken`` messages gathered over ``elapsed_ns`` sets it as ``take_stride``
     would for that rate, ``TAKE_STRIDE_HEADROOM`` to spare. A burst after a quiet spell waits
-    at most the longest stride (and every report takes every queue): a queue of unknown rate
+    at most the longest stride (and every report takes every such queue): a queue of unknown rate
     holds ``TAKE_UNKNOWN_RATE_DEPTH`` messages, and one found full counts as an overflow.
     """
     if take_period_ns <= 0:

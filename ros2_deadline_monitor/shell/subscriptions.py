@@ -220,6 +220,11 @@ class TopicMonitor:
         return self._stride * self._take_period_ns
 
     @property
+    def rate_known(self) -> bool:
+        """True when the take stride follows a known period (``qos.take_stride``)."""
+        return self._rate_known
+
+    @property
     def batched(self) -> bool:
         """True while the messages are taken in batches (``take`` has something to do)."""
         return self._drain is not None

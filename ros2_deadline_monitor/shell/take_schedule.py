@@ -3,9 +3,10 @@
 A thousand slow topics need their queues taken every few hundred ms (``qos.take_stride``),
 a fast one every take period: visiting every topic at every tick to skip most of them costs
 more than the takes. The schedule keeps the topics in a heap by the time of their next take,
-so a tick costs a look at the first entry plus the takes that are due. Every report takes
-every queue anyway (``take_all``) and starts each one's interval again: a topic whose queue
-holds more than a report period of messages is taken by the reports only.
+so a tick costs a look at the first entry plus the takes that are due. A report takes the
+queues of the topics it refreshes, and those of unknown rate, besides (``MonitorNode``);
+``take_all`` takes every queue (a settings change, the final report) and starts each one's
+interval again.
 """
 
 from __future__ import annotations
