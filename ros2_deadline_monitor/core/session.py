@@ -110,14 +110,34 @@ class _Topic:
     """What the graph and settings said at the previous refresh (``_status_key``)."""
     previous: TopicSnapshot | None = None
     """The snapshot of the previous refresh, reused while it still stands (``_stands``)."""
-    refreshed_ns: int = 0
-    recorded_at_refresh: int = 0
-    """Message events recorded when it was last refreshed (``CycleAnalyzer.recorded``)."""
     stagger: int = 0
     """Where in its turn of reports this topic is refreshed (``Session._refresh_turn``)."""
-    refresh_turn: int = -1
-    """The turn of the previous refresh."""
+    stand: _Stand | None = None
+    """How long the snapshot of the previous refresh may stand (None: not past the next
+    report), decided at that refresh (``Session._arm``)."""
     watch: _Watch = field(default_factory=lambda: _Watch())
+
+
+@dataclass(frozen=True, slots=True)
+class _Stand:
+    """The limits a refresh sets on how long its snapshot stands (``Session._stands``).
+
+    Everything in them is fixed until the next refresh, so a report checks a thousand
+    standing topics at the cost of a few comparisons each.
+    """
+
+    silent: bool
+    """Refreshed before any message: it stands until one is recorded."""
+    until_ns: int = 0
+    """The wall time it may stand until (``Session._stand_interval`` after the refresh)."""
+    before_report: int = 0
+    """The report number that starts the topic's next turn (``Session._refresh_turn``)."""
+    grace_over_ns: int = 0
+    """The start-up grace ends then; within it every report refreshes the topic."""
+    timeout_ns: int = NO_INTERVAL_ALERT
+    """Silence beyond this since the last message refreshes it (the level may change)."""
+    recorded_before: int = NO_INTERVAL_ALERT
+    """An event topic is refreshed once it has recorded this many events."""
 
 
 class _Watch:
@@ -480,9 +500,9 @@ class Session:
     def _status_key(self, topic: _Topic) -> tuple:
         """Everything from outside the stream a topic's snapshot depends on."""
         analyzer = topic.analyzer
-        return (topic.config, self._analysis, topic.state, topic.reason, topic.type_name,
-                topic.publishers, topic.writers, topic.receive, topic.fallback,
-                analyzer.timing, analyzer.event_totals)
+        return (topic.config, self._analysis, self._stats_period_ns, topic.state, topic.reason,
+                topic.type_name, topic.publishers, topic.writers, topic.receive,
+                topic.fallback, analyzer.timing, analyzer.event_totals)
 
     def _stands(self, topic: _Topic, now_wall_ns: int, report_number: int) -> bool:
         """Tell whether a topic's previous snapshot still stands: it is reused as it is.
@@ -500,29 +520,48 @@ class Session:
           the graph or the settings. Its counts are exact at every refresh; in between the
           report repeats them (a thousand topics at 1 Hz would otherwise cost a report each
           per second).
+
+        What only a refresh changes is decided there (``_arm``); here the rest is compared.
         """
-        previous = topic.previous
-        if (previous is None or topic.appear_pending
+        stand = topic.stand
+        if (stand is None or topic.appear_pending
                 or topic.unchanged != self._status_key(topic)):
             return False
+        if stand.silent:
+            return topic.analyzer.silent_so_far
+        watch = topic.watch
+        return (not watch.alerted and self._resets == topic.resets_applied
+                and now_wall_ns < stand.until_ns and report_number < stand.before_report
+                and now_wall_ns >= stand.grace_over_ns
+                and now_wall_ns - watch.last_ns <= stand.timeout_ns
+                and topic.analyzer.recorded < stand.recorded_before)
+
+    def _arm(self, topic: _Topic, now_wall_ns: int) -> _Stand | None:
+        """Decide at a refresh how long its snapshot may stand (None: refreshed next report).
+
+        A level other than OK, a streak of the hysteresis, a timer topic still learning its
+        period: refreshed at every report. The grace, the interval, the turn and the timeout
+        become limits ``_stands`` compares with.
+        """
         grace = self._analysis.thresholds.grace_ns
         analyzer = topic.analyzer
         if analyzer.silent_so_far:
-            return not grace
-        report, watch = previous.report, topic.watch
+            return None if grace else _Stand(silent=True)
+        previous = topic.previous
+        report = previous.report if previous is not None else None
         interval = self._stand_interval(topic)
-        if (report is None or interval is None or watch.alerted
-                or previous.level is not Level.OK or topic.streak
-                or self._resets != topic.resets_applied
-                or (analyzer.timing is None  # an event topic: paced by its new messages
-                    and analyzer.recorded - topic.recorded_at_refresh >= REFRESH_PERIODS)):
-            return False
-        if grace and now_wall_ns - (topic.appeared_ns or self._start_wall_ns) < grace:
-            return False
-        if (now_wall_ns - topic.refreshed_ns >= interval
-                or self._refresh_turn(topic, interval, report_number) != topic.refresh_turn):
-            return False
-        return report.timeout_ns is None or now_wall_ns - watch.last_ns <= report.timeout_ns
+        if (report is None or interval is None or previous.level is not Level.OK
+                or topic.streak):
+            return None
+        reports = self._turn_reports(interval)
+        turn = self._refresh_turn(topic, interval, self._reports)
+        return _Stand(
+            silent=False, until_ns=now_wall_ns + interval,
+            before_report=(turn + 1) * reports - topic.stagger % reports,
+            grace_over_ns=(topic.appeared_ns or self._start_wall_ns) + grace if grace else 0,
+            timeout_ns=NO_INTERVAL_ALERT if report.timeout_ns is None else report.timeout_ns,
+            recorded_before=(analyzer.recorded + REFRESH_PERIODS if analyzer.timing is None
+                             else NO_INTERVAL_ALERT))
 
     def _stand_interval(self, topic: _Topic) -> int | None:
         """How long a topic's snapshot may stand at most, or None: refreshed at every report.
@@ -556,20 +595,20 @@ class Session:
         timers waited for it. A refresh for an event in between leaves the turns as they
         are: the next one still comes at the topic's own report.
         """
-        reports = max(1, -(-interval_ns // self._stats_period_ns))
+        reports = self._turn_reports(interval_ns)
         return (report_number + topic.stagger % reports) // reports
+
+    def _turn_reports(self, interval_ns: int) -> int:
+        """Return how many reports a turn of ``interval_ns`` spans (at least one)."""
+        return max(1, -(-interval_ns // self._stats_period_ns))
 
     def _refresh(self, topic_id: str, topic: _Topic, now_wall_ns: int,
                  window_rtf: float) -> TopicSnapshot:
         """Report a topic afresh and arm its watch for the next decision (``_stands``)."""
         snapshot = self._fresh_topic_snapshot(topic_id, topic, now_wall_ns, window_rtf)
         topic.previous, topic.unchanged = snapshot, self._status_key(topic)
-        topic.refreshed_ns = now_wall_ns
-        topic.recorded_at_refresh = topic.analyzer.recorded
+        topic.stand = self._arm(topic, now_wall_ns)
         watch, timing = topic.watch, topic.analyzer.timing
-        interval = self._stand_interval(topic)
-        topic.refresh_turn = (-1 if interval is None
-                              else self._refresh_turn(topic, interval, self._reports))
         watch.alerted = False
         if timing is None:
             watch.limit_ns = NO_INTERVAL_ALERT if topic.config.kind == 'event' else 0

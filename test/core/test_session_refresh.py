@@ -141,3 +141,22 @@ def test_a_topic_said_to_stand_stands_even_if_it_changed_since() -> None:
     assert 'slow' not in s.standing(now + S)
     fresh = next(t for t in s.snapshot(now + S).topics if t.topic_id == 'slow')
     assert fresh.report.messages_lost_total == 1
+
+
+def test_a_new_stats_period_refreshes_at_once_then_paces_the_turns_anew() -> None:
+    # What a refresh decided about standing (``_arm``) counts in reports of the old period.
+    s = slow_session()
+    slow = run(s, 15)  # refreshed at report 11: it would stand until report 21
+    s.configure({'slow': s.config('slow'), 'fast': s.config('fast')},
+                stats_period_ns=2 * S)
+    snapshots = []
+    for k in range(15, 55, 2):  # a report every 2 s now
+        for j in (k, k + 1):
+            s.message('slow', OFF + j * S + MS, seq=j + 1)
+        snapshots.append(next(t for t in s.snapshot(OFF + (k + 2) * S).topics
+                              if t.topic_id == 'slow'))
+    assert snapshots[0] is not slow[-1]  # the change refreshes it at once
+    refreshed = [i for i in range(1, len(snapshots)) if snapshots[i] is not snapshots[i - 1]]
+    assert {b - a for a, b in zip(refreshed, refreshed[1:], strict=False)} == {5}, refreshed
+    for i in refreshed:  # ten periods are five reports of 2 s; exact at each refresh
+        assert snapshots[i].report.messages_total == 15 + 2 * (i + 1)
