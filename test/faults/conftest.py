@@ -36,6 +36,10 @@ Observer = shell.Observer
 Spinner = shell.Spinner
 
 NS_PER_S = 1_000_000_000
+MATCH_TIMEOUT_S = 20.0
+"""How long a new participant's writer may take to match the monitor's reader: discovery on
+a loaded 2-core machine (seen over 8 s once), kept apart from the conditions a test measures,
+as ``test_clock_faults`` waits for its writers' match."""
 OK, WARN, ERROR, STALE = 0, 1, 2, 3
 
 
@@ -105,6 +109,7 @@ class Beat:
         from std_msgs.msg import Header
 
         self.msg_type = msg_type or Header
+        self.topic = topic
         self.publisher = node.create_publisher(self.msg_type, topic, QoSProfile(depth=100))
         self.count = 0
         self.sent_ns: list[int] = []
@@ -114,6 +119,11 @@ class Beat:
         self.node = node
         self.period_ns = round(period_s * 1e9)
         self.timer = node.create_timer(period_s, self._tick)
+
+    def wait_matched(self, wait_for: Callable[..., Any]) -> None:
+        """Wait until the monitor's reader matched this writer (it publishes from then on)."""
+        wait_for(self.publisher.get_subscription_count, timeout=MATCH_TIMEOUT_S,
+                 what=f'the monitor to match the writer of {self.topic}')
 
     def stop(self) -> None:
         """Destroy the timer and the publisher: the writer leaves the graph, the node stays."""

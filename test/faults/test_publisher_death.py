@@ -28,9 +28,11 @@ def test_dead_publisher_times_out_and_recovers_with_counters_kept(
     first = participant()
     beat = make_beat(first.node('beat_producer'), '/beat', 0.02)
     other = participant()
-    make_beat(other.node('other_producer'), '/other', 0.02)
+    other_beat = make_beat(other.node('other_producer'), '/other', 0.02)
     first.start()
     other.start()
+    beat.wait_matched(wait_for)
+    other_beat.wait_matched(wait_for)
     # Both monitored before one dies: the other participant may be discovered later.
     wait_for(lambda: all((t := observer.topic_stats(name)) and t.messages_total >= 20
                          for name in ('beat', 'other')),
@@ -54,6 +56,7 @@ def test_dead_publisher_times_out_and_recovers_with_counters_kept(
     second = participant()
     again = make_beat(second.node('beat_producer'), '/beat', 0.02)
     second.start()
+    again.wait_matched(wait_for)
     # Back: no longer timed out (its level is the new run's, a loaded machine's skips too).
     back = wait_for(lambda: (t := observer.topic_stats('beat'))
                     and 'no message for' not in t.status
@@ -96,6 +99,7 @@ def test_timeout_is_stretched_by_the_rtf_under_sim_time(
     producer = participant()
     beat = make_beat(producer.node('beat_producer'), '/beat', 0.02)
     producer.start()
+    beat.wait_matched(wait_for)
 
     def seen() -> str:
         t, s = observer.topic_stats('beat'), observer.latest_stats()

@@ -149,8 +149,9 @@ def test_a_level_rises_only_after_the_configured_number_of_reports(
                   topic__beat__jitter_tolerance_ms=30.0, topic__beat__timeout_s=0.5,
                   level_rise_windows=4, stats_period_s=0.2)
     producer = participant()
-    make_beat(producer.node('beat_producer'), '/beat', 0.02)
+    beat = make_beat(producer.node('beat_producer'), '/beat', 0.02)
     producer.start()
+    beat.wait_matched(wait_for)
     wait_for(lambda: (t := observer.topic_stats('beat')) and t.messages_total >= 20,
              what='the beat topic monitored')
     producer.close()
@@ -180,8 +181,9 @@ def test_a_restarted_publisher_gets_the_grace_before_a_timeout_is_an_error(
                   topic__beat__jitter_tolerance_ms=30.0, topic__beat__timeout_s=0.5,
                   grace_s=2.0, stats_period_s=0.2)
     first = participant()
-    make_beat(first.node('beat_producer'), '/beat', 0.02)
+    beat = make_beat(first.node('beat_producer'), '/beat', 0.02)
     first.start()
+    beat.wait_matched(wait_for)
     wait_for(lambda: (t := observer.topic_stats('beat')) and t.messages_total >= 20,
              what='the beat topic monitored')
     first.close()
