@@ -20,6 +20,7 @@ import subprocess
 import sys
 from typing import Any, TYPE_CHECKING
 
+from hypothesis import settings
 import pytest
 
 if TYPE_CHECKING:
@@ -29,6 +30,11 @@ if TYPE_CHECKING:
 # wheels provide is used. scripts/dev also sets a ROS_DOMAIN_ID per run.
 os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
 os.environ.setdefault('RMW_IMPLEMENTATION', 'rmw_fastrtps_cpp')
+
+# Property tests assert values, never time: Hypothesis' 200 ms deadline per example failed
+# test_cdr::test_header once (276 ms) while live tests loaded both cores.
+settings.register_profile('suite', deadline=None)
+settings.load_profile('suite')
 
 # Only 0-101 is safe on Linux: higher domains map DDS ports into the ephemeral port range.
 DOMAIN_IDS = 101
