@@ -245,6 +245,7 @@ def _run(args: list[str], stop: threading.Event) -> int:
     except UsageError as err:
         return _error(f'invalid ROS arguments: {err}')
     node = view_node = None
+    executor: SingleThreadedExecutor | None = None
     display: Display | None = None
     code = 0
     try:
@@ -281,6 +282,10 @@ def _run(args: list[str], stop: threading.Event) -> int:
     finally:
         if display is not None:
             display.close()
+        if executor is not None:
+            # Shut down, not left to rclpy's Executor.__del__: destroying its SIGINT guard
+            # condition there could raise at exit and print a traceback (seen under load).
+            executor.shutdown(timeout_sec=0)
         for each in (view_node, node):
             if each is not None:
                 each.destroy_node()

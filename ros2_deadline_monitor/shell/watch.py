@@ -186,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     previous = {sig: signal.signal(sig, lambda *_: stop.set())
                 for sig in (signal.SIGINT, signal.SIGTERM)}
     node = None
+    executor: SingleThreadedExecutor | None = None
     display: Display | None = None
     try:
         node = Node('deadline_monitor_watch', start_parameter_services=False)
@@ -207,6 +208,8 @@ def main(argv: list[str] | None = None) -> int:
             display.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        if executor is not None:
+            executor.shutdown(timeout_sec=0)  # not left to its __del__ (shell/cli.py)
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()

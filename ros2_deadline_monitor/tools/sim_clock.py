@@ -357,6 +357,7 @@ def run_node(program: str, parser: argparse.ArgumentParser, make_node: Callable[
     previous = {sig: signal.signal(sig, lambda *_: stop.set())
                 for sig in (signal.SIGINT, signal.SIGTERM)}
     node = None
+    executor: SingleThreadedExecutor | None = None
     status = 0
     try:
         node = make_node()
@@ -372,6 +373,8 @@ def run_node(program: str, parser: argparse.ArgumentParser, make_node: Callable[
         pass
     finally:
         try:
+            if executor is not None:
+                executor.shutdown(timeout_sec=0)  # not left to its __del__ (shell/cli.py)
             if node is not None:
                 try:
                     node.close()

@@ -89,9 +89,6 @@ def test_monitor_reports_the_producers_ground_truth(
     assert topic.rule == 'response'
     assert topic.start_source == 'header'
     assert topic.timer_clock == ('sim' if use_sim_time else 'wall')
-    truth.check(topic.deadline_misses_total,
-                tracker.view_differs(had_clock.clock, stats.clock, STEP_NS)
-                if use_sim_time else '')
     assert topic.skipped_periods_total == truth.skipped
     assert topic.messages_lost_total == 0
     if stall:
@@ -109,6 +106,10 @@ def test_monitor_reports_the_producers_ground_truth(
     assert values['deadline misses total'] == str(topic.deadline_misses_total)
     assert values['skipped periods total'] == str(truth.skipped)
     assert status.level == bytes([topic.level])
+    # Last: waiting for the tracker's samples lets reports pass, whose level may differ.
+    truth.check(topic.deadline_misses_total,
+                tracker.view_differs(had_clock.clock, stats.clock, STEP_NS)
+                if use_sim_time else '')
 
     clock_status = observer.status(': clock')
     if use_sim_time:
