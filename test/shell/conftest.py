@@ -378,7 +378,6 @@ class ClockTracker:
         inside = np.where(span > 0, (at - wall[i]) * step // np.maximum(span, 1), 0)
         return sim[i] + np.where(step > 0, np.minimum(inside, step - 1), 0)
 
-
     def wait_past(self, wall_ns: int) -> None:
         """Wait for a sample after ``wall_ns``: the steps around earlier times are all here."""
         _wait_for(lambda: self.wall and self.wall[-1] > wall_ns,
