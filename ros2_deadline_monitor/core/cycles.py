@@ -18,7 +18,7 @@ import numpy as np
 
 from .config import AnalysisConfig, NS_PER_S, resolve_timing, Timing, TopicConfig
 from .grid import GridState, replay
-from .intervals import percentiles, summarize_intervals
+from .intervals import mean, percentiles, summarize_intervals
 from .reports import IntervalTotals, RunTotals, TopicReport
 from .ring import ColumnRing, EventBuffer, NO_VALUE
 from .rtf import RtfAnalyzer
@@ -888,13 +888,10 @@ class CycleAnalyzer:
 
     def report(self, now_wall_ns: int, writers: int = 1) -> TopicReport:
         """Summarize the rolling window and the totals of the events processed so far."""
-        rows = self._rows.rows()
         timing = self._timing
         since = now_wall_ns - self._window_ns()
-        keep = rows['arrival'] >= since
+        rows = self._rows.rows_from('arrival', since)
         loss_note = self._loss_note(writers, since)
-        if not keep.all():
-            rows = {k: v[keep] for k, v in rows.items()}
         period = timing.period_ns if timing else None
         jitter = timing.jitter_ns if timing else None
         n = len(rows['arrival'])
@@ -974,7 +971,7 @@ def _rate(mean_interval_ns: float) -> float:
 
 
 def _mean(values: np.ndarray) -> float:
-    return float(values.mean()) if len(values) else NAN
+    return mean(values) if len(values) else NAN
 
 
 def _max(values: np.ndarray) -> float:

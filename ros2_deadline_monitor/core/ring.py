@@ -167,6 +167,37 @@ class ColumnRing:
         order = self._order()
         return {name: self._data[name][order] for name in self.names}
 
+    def rows_from(self, name: str, value: int) -> dict[str, np.ndarray]:
+        """Return the held rows whose ``name`` is at least ``value``, oldest first.
+
+        A report reads its window this way: with the rows in time order the window is the
+        newest part of the ring, read as slices (views while the ring does not wrap inside
+        it, valid until the next ``extend``) instead of gathering every row of a 1 kHz
+        topic's ten thousand and masking them again.
+        """
+        start, held, size = self._start, self._held, self._allocated
+        first_part = min(held, size - start)
+        spans = [(start, start + first_part)]
+        if held > first_part:
+            spans.append((0, held - first_part))
+        column = self._data[name]
+        values = (column[spans[0][0]:spans[0][1]] if len(spans) == 1
+                  else np.concatenate([column[a:b] for a, b in spans]))
+        keep = values >= value
+        skip = int(np.argmax(keep)) if keep.any() else held
+        if not keep[skip:].all():  # rows out of time order: keep exactly those at or above
+            return {key: rows[keep] for key, rows in self.rows().items()}
+        if skip >= first_part:  # the window starts in the wrapped part (or holds nothing)
+            a, b = spans[1] if len(spans) == 2 else (spans[0][1], spans[0][1])
+            spans = [(a + skip - first_part, b)]
+        else:
+            spans[0] = (spans[0][0] + skip, spans[0][1])
+        if len(spans) == 1:
+            a, b = spans[0]
+            return {key: self._data[key][a:b] for key in self.names}
+        return {key: np.concatenate([self._data[key][a:b] for a, b in spans])
+                for key in self.names}
+
     def drop_before(self, name: str, value: int) -> int:
         """Forget the oldest rows whose ``name`` is below ``value``, up to the first that is not.
 

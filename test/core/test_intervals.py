@@ -38,3 +38,14 @@ def test_percentiles_of_few_values_are_numpys_exactly():
                        rng.normal(1e9, 3e6, n), np.full(n, 7 * MS, np.int64)):
             expected = [float(p) for p in np.percentile(values, qs)]
             assert percentiles(values, qs) == expected, (n, values.dtype)
+
+
+def test_mean_is_numpys_exactly():
+    from ros2_deadline_monitor.core.intervals import mean
+
+    rng = np.random.default_rng(13)
+    for n in (1, 2, 7, 10, 129, 10_000):
+        for values in (rng.integers(-5 * MS, 2**62, n).astype(np.int64),  # sums past 2**53
+                       rng.integers(0, 3 * MS, n).astype(np.float64),
+                       rng.normal(1e9, 3e6, n)):
+            assert mean(values) == float(values.mean()), (n, values.dtype)

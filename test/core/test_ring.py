@@ -104,3 +104,24 @@ def test_a_ring_that_forgets_old_rows_stays_small() -> None:
         ring.extend(a=np.array([k]))
     assert len(ring) == 11 and ring._allocated == INITIAL_ROWS
     assert ring.rows()['a'].tolist() == list(range(4989, 5000))
+
+
+def test_rows_from_is_the_mask_of_every_row_at_or_above() -> None:
+    rng = np.random.default_rng(11)
+    ring, reference = ColumnRing(64, ('a', 'b')), []
+    value = 0
+    for step in range(400):
+        n = int(rng.integers(0, 20))
+        values = np.arange(value, value + n)
+        value += n
+        if step % 50 == 49 and n > 2:  # now and then a row out of time order
+            values[-1], values[0] = values[0], values[-1]
+        ring.extend(a=values, b=-values)
+        reference = (reference + values.tolist())[-64:]
+        for at in (value - int(rng.integers(0, 80)), value + 1, -1):
+            rows = ring.rows_from('a', at)
+            assert rows['a'].tolist() == [v for v in reference if v >= at]
+            assert rows['b'].tolist() == [-v for v in reference if v >= at]
+        if rng.random() < 0.3:
+            reference = reference[ring.drop_before('a', value - int(rng.integers(0, 40))):]
+    assert ColumnRing(4, ('a',)).rows_from('a', 0)['a'].tolist() == []
