@@ -232,10 +232,14 @@ class AnalysisConfig:
     target_rtf: float = 1.0
     rtf_bin_ns: int = 100 * NS_PER_MS
     thresholds: Thresholds = field(default_factory=Thresholds)
+    steady_refresh_ns: int = 0
+    """How long a steady slow topic's snapshot may stand at least (0: paced by the topic,
+    at most a window; ``Session._refresh_interval``)."""
 
     def __post_init__(self) -> None:
         """Reject windows that are empty or unbounded."""
         _check_duration('window', self.window_ns)
+        _check_duration('steady_refresh', self.steady_refresh_ns, zero_ok=True)
         _check_duration('rtf_bin', self.rtf_bin_ns)
         if not 2 <= self.window_cycles <= 1_000_000:
             raise ConfigError(f'window_cycles must be within [2, 1000000], got '

@@ -581,9 +581,13 @@ class Session:
         """How long a snapshot paced at ``paced_ns`` may stand.
 
         Within the window (every interval since the last refresh is still in it), and less
-        half a report so a fast topic is refreshed at every report.
+        half a report so a fast topic is refreshed at every report. A slow topic (paced
+        beyond one report) stands at least ``steady_refresh_ns`` when that is set: at robot
+        scale its window figures may be that old, and what happens still refreshes it.
         """
         interval = min(max(self._stats_period_ns, paced_ns), self._analysis.window_ns)
+        if paced_ns > self._stats_period_ns:
+            interval = max(interval, self._analysis.steady_refresh_ns)
         return interval - self._stats_period_ns // 2
 
     def _refresh_turn(self, topic: _Topic, interval_ns: int, report_number: int) -> int:

@@ -9,8 +9,8 @@ S = 1_000_000_000
 OFF = 1_700_000_000 * S
 
 
-def slow_session() -> Session:
-    s = Session(AnalysisConfig(), use_sim_time=False, start_wall_ns=OFF)
+def slow_session(analysis: AnalysisConfig | None = None) -> Session:
+    s = Session(analysis or AnalysisConfig(), use_sim_time=False, start_wall_ns=OFF)
     s.configure({'slow': TopicConfig(name='slow', topic='/slow', period_ns=S),
                  'fast': TopicConfig(name='fast', topic='/fast', period_ns=10 * MS)})
     for topic_id in ('slow', 'fast'):
@@ -46,6 +46,27 @@ def test_a_steady_slow_topic_is_refreshed_every_ten_messages_and_exact_then() ->
     for k in refreshed:
         assert slow[k].report.messages_total == k + 1  # exact at each refresh
     assert all(t.level == Level.OK for t in slow[5:])
+
+
+def test_steady_refresh_lets_a_steady_slow_topic_stand_longer_not_a_fast_one() -> None:
+    s = slow_session(AnalysisConfig(steady_refresh_ns=30 * S))
+    slow, fast = [], []
+    for k in range(100):
+        delay = 600 * MS if k == 80 else MS  # a late message: refreshed at the next report
+        s.message('slow', OFF + k * S + delay, seq=k + 1)
+        for i in range(100):
+            s.message('fast', OFF + k * S + i * 10 * MS + MS, seq=k * 100 + i + 1)
+        topics = {t.topic_id: t for t in s.snapshot(OFF + (k + 1) * S).topics}
+        slow.append(topics['slow'])
+        fast.append(topics['fast'])
+    refreshed = [k for k in range(1, 100) if slow[k] is not slow[k - 1]]
+    steady = [k for k in refreshed if 15 < k < 80]
+    assert {b - a for a, b in zip(steady, steady[1:], strict=False)} == {30}, refreshed
+    assert 80 in refreshed and slow[80].report.deadline_misses_total == 1
+    for k in refreshed:
+        assert slow[k].report.messages_total == k + 1  # exact at each refresh
+        assert slow[k].report.messages <= 11  # its window figures: the last window only
+    assert all(fast[k] is not fast[k - 1] for k in range(1, 100))
 
 
 def test_a_late_message_or_a_gap_is_reported_at_the_next_report() -> None:
