@@ -17,6 +17,9 @@ one run so the ratios compare figures taken side by side on the same loaded mach
   learned; the take timer takes every queue, no snapshot, no output): context (no target),
   what its 1,001 readers and takes cost alone, the floor under the scale case that no
   report design goes below;
+- ``scale_steady``: the scale case with ``steady_refresh_s`` at ``STEADY_REFRESH_S``: a
+  steady 1 Hz topic refreshed once a minute instead of every 10 s (context, no target: the
+  window figures are then up to a minute old);
 - ``discovery``: ``all_topics`` (``monitor --all``) started first, then a process creates
   1,000 publishers (1 Hz): how long after its publisher was created each topic was
   subscribed (its first appearance to the monitor's reader), and CPU share once all run.
@@ -65,6 +68,8 @@ SUBSCRIBER_CPU = 1
 PREFIX = '/bench_scale/t'
 FAST_TOPIC = '/bench_scale/fast'
 MATCH_TIMEOUT_S = 60.0
+STEADY_REFRESH_S = 60.0
+"""The ``steady_refresh_s`` of the ``scale_steady`` case."""
 TARGETS = {'idle_cpu_percent': 2.0, 'idle_rss_mb': 120.0, 'scale_ratio': 1.2,
            'discovery_s': 5.0}
 
@@ -253,12 +258,13 @@ def run_idle(args: argparse.Namespace) -> dict[str, Any]:
     return _subscriber(args, 'monitor', topics, expect=0).wait_line(_timeout(args))
 
 
-def run_scale(args: argparse.Namespace, role: str = 'monitor') -> dict[str, Any]:
+def run_scale(args: argparse.Namespace, role: str = 'monitor',
+              params: dict[str, Any] | None = None) -> dict[str, Any]:
     """``--topics`` topics at 1 Hz plus one at 1 kHz, all configured, periods learned."""
     publisher = _publisher(args.topics, 1.0, 1, args.fast_hz)
     topics = [f'{PREFIX}{i}' for i in range(args.topics)] + [FAST_TOPIC]
     try:
-        result = _subscriber(args, role, topics, expect=len(topics)).wait_line(
+        result = _subscriber(args, role, topics, expect=len(topics), params=params).wait_line(
             _timeout(args))
         publisher.stop()
     finally:
@@ -274,6 +280,11 @@ def run_scale_raw(args: argparse.Namespace) -> dict[str, Any]:
 def run_scale_inputs(args: argparse.Namespace) -> dict[str, Any]:
     """Run the scale case with the monitor's reports reduced to their takes."""
     return run_scale(args, 'inputs')
+
+
+def run_scale_steady(args: argparse.Namespace) -> dict[str, Any]:
+    """Run the scale case with steady slow topics refreshed every ``STEADY_REFRESH_S``."""
+    return run_scale(args, params={'steady_refresh_s': STEADY_REFRESH_S})
 
 
 def run_discovery(args: argparse.Namespace) -> dict[str, Any]:
@@ -323,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
                         help='measurement window [s] (default 10)')
     parser.add_argument('--cases', default='one,idle,scale,scale_raw,discovery',
                         help='comma-separated cases to run (default: these five; also '
-                             'scale_inputs)')
+                             'scale_inputs, scale_steady)')
     parser.add_argument('--param', type=_parameter, action='append', default=[],
                         metavar='NAME=VALUE',
                         help='a monitor parameter for every case (repeatable)')
@@ -342,7 +353,8 @@ def main(argv: list[str] | None = None) -> int:
     again = 'one' in cases and 'scale' in cases
     for case, run in (('one', run_one_topic), ('idle', run_idle), ('scale', run_scale),
                       ('one_again', run_one_topic), ('scale_raw', run_scale_raw),
-                      ('scale_inputs', run_scale_inputs), ('discovery', run_discovery)):
+                      ('scale_inputs', run_scale_inputs), ('scale_steady', run_scale_steady),
+                      ('discovery', run_discovery)):
         if case in cases or (case == 'one_again' and again):
             results[case] = run(args)
             print(f'{case} done ({environment_line()})', file=sys.stderr, flush=True)
@@ -387,6 +399,14 @@ def main(argv: list[str] | None = None) -> int:
                      f'{_fmt(inputs["cpu_per_msg_us"] / one_us, 2)} x one topic '
                      f'({_fmt(inputs["rate_hz"], 0)} msg/s, {_fmt(inputs["cpu_percent"])} % '
                      f'of a core, {_fmt(inputs["main_thread_percent"])} % in the Python '
+                     'thread)'])
+    if 'scale_steady' in results:
+        steady = results['scale_steady']
+        rows.append([f'the same, steady_refresh_s {STEADY_REFRESH_S:g}: CPU per message',
+                     'context', f'{_fmt(steady["cpu_per_msg_us"])} µs = '
+                     f'{_fmt(steady["cpu_per_msg_us"] / one_us, 2)} x one topic '
+                     f'({_fmt(steady["rate_hz"], 0)} msg/s, {_fmt(steady["cpu_percent"])} % '
+                     f'of a core, {_fmt(steady["main_thread_percent"])} % in the Python '
                      'thread)'])
     if 'discovery' in results:
         found = results['discovery']
