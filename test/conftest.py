@@ -229,15 +229,17 @@ class SnapshotBuilder:
         return TopicReport(**values)
 
     def topic(self, topic_id: str = 'imu', **changes):
-        from ros2_deadline_monitor.core.reports import Level
+        from ros2_deadline_monitor.core.reports import IntervalTotals, Level, RunTotals
         from ros2_deadline_monitor.core.snapshot import Receive, TopicSnapshot
 
         values = dict(
             topic_id=topic_id, topic='/imu', type_name='sensor_msgs/msg/Imu', level=Level.WARN,
             reason='20 misses (response rule), 10 skipped periods in window',
             report=self.topic_report(), publishers=('/imu_driver',),
-            receive=Receive('batched', 50 * self.MS, 2000, 0), max_interval_wall_ns=30e6,
-            max_interval_sim_ns=25e6)
+            receive=Receive('batched', 50 * self.MS, 2000, 0),
+            run=RunTotals(cycles=5000,
+                          interval_wall=IntervalTotals('wall', 4999, 49_990 * self.MS, 30e6),
+                          interval_sim=IntervalTotals('sim', 4999, 49_990 * self.MS, 25e6)))
         values.update(changes)
         return TopicSnapshot(**values)
 

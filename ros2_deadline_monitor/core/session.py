@@ -93,8 +93,6 @@ class _Topic:
     publishers: tuple[str, ...] = ()
     writers: int = 0
     receive: Receive = Receive()
-    max_interval_wall_ns: float = math.nan
-    max_interval_sim_ns: float = math.nan
     appeared_ns: int | None = None
     """Report time at which the topic last appeared in the graph (the grace counts from it)."""
     appear_pending: bool = False
@@ -627,10 +625,6 @@ class Session:
     def _fresh_topic_snapshot(self, topic_id: str, topic: _Topic, now_wall_ns: int,
                               window_rtf: float) -> TopicSnapshot:
         report = topic.analyzer.report(now_wall_ns, writers=topic.writers)
-        topic.max_interval_wall_ns = _nan_max(topic.max_interval_wall_ns,
-                                              report.interval_wall.max_ns)
-        topic.max_interval_sim_ns = _nan_max(topic.max_interval_sim_ns,
-                                             report.interval_sim.max_ns)
         if topic.appear_pending:
             topic.appeared_ns, topic.appear_pending = now_wall_ns, False
         fallback = topic.fallback
@@ -643,9 +637,7 @@ class Session:
         return TopicSnapshot(
             topic_id=topic_id, topic=topic.config.topic, type_name=topic.type_name,
             level=level, reason=reason, report=report, publishers=topic.publishers,
-            receive=topic.receive, max_interval_wall_ns=topic.max_interval_wall_ns,
-            max_interval_sim_ns=topic.max_interval_sim_ns, run=topic.analyzer.run_totals(),
-            notes=notes)
+            receive=topic.receive, run=topic.analyzer.run_totals(), notes=notes)
 
     def _topic_level(self, topic: _Topic, report: TopicReport, now_wall_ns: int,
                      window_rtf: float) -> tuple[Level, str]:
@@ -776,10 +768,3 @@ def _stream_notes(topic: _Topic, report: TopicReport, level: Level,
         level = Level.WARN
     return level, '; '.join([reason, *notes]) if reason else '; '.join(notes), tuple(notes)
 
-
-def _nan_max(a: float, b: float) -> float:
-    if math.isnan(a):
-        return b
-    if math.isnan(b):
-        return a
-    return max(a, b)

@@ -42,11 +42,9 @@ class TopicSnapshot:
     publishers: tuple[str, ...] = ()
     """Fully qualified node names of the writers, from the graph (live only)."""
     receive: Receive = Receive()
-    max_interval_wall_ns: float = float('nan')
-    """Longest interval ever reported on each clock (the final summary's figures)."""
-    max_interval_sim_ns: float = float('nan')
     run: RunTotals = RunTotals()
-    """Whole-run figures no window bounds (cycles, every interval): the CI gate's input."""
+    """Whole-run figures no window bounds (cycles, every interval): the CI gate's input and
+    the final summary's longest intervals."""
     notes: tuple[str, ...] = ()
     """Where the topic breaks "one producer per cycle stream" or the middleware filled less
     (several producers, foreign stamps, outages, fallbacks); also in ``reason``."""

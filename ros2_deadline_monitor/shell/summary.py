@@ -62,8 +62,8 @@ def summary_text(node_name: str, snapshot: Snapshot, verdict: Verdict | None = N
         lines.append(
             f'{r.topic:<28} {r.messages_total:>9} {misses:>7} '
             f'{skipped:>8} {r.messages_lost_total:>6} '
-            f'{fmt.ms(topic.max_interval_wall_ns, 2):>11} '
-            f'{fmt.ms(topic.max_interval_sim_ns, 2):>10}  {"event" if event else r.rule}')
+            f'{fmt.ms(topic.run.interval_wall.max_ns, 2):>11} '
+            f'{fmt.ms(topic.run.interval_sim.max_ns, 2):>10}  {"event" if event else r.rule}')
         if topic.notes:  # several producers, foreign stamps, outages, fallbacks
             lines.append(f'  {r.topic}: ' + '; '.join(topic.notes))
     if not snapshot.topics:
