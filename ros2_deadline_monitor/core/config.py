@@ -25,6 +25,7 @@ MAX_LEVEL_WINDOWS = 1000
 NS_PER_S = 1_000_000_000
 NS_PER_MS = 1_000_000
 MAX_PERIOD_NS = 3600 * NS_PER_S
+MAX_STEADY_REFRESHES_PER_S = 100_000.0
 DEFAULT_JITTER_FRACTION = 0.05
 
 _TOPIC_RE = re.compile(r'^~?/?[A-Za-z_{][A-Za-z0-9_{}]*(/[A-Za-z_{][A-Za-z0-9_{}]*)*$')
@@ -232,14 +233,18 @@ class AnalysisConfig:
     target_rtf: float = 1.0
     rtf_bin_ns: int = 100 * NS_PER_MS
     thresholds: Thresholds = field(default_factory=Thresholds)
-    steady_refresh_ns: int = 0
-    """How long a steady slow topic's snapshot may stand at least (0: paced by the topic,
-    at most a window; ``Session._refresh_interval``)."""
+    max_steady_refreshes_per_s: float = 20.0
+    """Routine refreshes of steady slow topics a second, all together, at most about (0: no
+    limit): with more slow topics each stands longer, so a report's cost stays bounded."""
 
     def __post_init__(self) -> None:
         """Reject windows that are empty or unbounded."""
         _check_duration('window', self.window_ns)
-        _check_duration('steady_refresh', self.steady_refresh_ns, zero_ok=True)
+        budget = self.max_steady_refreshes_per_s
+        if (isinstance(budget, bool) or not isinstance(budget, (int, float))
+                or not 0 <= budget <= MAX_STEADY_REFRESHES_PER_S):
+            raise ConfigError(f'max_steady_refreshes_per_s must be within '
+                              f'[0, {MAX_STEADY_REFRESHES_PER_S:g}], got {budget!r}')
         _check_duration('rtf_bin', self.rtf_bin_ns)
         if not 2 <= self.window_cycles <= 1_000_000:
             raise ConfigError(f'window_cycles must be within [2, 1000000], got '

@@ -29,6 +29,7 @@ from .config import (
     KINDS,
     MAX_LEVEL_WINDOWS,
     MAX_PERIOD_NS,
+    MAX_STEADY_REFRESHES_PER_S,
     NS_PER_MS,
     NS_PER_S,
     RULES,
@@ -76,14 +77,13 @@ GLOBAL_SPECS: tuple[ParamSpec, ...] = (
     ParamSpec('window_s', _DEFAULT_ANALYSIS.window_ns / NS_PER_S,
               'Rolling window (wall s) of the window figures (percentiles, rates, window '
               'counts).', 0.1, _MAX_S),
-    ParamSpec('steady_refresh_s', _DEFAULT_ANALYSIS.steady_refresh_ns / NS_PER_S,
-              'How long (wall s) the figures of a steady slow timer topic stand between '
-              'refreshes; 0 = every 10 periods, at most every window_s (an event topic: once it '
-              'has 10 new messages, as with 0). Longer costs less CPU with many slow topics; '
-              'its window figures are then as old as its last refresh, and anything that '
-              'happens (a late message, a gap, a level change, a timeout) still refreshes it '
-              'at the next report.',
-              0.0, _MAX_S),
+    ParamSpec('max_steady_refreshes_per_s', _DEFAULT_ANALYSIS.max_steady_refreshes_per_s,
+              'Routine refreshes of steady slow topics a second, all topics together, at most '
+              'about; 0 = no limit. With more slow topics than this covers at their own pace '
+              '(200 topics at 1 Hz with the default 20), each stands longer: 1,000 topics at '
+              '1 Hz are each refreshed every 50 s, and anything that happens still refreshes '
+              'a topic at the next report.',
+              0.0, MAX_STEADY_REFRESHES_PER_S),
     ParamSpec('window_cycles', _DEFAULT_ANALYSIS.window_cycles,
               'Most cycles kept per topic for the window figures (bounds memory).', 2, 1_000_000),
     ParamSpec('learn_intervals', _DEFAULT_ANALYSIS.learn_intervals,
@@ -335,7 +335,8 @@ def settings_from(values: Mapping[str, Any]) -> MonitorSettings:
         target_rtf=_number('target_rtf', _value(values, 'target_rtf')),
         rtf_bin_ns=_seconds(values, 'rtf_bin_s'),
         thresholds=thresholds,
-        steady_refresh_ns=_seconds(values, 'steady_refresh_s', zero_ok=True),
+        max_steady_refreshes_per_s=_number('max_steady_refreshes_per_s',
+                                           _value(values, 'max_steady_refreshes_per_s')),
     )
     stats_period_ns = _seconds(values, 'stats_period_s')
     clock_topic = _value(values, 'clock_topic')

@@ -37,7 +37,7 @@ import zlib
 
 import numpy as np
 
-from .config import AnalysisConfig, Timing, TopicConfig
+from .config import AnalysisConfig, MAX_PERIOD_NS, NS_PER_S, Timing, TopicConfig
 from .cycles import CycleAnalyzer, MALFORMED
 from .errors import CdrError
 from .format import short_seconds
@@ -113,6 +113,9 @@ class _Topic:
     stand: _Stand | None = None
     """How long the snapshot of the previous refresh may stand (None: not past the next
     report), decided at that refresh (``Session._arm``)."""
+    slow: bool = False
+    """Armed at its last refresh to stand beyond one report: one of the routine refreshes
+    ``max_steady_refreshes_per_s`` bounds."""
     watch: _Watch = field(default_factory=lambda: _Watch())
 
 
@@ -185,6 +188,8 @@ class Session:
         self._reported = False
         self._reports = 0
         """Snapshots so far: the refresh turns count them (``_refresh_turn``)."""
+        self._slow_topics = 0
+        """Topics armed to stand beyond a report at the previous snapshot (``_arm``)."""
 
     # -- configuration --------------------------------------------------------------------
 
@@ -483,6 +488,7 @@ class Session:
                   else self._refresh(topic_id, topic, now_wall_ns, window_rtf)
                   for topic_id, topic in self._topics.items()]
         self._reported = True
+        self._slow_topics = sum(topic.slow for topic in self._topics.values())
         topics += [TopicSnapshot(topic_id, '', '', Level.ERROR,
                                  f'invalid configuration: {reason}', None)
                    for topic_id, reason in self._invalid.items()]
@@ -543,6 +549,7 @@ class Session:
         """
         grace = self._analysis.thresholds.grace_ns
         analyzer = topic.analyzer
+        topic.slow = False
         if analyzer.silent_so_far:
             return None if grace else _Stand(silent=True)
         previous = topic.previous
@@ -553,6 +560,7 @@ class Session:
             return None
         reports = self._turn_reports(interval)
         turn = self._refresh_turn(topic, interval, self._reports)
+        topic.slow = reports > 1
         return _Stand(
             silent=False, until_ns=now_wall_ns + interval,
             before_report=(turn + 1) * reports - topic.stagger % reports,
@@ -580,13 +588,25 @@ class Session:
 
         Within the window (every interval since the last refresh is still in it), and less
         half a report so a fast topic is refreshed at every report. A slow topic (paced
-        beyond one report) stands at least ``steady_refresh_ns`` when that is set: at robot
-        scale its window figures may be that old, and what happens still refreshes it.
+        beyond one report) stands long enough that the slow topics' routine refreshes come at
+        most ``max_steady_refreshes_per_s``: at robot scale its window figures may be that
+        old, and what happens still refreshes it at the next report.
         """
         interval = min(max(self._stats_period_ns, paced_ns), self._analysis.window_ns)
         if paced_ns > self._stats_period_ns:
-            interval = max(interval, self._analysis.steady_refresh_ns)
+            interval = max(interval, self._budget_interval_ns())
         return interval - self._stats_period_ns // 2
+
+    def _budget_interval_ns(self) -> int:
+        """How long each slow topic stands for ``max_steady_refreshes_per_s`` to hold.
+
+        All slow topics together are then refreshed at most that often, routinely (0: no
+        limit). At most an hour.
+        """
+        budget = self._analysis.max_steady_refreshes_per_s
+        if not budget:
+            return 0
+        return min(MAX_PERIOD_NS, round(self._slow_topics * NS_PER_S / budget))
 
     def _refresh_turn(self, topic: _Topic, interval_ns: int, report_number: int) -> int:
         """Return the turn a slow topic is in at ``report_number`` (one refresh a turn).

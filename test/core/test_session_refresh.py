@@ -48,25 +48,55 @@ def test_a_steady_slow_topic_is_refreshed_every_ten_messages_and_exact_then() ->
     assert all(t.level == Level.OK for t in slow[5:])
 
 
-def test_steady_refresh_lets_a_steady_slow_topic_stand_longer_not_a_fast_one() -> None:
-    s = slow_session(AnalysisConfig(steady_refresh_ns=30 * S))
-    slow, fast = [], []
-    for k in range(100):
-        delay = 600 * MS if k == 80 else MS  # a late message: refreshed at the next report
-        s.message('slow', OFF + k * S + delay, seq=k + 1)
-        for i in range(100):
-            s.message('fast', OFF + k * S + i * 10 * MS + MS, seq=k * 100 + i + 1)
-        topics = {t.topic_id: t for t in s.snapshot(OFF + (k + 1) * S).topics}
-        slow.append(topics['slow'])
-        fast.append(topics['fast'])
-    refreshed = [k for k in range(1, 100) if slow[k] is not slow[k - 1]]
-    steady = [k for k in refreshed if 15 < k < 80]
-    assert {b - a for a, b in zip(steady, steady[1:], strict=False)} == {30}, refreshed
-    assert 80 in refreshed and slow[80].report.deadline_misses_total == 1
-    for k in refreshed:
-        assert slow[k].report.messages_total == k + 1  # exact at each refresh
-        assert slow[k].report.messages <= 11  # its window figures: the last window only
-    assert all(fast[k] is not fast[k - 1] for k in range(1, 100))
+def many_slow_session(n: int, analysis: AnalysisConfig | None = None) -> tuple[Session, list]:
+    s = Session(analysis or AnalysisConfig(), use_sim_time=False, start_wall_ns=OFF)
+    names = [f's{i}' for i in range(n)]
+    s.configure({n: TopicConfig(name=n, topic=f'/{n}', period_ns=S) for n in names})
+    for n in names:
+        s.topic_status(n, TopicState.RECEIVING, type_name='std_msgs/msg/Header', writers=1)
+    return s, names
+
+
+def test_the_refresh_budget_stretches_the_turns_of_many_slow_topics_not_their_alerts() -> None:
+    # 100 topics at 1 Hz and 5 routine refreshes a second: each stands 20 s, not 10.
+    s, names = many_slow_session(100, AnalysisConfig(max_steady_refreshes_per_s=5.0))
+    previous: dict = {}
+    refreshes = []
+    turns: dict[str, list[int]] = {n: [] for n in names}
+    for k in range(130):
+        for i, n in enumerate(names):
+            late = n == 's7' and k == 100  # refreshed at the next report whatever its turn
+            s.message(n, OFF + k * S + (600 if late else i + 1) * MS, seq=k + 1)
+        snap = s.snapshot(OFF + (k + 1) * S)
+        fresh = [t for t in snap.topics if previous.get(t.topic_id) is not t]
+        previous = {t.topic_id: t for t in snap.topics}
+        if k >= 50:  # the turns stretched (the first refreshes knew of no slow topic)
+            refreshes.append(len(fresh))
+            for t in fresh:
+                turns[t.topic_id].append(k)
+                assert t.report.messages_total == k + 1  # exact at each refresh
+    assert 100 in turns['s7'] and previous['s7'].report.deadline_misses_total == 1
+    del turns['s7']
+    for n, ks in turns.items():
+        assert {b - a for a, b in zip(ks, ks[1:], strict=False)} == {20}, (n, ks)
+    assert max(refreshes) <= 15, refreshes  # 5 a report on average
+    assert sum(refreshes[:60]) <= 3 * 100 + 10  # every 20 reports (s7: a few more)
+
+
+def test_without_a_budget_many_slow_topics_keep_their_own_pace() -> None:
+    s, names = many_slow_session(400, AnalysisConfig(max_steady_refreshes_per_s=0.0))
+    previous: dict = {}
+    turns: dict[str, list[int]] = {n: [] for n in names}
+    for k in range(60):
+        for i, n in enumerate(names):
+            s.message(n, OFF + k * S + (i + 1) * MS, seq=k + 1)
+        snap = s.snapshot(OFF + (k + 1) * S)
+        for t in snap.topics:
+            if k >= 20 and previous.get(t.topic_id) is not t:
+                turns[t.topic_id].append(k)
+        previous = {t.topic_id: t for t in snap.topics}
+    for n, ks in turns.items():  # the default 20 a second would stand them 20 s
+        assert {b - a for a, b in zip(ks, ks[1:], strict=False)} == {REFRESH_PERIODS}, (n, ks)
 
 
 def test_a_late_message_or_a_gap_is_reported_at_the_next_report() -> None:
