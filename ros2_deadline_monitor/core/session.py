@@ -144,22 +144,25 @@ class _Stand:
 class _Watch:
     """What the per-message call notes for deciding when a slow topic is refreshed.
 
-    An interval above ``limit_ns`` (a message late enough to be a miss or a skip) or a gap in
-    the sequence numbers raises ``alerted``: the next report refreshes the topic.
+    An interval above ``limit_ns`` (a message late enough to be a miss or a skip), one under
+    ``floor_ns`` (the topic got faster: its pace is no longer the one it was armed for) or a
+    gap in the sequence numbers raises ``alerted``: the next report refreshes the topic.
     """
 
-    __slots__ = ('alerted', 'last_ns', 'limit_ns', 'next_seq')
+    __slots__ = ('alerted', 'floor_ns', 'last_ns', 'limit_ns', 'next_seq')
 
     def __init__(self) -> None:
         self.alerted = True
         self.last_ns = 0
         self.limit_ns = 0
+        self.floor_ns = 0
         self.next_seq = NO_VALUE
 
     def see(self, arrival_ns: int, seq: int) -> None:
         """Note one message (the recorder inlines the same)."""
-        if arrival_ns - self.last_ns > self.limit_ns or (seq != self.next_seq
-                                                         and seq != NO_VALUE):
+        interval = arrival_ns - self.last_ns
+        if interval > self.limit_ns or interval < self.floor_ns or (
+                seq != self.next_seq and seq != NO_VALUE):
             self.alerted = True
         self.last_ns = arrival_ns
         self.next_seq = seq + 1
@@ -304,7 +307,8 @@ class Session:
 
         if read_stamp is None:
             def on_message(arrival_ns: int, raw: bytes, seq: int) -> None:
-                if arrival_ns - watch.last_ns > watch.limit_ns or (
+                interval = arrival_ns - watch.last_ns
+                if interval > watch.limit_ns or interval < watch.floor_ns or (
                         seq != watch.next_seq and seq != NO_VALUE):
                     watch.alerted = True  # _Watch.see, inlined
                 watch.last_ns, watch.next_seq = arrival_ns, seq + 1
@@ -313,7 +317,8 @@ class Session:
             return on_message
 
         def on_stamped(arrival_ns: int, raw: bytes, seq: int) -> None:
-            if arrival_ns - watch.last_ns > watch.limit_ns or (
+            interval = arrival_ns - watch.last_ns
+            if interval > watch.limit_ns or interval < watch.floor_ns or (
                     seq != watch.next_seq and seq != NO_VALUE):
                 watch.alerted = True  # _Watch.see, inlined
             watch.last_ns, watch.next_seq = arrival_ns, seq + 1
@@ -634,12 +639,15 @@ class Session:
         watch.alerted = False
         if timing is None:
             watch.limit_ns = NO_INTERVAL_ALERT if topic.config.kind == 'event' else 0
+            watch.floor_ns = 0
         else:
             # An interval longer than the period and half the deadline may hold a miss (a
-            # message after an on-time one), or a skipped period; sim time runs at most
-            # target_rtf times faster than the wall clock.
-            watch.limit_ns = round((timing.period_ns + timing.deadline_ns // 2)
-                                   / max(1.0, self._analysis.target_rtf))
+            # message after an on-time one), or a skipped period; one under three quarters of
+            # the period, a faster topic. Sim time runs at most target_rtf times faster than
+            # the wall clock.
+            speedup = max(1.0, self._analysis.target_rtf)
+            watch.limit_ns = round((timing.period_ns + timing.deadline_ns // 2) / speedup)
+            watch.floor_ns = round(timing.period_ns * 0.75 / speedup)
         return snapshot
 
     def _fresh_topic_snapshot(self, topic_id: str, topic: _Topic, now_wall_ns: int,

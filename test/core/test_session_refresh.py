@@ -108,6 +108,19 @@ def test_a_late_message_or_a_gap_is_reported_at_the_next_report() -> None:
     assert gap[2].report.messages_lost_total == 1  # the message after the gap
 
 
+def test_a_slow_topic_that_gets_faster_is_refreshed_at_the_next_report() -> None:
+    # Its pace is no longer the one it stands for: an interval under 3/4 period refreshes it.
+    s = slow_session()
+    run(s, 15)
+    now = OFF + 16 * S
+    assert s.standing(now) == {'slow'}
+    s.message('slow', OFF + 15 * S + MS, seq=16)
+    s.message('slow', OFF + 15 * S + 500 * MS + MS, seq=17)
+    assert s.standing(now) == frozenset()
+    slow = next(t for t in s.snapshot(now).topics if t.topic_id == 'slow')
+    assert slow.report.messages_total == 17
+
+
 def test_silence_beyond_the_timeout_is_reported_at_once() -> None:
     s = slow_session()
     run(s, 20)
