@@ -114,8 +114,8 @@ class _Topic:
     """How long the snapshot of the previous refresh may stand (None: not past the next
     report), decided at that refresh (``Session._arm``)."""
     slow: bool = False
-    """Armed at its last refresh to stand beyond one report: one of the routine refreshes
-    ``max_steady_refreshes_per_s`` bounds."""
+    """Stands beyond one report since its last refresh when nothing happens: one of the
+    topics whose routine refreshes ``max_steady_refreshes_per_s`` bounds."""
     watch: _Watch = field(default_factory=lambda: _Watch())
 
 
@@ -192,7 +192,7 @@ class Session:
         self._reports = 0
         """Snapshots so far: the refresh turns count them (``_refresh_turn``)."""
         self._slow_topics = 0
-        """Topics armed to stand beyond a report at the previous snapshot (``_arm``)."""
+        """Topics that stand beyond a report since their last refresh (``_refresh``)."""
 
     # -- configuration --------------------------------------------------------------------
 
@@ -237,7 +237,7 @@ class Session:
         removed = [topic_id for topic_id, topic in self._topics.items()
                    if topic_id not in topics or topics[topic_id].topic != topic.config.topic]
         for topic_id in removed:
-            del self._topics[topic_id]
+            self._set_slow(self._topics.pop(topic_id), False)
         added = []
         changed: dict[str, tuple[str, ...]] = {}
         for topic_id, config in topics.items():
@@ -489,11 +489,13 @@ class Session:
                 self._process(topic, horizon)
         clock_report = self._rtf.report(now_wall_ns)
         window_rtf = clock_report.rtf if clock_report.messages else 0.0
+        refreshed: list[_Topic] = []
         topics = [topic.previous if topic_id in standing and topic.previous is not None
-                  else self._refresh(topic_id, topic, now_wall_ns, window_rtf)
+                  else self._refresh(topic_id, topic, now_wall_ns, window_rtf, refreshed)
                   for topic_id, topic in self._topics.items()]
+        for topic in refreshed:  # once every slow topic is counted (the budget)
+            topic.stand = self._arm(topic, now_wall_ns)
         self._reported = True
-        self._slow_topics = sum(topic.slow for topic in self._topics.values())
         topics += [TopicSnapshot(topic_id, '', '', Level.ERROR,
                                  f'invalid configuration: {reason}', None)
                    for topic_id, reason in self._invalid.items()]
@@ -548,24 +550,19 @@ class Session:
     def _arm(self, topic: _Topic, now_wall_ns: int) -> _Stand | None:
         """Decide at a refresh how long its snapshot may stand (None: refreshed next report).
 
-        A level other than OK, a streak of the hysteresis, a timer topic still learning its
-        period: refreshed at every report. The grace, the interval, the turn and the timeout
-        become limits ``_stands`` compares with.
+        The grace, the routine interval, the turn and the timeout become limits ``_stands``
+        compares with.
         """
         grace = self._analysis.thresholds.grace_ns
         analyzer = topic.analyzer
-        topic.slow = False
         if analyzer.silent_so_far:
             return None if grace else _Stand(silent=True)
-        previous = topic.previous
-        report = previous.report if previous is not None else None
-        interval = self._stand_interval(topic)
-        if (report is None or interval is None or previous.level is not Level.OK
-                or topic.streak):
+        interval = self._routine_interval(topic)
+        if interval is None:
             return None
+        report = topic.previous.report
         reports = self._turn_reports(interval)
         turn = self._refresh_turn(topic, interval, self._reports)
-        topic.slow = reports > 1
         return _Stand(
             silent=False, until_ns=now_wall_ns + interval,
             before_report=(turn + 1) * reports - topic.stagger % reports,
@@ -573,6 +570,23 @@ class Session:
             timeout_ns=NO_INTERVAL_ALERT if report.timeout_ns is None else report.timeout_ns,
             recorded_before=(analyzer.recorded + REFRESH_PERIODS if analyzer.timing is None
                              else NO_INTERVAL_ALERT))
+
+    def _set_slow(self, topic: _Topic, slow: bool) -> None:
+        """Mark ``topic`` slow or not, keeping the count the budget reads up to date."""
+        self._slow_topics += slow - topic.slow
+        topic.slow = slow
+
+    def _routine_interval(self, topic: _Topic) -> int | None:
+        """How long a refreshed topic stands when nothing happens, or None: not at all.
+
+        A silent topic, a level other than OK, a streak of the hysteresis, a timer topic
+        still learning its period: refreshed at every report.
+        """
+        previous = topic.previous
+        if (topic.analyzer.silent_so_far or previous is None or previous.report is None
+                or previous.level is not Level.OK or topic.streak):
+            return None
+        return self._stand_interval(topic)
 
     def _stand_interval(self, topic: _Topic) -> int | None:
         """How long a topic's snapshot may stand at most, or None: refreshed at every report.
@@ -592,15 +606,16 @@ class Session:
         """How long a snapshot paced at ``paced_ns`` may stand.
 
         Within the window (every interval since the last refresh is still in it), and less
-        half a report so a fast topic is refreshed at every report. A slow topic (paced
+        half a report so a fast topic is refreshed at every report. A slow topic (standing
         beyond one report) stands long enough that the slow topics' routine refreshes come at
         most ``max_steady_refreshes_per_s``: at robot scale its window figures may be that
         old, and what happens still refreshes it at the next report.
         """
+        half_report = self._stats_period_ns // 2
         interval = min(max(self._stats_period_ns, paced_ns), self._analysis.window_ns)
-        if paced_ns > self._stats_period_ns:
+        if interval - half_report > self._stats_period_ns:  # slow
             interval = max(interval, self._budget_interval_ns())
-        return interval - self._stats_period_ns // 2
+        return interval - half_report
 
     def _budget_interval_ns(self) -> int:
         """How long each slow topic stands for ``max_steady_refreshes_per_s`` to hold.
@@ -629,12 +644,18 @@ class Session:
         """Return how many reports a turn of ``interval_ns`` spans (at least one)."""
         return max(1, -(-interval_ns // self._stats_period_ns))
 
-    def _refresh(self, topic_id: str, topic: _Topic, now_wall_ns: int,
-                 window_rtf: float) -> TopicSnapshot:
-        """Report a topic afresh and arm its watch for the next decision (``_stands``)."""
+    def _refresh(self, topic_id: str, topic: _Topic, now_wall_ns: int, window_rtf: float,
+                 refreshed: list[_Topic]) -> TopicSnapshot:
+        """Report a topic afresh and arm its watch; ``refreshed`` collects it for ``_arm``.
+
+        Whether it is slow is known now, how long it stands once every topic of the report
+        is counted (the budget).
+        """
         snapshot = self._fresh_topic_snapshot(topic_id, topic, now_wall_ns, window_rtf)
         topic.previous, topic.unchanged = snapshot, self._status_key(topic)
-        topic.stand = self._arm(topic, now_wall_ns)
+        interval = self._routine_interval(topic)
+        self._set_slow(topic, interval is not None and interval > self._stats_period_ns)
+        refreshed.append(topic)
         watch, timing = topic.watch, topic.analyzer.timing
         watch.alerted = False
         if timing is None:

@@ -83,6 +83,28 @@ def test_the_refresh_budget_stretches_the_turns_of_many_slow_topics_not_their_al
     assert sum(refreshes[:60]) <= 3 * 100 + 10  # every 20 reports (s7: a few more)
 
 
+def test_topics_that_learn_their_period_together_keep_the_budget_from_the_first_turn() -> None:
+    # 400 topics at 1 Hz learn their period in the same report; 10 refreshes a second: each
+    # stands 40 s from its first turn on, not 10 s at its own pace until the count caught up.
+    s = Session(AnalysisConfig(max_steady_refreshes_per_s=10.0), use_sim_time=False,
+                start_wall_ns=OFF)
+    names = [f's{i}' for i in range(400)]
+    s.configure({n: TopicConfig(name=n, topic=f'/{n}') for n in names})
+    for n in names:
+        s.topic_status(n, TopicState.RECEIVING, type_name='std_msgs/msg/Header', writers=1)
+    previous: dict = {}
+    refreshes = []
+    for k in range(80):
+        for i, n in enumerate(names):
+            s.message(n, OFF + k * S + (i + 1) * MS, seq=k + 1)
+        snap = s.snapshot(OFF + (k + 1) * S)
+        refreshes.append(sum(previous.get(t.topic_id) is not t for t in snap.topics))
+        previous = {t.topic_id: t for t in snap.topics}
+    learned = max(k for k, n in enumerate(refreshes) if n == len(names))
+    after = refreshes[learned + 1:learned + 41]
+    assert max(after) <= 25 and sum(after) <= len(names) + 20, (learned, after)
+
+
 def test_without_a_budget_many_slow_topics_keep_their_own_pace() -> None:
     s, names = many_slow_session(400, AnalysisConfig(max_steady_refreshes_per_s=0.0))
     previous: dict = {}
