@@ -180,7 +180,7 @@ def run_subscriber(options: dict[str, Any]) -> None:
         executor.spin_once(timeout_sec=SPIN_TIMEOUT_S)
 
     ready_ns = time.time_ns()
-    wait_until(matched, MATCH_TIMEOUT_S, 'the publishers', spin)
+    wait_until(matched, options['match_timeout_s'], 'the publishers', spin)
     end_warmup = time.monotonic() + options['warmup_s']
     while time.monotonic() < end_warmup:
         spin()
@@ -211,10 +211,12 @@ def run_subscriber(options: dict[str, Any]) -> None:
 # -- parent ---------------------------------------------------------------------------------
 
 def _subscriber(args: argparse.Namespace, role: str, topics: list[str], expect: int = 0,
-                params: dict[str, Any] | None = None) -> Child:
+                params: dict[str, Any] | None = None, before_s: float = 0.0) -> Child:
+    """Start a subscriber child; ``before_s``: how long before its publishers start."""
     return Child(__file__, 'subscriber', {
         'role': role, 'topics': topics, 'cpu': SUBSCRIBER_CPU, 'warmup_s': args.warmup,
         'measure_s': args.measure, 'expect_topics': expect,
+        'match_timeout_s': MATCH_TIMEOUT_S + before_s,
         'params': {**args.param, **(params or {})}})
 
 
@@ -287,9 +289,10 @@ def run_scale_unbounded(args: argparse.Namespace) -> dict[str, Any]:
 
 def run_discovery(args: argparse.Namespace) -> dict[str, Any]:
     """``all_topics``: the monitor first, then ``--topics`` publishers at 1 Hz appear."""
+    idle_s = args.warmup + 3.0  # the monitor is up and polling an empty graph
     monitor = _subscriber(args, 'monitor', [], expect=args.topics,
-                          params={'all_topics': True})
-    time.sleep(args.warmup + 3.0)  # the monitor is up and polling an empty graph
+                          params={'all_topics': True}, before_s=idle_s)
+    time.sleep(idle_s)
     publisher = _publisher(args.topics, 1.0, 0, 0.0)
     try:
         result = monitor.wait_line(_timeout(args))
@@ -349,12 +352,18 @@ def main(argv: list[str] | None = None) -> int:
     # VM's speed drifts by tens of percent over minutes, and the scale ratio's denominator
     # is then the mean of the figures taken just before and just after it.
     again = 'one' in cases and 'scale' in cases
+    failed: list[str] = []
     for case, run in (('one', run_one_topic), ('idle', run_idle), ('scale', run_scale),
                       ('one_again', run_one_topic), ('scale_raw', run_scale_raw),
                       ('scale_inputs', run_scale_inputs), ('scale_unbounded', run_scale_unbounded),
                       ('discovery', run_discovery)):
         if case in cases or (case == 'one_again' and again):
-            results[case] = run(args)
+            try:
+                results[case] = run(args)
+            except RuntimeError as error:  # the other cases' figures still print
+                failed.append(case)
+                print(f'{case} failed: {error}', file=sys.stderr, flush=True)
+                continue
             print(f'{case} done ({environment_line()})', file=sys.stderr, flush=True)
     rows = []
     ones = [results[case] for case in ('one', 'one_again') if case in results]
@@ -423,7 +432,9 @@ def main(argv: list[str] | None = None) -> int:
           + (f'; parameters {args.param}' if args.param else ''))
     print_table(['case', 'target', 'measured'], rows)
     write_json(args.json, results, indent=1)
-    return 0
+    if failed:
+        print(f'failed: {", ".join(failed)}', file=sys.stderr)
+    return 1 if failed else 0
 
 
 if __name__ == '__main__':
