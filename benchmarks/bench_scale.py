@@ -320,6 +320,14 @@ def _monitor_results(results: dict[str, Any]) -> list[dict[str, Any]]:
     return lines
 
 
+def _per_message(result: dict[str, Any], one_us: float) -> str:
+    """Return a scale-like case's CPU per message, as a ratio to the one-topic figure."""
+    return (f'{_fmt(result["cpu_per_msg_us"])} µs = '
+            f'{_fmt(result["cpu_per_msg_us"] / one_us, 2)} x one topic '
+            f'({_fmt(result["rate_hz"], 0)} msg/s, {_fmt(result["cpu_percent"])} % of a core, '
+            f'{_fmt(result["main_thread_percent"])} % in the Python thread)')
+
+
 def _fmt(value: float, digits: int = 1) -> str:
     return 'n/a' if value != value else f'{value:.{digits}f}'
 
@@ -399,22 +407,12 @@ def main(argv: list[str] | None = None) -> int:
                      f'{_fmt(raw["cpu_per_msg_us"])} µs (monitor / raw {_fmt(ratio, 2)}; '
                      f'{_fmt(raw["rate_hz"], 0)} '
                      f'msg/s, {_fmt(raw["cpu_percent"])} % of a core)'])
-    if 'scale_inputs' in results:
-        inputs = results['scale_inputs']
-        rows.append(['the same, the monitor with takes alone (no reports): CPU per message',
-                     'context', f'{_fmt(inputs["cpu_per_msg_us"])} µs = '
-                     f'{_fmt(inputs["cpu_per_msg_us"] / one_us, 2)} x one topic '
-                     f'({_fmt(inputs["rate_hz"], 0)} msg/s, {_fmt(inputs["cpu_percent"])} % '
-                     f'of a core, {_fmt(inputs["main_thread_percent"])} % in the Python '
-                     'thread)'])
-    if 'scale_unbounded' in results:
-        unbounded = results['scale_unbounded']
-        rows.append(['the same, max_steady_refreshes_per_s 0 (no budget): CPU per message',
-                     'context', f'{_fmt(unbounded["cpu_per_msg_us"])} µs = '
-                     f'{_fmt(unbounded["cpu_per_msg_us"] / one_us, 2)} x one topic '
-                     f'({_fmt(unbounded["rate_hz"], 0)} msg/s, {_fmt(unbounded["cpu_percent"])} % '
-                     f'of a core, {_fmt(unbounded["main_thread_percent"])} % in the Python '
-                     'thread)'])
+    for case, label in (
+            ('scale_inputs', 'the same, the monitor with takes alone (no reports)'),
+            ('scale_unbounded', 'the same, max_steady_refreshes_per_s 0 (no budget)')):
+        if case in results:
+            rows.append([f'{label}: CPU per message', 'context',
+                         _per_message(results[case], one_us)])
     if 'discovery' in results:
         found = results['discovery']
         latency = found['latency_s']
