@@ -174,9 +174,9 @@ def run_subscriber(options: dict[str, Any]) -> None:
 
     executor.add_node(node)
 
-    from ros2_deadline_monitor.shell.cli import SPIN_TIMEOUT_S
+    from ros2_deadline_monitor.shell.stop_signals import SPIN_TIMEOUT_S
 
-    def spin() -> None:  # as the monitor executable spins (a wake-up every 0.1 s at least)
+    def spin() -> None:  # as the monitor executable spins (a signal wakes it, no polling)
         executor.spin_once(timeout_sec=SPIN_TIMEOUT_S)
 
     ready_ns = time.time_ns()

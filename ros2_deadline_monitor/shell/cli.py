@@ -22,9 +22,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-import signal
 import sys
-import threading
 from typing import Any, TextIO
 
 from ros2_deadline_monitor.core.config import check_topic_name
@@ -36,6 +34,7 @@ from ros2_deadline_monitor.core.topic_flags import (
     topic_id,
     TopicFlags,
 )
+from ros2_deadline_monitor.shell.stop_signals import SPIN_TIMEOUT_S, StopSignals
 from ros2_deadline_monitor.shell.usage import (
     check_ros_arguments,
     EXIT_USAGE,
@@ -47,8 +46,6 @@ from ros2_deadline_monitor.shell.usage import (
 
 __all__ = ['build_parser', 'CommandLine', 'main', 'parse_command_line', 'topic_overrides']
 
-SPIN_TIMEOUT_S = 0.1
-"""Longest wait before a SIGINT/SIGTERM is noticed."""
 DESCRIPTION = """\
 Monitor deadline misses, skipped timer periods and intervals of ROS 2 topics next to the
 simulator's real time factor; publishes MonitorStats on ~/stats (/deadline_monitor/stats)
@@ -211,18 +208,12 @@ def main(argv: list[str] | None = None) -> int:
     """
     # A Ctrl-C while rclpy is still being imported (about half a second) must stop the
     # monitor, not print a traceback: the handlers come first, the imports after.
-    stop = threading.Event()
-    previous = {sig: signal.signal(sig, lambda *_: stop.set())
-                for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        return _run(list(sys.argv[1:] if argv is None else argv), stop)
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    with StopSignals() as signals:
+        return _run(list(sys.argv[1:] if argv is None else argv), signals)
 
 
-def _run(args: list[str], stop: threading.Event) -> int:
-    """Check the command line, then run the monitor (and the view) until ``stop``."""
+def _run(args: list[str], signals: StopSignals) -> int:
+    """Check the command line, then run the monitor (and the view) until a stop signal."""
     import rclpy
     from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
     from rclpy.node import Node
@@ -238,6 +229,7 @@ def _run(args: list[str], stop: threading.Event) -> int:
         return _error(f'{err} (see monitor --help)')
     except SystemExit as exit_:  # --help
         return int(exit_.code or 0) if not isinstance(exit_.code, str) else EXIT_USAGE
+    stop = signals.stop
     if stop.is_set():
         return 0
     try:
@@ -258,6 +250,7 @@ def _run(args: list[str], stop: threading.Event) -> int:
             return _error(str(err))
         executor = SingleThreadedExecutor()
         executor.add_node(node)
+        signals.wake(node)
         if command.watch:
             # Another node on the same executor, reading the monitor's published stats like
             # any other subscriber: the view cannot change what the monitor measures. Without

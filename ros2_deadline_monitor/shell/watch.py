@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-import signal
 import sys
 import threading
 from typing import Any, Protocol, TextIO
@@ -18,6 +17,7 @@ from typing import Any, Protocol, TextIO
 from ros2_deadline_monitor.core.config import check_topic_name
 from ros2_deadline_monitor.core.errors import ConfigError
 from ros2_deadline_monitor.shell import terminal_view
+from ros2_deadline_monitor.shell.stop_signals import SPIN_TIMEOUT_S, StopSignals
 from ros2_deadline_monitor.shell.usage import (
     check_ros_arguments,
     EXIT_USAGE,
@@ -29,7 +29,6 @@ from ros2_deadline_monitor.shell.usage import (
 
 NODE_NAME = 'deadline_monitor'
 """Default name of the monitor whose stats are shown (``monitor_node.NODE_NAME``)."""
-SPIN_TIMEOUT_S = 0.1
 
 
 class Display(Protocol):
@@ -182,9 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as err:
         print(f'ERROR: invalid ROS arguments: {err}', file=sys.stderr)
         return EXIT_USAGE
-    stop = threading.Event()
-    previous = {sig: signal.signal(sig, lambda *_: stop.set())
-                for sig in (signal.SIGINT, signal.SIGTERM)}
+    signals = StopSignals()
     node = None
     executor: SingleThreadedExecutor | None = None
     display: Display | None = None
@@ -197,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
         watcher = StatsWatcher(node, topic, display, count=args.count)
         executor = SingleThreadedExecutor()
         executor.add_node(node)
-        while not stop.is_set() and not watcher.done.is_set() and rclpy.ok():
+        signals.wake(node)
+        while not signals.stop.is_set() and not watcher.done.is_set() and rclpy.ok():
             executor.spin_once(timeout_sec=SPIN_TIMEOUT_S)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
@@ -206,8 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if display is not None:
             display.close()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        signals.close()
         if executor is not None:
             executor.shutdown(timeout_sec=0)  # not left to its __del__ (shell/cli.py)
         if node is not None:
