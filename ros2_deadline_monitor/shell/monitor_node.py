@@ -40,9 +40,11 @@ from ros2_deadline_monitor.shell.qos import STATS_QOS
 from ros2_deadline_monitor.shell.serialized import Assembler
 from ros2_deadline_monitor.shell.subscriptions import (
     ClockInput,
+    monitoring_lines,
     SimulatorRtf,
     TopicMonitor,
     waiting_line,
+    WAITING_NAMES,
 )
 from ros2_deadline_monitor.shell.take_schedule import TakeSchedule
 
@@ -220,6 +222,7 @@ class MonitorNode(Node):
             self._topics[topic_id].reconfigure(old[topic_id])
             self.get_logger().info(f'{topic_id}: settings changed: '
                                    f'{", ".join(changed_parameters(topic_id, names))}')
+        self._say_polled([self._topics[topic_id] for topic_id in changes.changed])
         self._update_takers()
 
     def _apply_parameters(self, parameters: list[Parameter]) -> None:
@@ -240,7 +243,7 @@ class MonitorNode(Node):
                    if monitor.state is TopicState.WAITING]
         for monitor in waiting:
             monitor.poll()
-        self._say_waiting(waiting)
+        self._say_polled(waiting)
         self._graph_seen, self._polls_to_skip = None, 0
         self._update_takers()
 
@@ -337,7 +340,7 @@ class MonitorNode(Node):
         due = [self._topics[topic_id] for topic_id in self._graph_gate.due(monitors, graph)]
         for monitor in due:
             monitor.poll()
-        self._say_waiting(due)
+        self._say_polled(due)
         self._update_takers()
         # The next read may skip the topics while the graph's names stay the same, if every
         # topic is unsubscribed, settled and absent from the graph: only a new name can
@@ -347,14 +350,26 @@ class MonitorNode(Node):
         self._graph_seen = names_and_types if quiet and not self._schedule.takers else None
         return changed or bool(due)
 
-    def _say_waiting(self, polled: list[TopicMonitor]) -> None:
-        """Log in one line the topics these looks found waiting for a publisher, once each."""
+    def _say_polled(self, polled: list[TopicMonitor]) -> None:
+        """Log what these looks found, at the cost of a few log calls however many they were.
+
+        The topics waiting for a publisher in one line, once each; the subscriptions they
+        started in a line each or, for many, one line (``monitoring_lines``).
+        """
+        logger = self.get_logger()
         waiting = [(monitor.topic_id, monitor.config.topic) for monitor in polled
                    if monitor.wait_unsaid]
+        started = [(monitor.config.topic, monitor.started_unsaid) for monitor in polled
+                   if monitor.started_unsaid]
+        for monitor in polled:
+            monitor.wait_unsaid, monitor.started_unsaid = False, ''
         if waiting:
-            for monitor in polled:
-                monitor.wait_unsaid = False
-            self.get_logger().info(waiting_line(waiting))
+            logger.info(waiting_line(waiting))
+        for line in monitoring_lines(started):
+            logger.info(line)
+        if len(started) > WAITING_NAMES:
+            for _, line in started:
+                logger.debug(line)
 
     def _start_stats_timer(self) -> None:
         if self._stats_timer is not None:

@@ -115,7 +115,7 @@ def make_drain(subscription: Subscription, record: Recorder, arrival_key: str,
 
 
 WAITING_NAMES = 10
-"""Topic names in one "waiting for a publisher" line; the rest are counted."""
+"""Topic names in one "waiting for a publisher" or "monitoring" line; the rest are counted."""
 
 
 def waiting_line(waiting: Sequence[tuple[str, str]]) -> str:
@@ -131,6 +131,21 @@ def waiting_line(waiting: Sequence[tuple[str, str]]) -> str:
     more = len(waiting) - WAITING_NAMES
     return (f'waiting for a publisher on {len(waiting)} topics: {names}'
             f'{f" and {more} more" if more > 0 else ""}')
+
+
+def monitoring_lines(started: Sequence[tuple[str, str]]) -> list[str]:
+    """Return the info lines for the topics (name, line) whose subscriptions a look started.
+
+    A few: their own lines (type, QoS, stamp). More than ``WAITING_NAMES`` (``--all`` on a
+    robot): one line naming the first few. rclpy's logger looks up its caller's source file
+    at every call, about 1 ms: a thousand lines held a thousand topics appearing together a
+    second longer from their subscriptions.
+    """
+    if len(started) <= WAITING_NAMES:
+        return [line for _, line in started]
+    names = ', '.join(topic for topic, _ in started[:WAITING_NAMES])
+    return [f'monitoring {len(started)} topics: {names} and {len(started) - WAITING_NAMES} '
+            'more (a line each at debug level)']
 
 
 def _ignore(raw: bytes, info: dict[str, Any]) -> None:
@@ -194,6 +209,8 @@ class TopicMonitor:
         self._logged: set[str] = set()
         self.wait_unsaid = False
         """It started waiting for a publisher and nobody said so yet (``waiting_line``)."""
+        self.started_unsaid = ''
+        """The line of a subscription it started that nobody said yet (``monitoring_lines``)."""
 
     @property
     def config(self) -> TopicConfig:
@@ -373,7 +390,7 @@ class TopicMonitor:
         self._session.topic_status(self.topic_id, self.state, type_name=type_name,
                                    publishers=self._publishers,
                                    offered_deadline_ns=self._offered_deadline_ns)
-        self._logger.info(
+        self.started_unsaid = (
             f'{config.name}: monitoring {config.topic} ({type_name}, '
             f'{"reliable" if choice.reliable else "best effort"}, stamp '
             f'{self.stamp_rule.describe() if self.stamp_rule else "not available"})')

@@ -124,3 +124,17 @@ def test_topics_waiting_for_a_publisher_share_one_line_naming_the_first_few():
     assert line.endswith(f'/t{WAITING_NAMES - 1} and 3 more')
     assert f'/t{WAITING_NAMES},' not in line and not line.endswith(f'/t{WAITING_NAMES}')
     assert waiting_line(many[:WAITING_NAMES]).endswith(f'/t{WAITING_NAMES - 1}')
+
+
+def test_subscriptions_started_together_are_said_in_a_line_each_or_one_for_many():
+    from ros2_deadline_monitor.shell.subscriptions import monitoring_lines, WAITING_NAMES
+
+    started = [(f'/t{i}', f't{i}: monitoring /t{i} (std_msgs/msg/Header, reliable, stamp '
+                          'header.stamp)') for i in range(WAITING_NAMES + 3)]
+    assert monitoring_lines([]) == []
+    assert monitoring_lines(started[:WAITING_NAMES]) == [
+        line for _, line in started[:WAITING_NAMES]]
+    (line,) = monitoring_lines(started)
+    assert line.startswith(f'monitoring {WAITING_NAMES + 3} topics: /t0, /t1, ')
+    assert f'/t{WAITING_NAMES - 1} and 3 more' in line
+    assert f'/t{WAITING_NAMES},' not in line
