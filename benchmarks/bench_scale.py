@@ -145,10 +145,11 @@ def run_subscriber(options: dict[str, Any]) -> None:
     executor = SingleThreadedExecutor()
     counter = [0]
     visits = [0]  # reader queues taken: each take calls into rcl until the queue is empty
+    refreshes = [0]  # topics reported afresh (the others' snapshots stood)
     topics = options['topics']
     subscribed_ns: dict[str, int] = {}
     if options['role'] in ('monitor', 'inputs'):
-        from ros2_deadline_monitor.core.session import TopicState
+        from ros2_deadline_monitor.core.session import Session, TopicState
         from ros2_deadline_monitor.shell import subscriptions
 
         take = subscriptions.TopicMonitor.take
@@ -160,6 +161,13 @@ def run_subscriber(options: dict[str, Any]) -> None:
             return count
 
         subscriptions.TopicMonitor.take = counting_take  # count what the takes hand over
+        refresh = Session._refresh
+
+        def counting_refresh(self: Any, *args: Any) -> Any:
+            refreshes[0] += 1
+            return refresh(self, *args)
+
+        Session._refresh = counting_refresh
         values = monitor_topic_values(topics) if topics else {}
         values.update(options.get('params', {}))
         from ros2_deadline_monitor.shell.monitor_node import MonitorNode
@@ -191,11 +199,13 @@ def run_subscriber(options: dict[str, Any]) -> None:
         spin()
     if options['role'] == 'inputs':  # periods learned (take strides set): the take timer only
         node.publish_stats = lambda final=False: node.clock_input.take()
+    r0 = refreshes[0]
     n0, v0, c0, m0, t0 = counter[0], visits[0], cpu_s(), main_thread_cpu_s(), time.monotonic()
     end = t0 + options['measure_s']
     while time.monotonic() < end:
         spin()
     n1, v1, c1, m1, t1 = counter[0], visits[0], cpu_s(), main_thread_cpu_s(), time.monotonic()
+    r1 = refreshes[0]
     received = n1 - n0
     diagnostics = None
     if options['role'] != 'raw':
@@ -205,7 +215,7 @@ def run_subscriber(options: dict[str, Any]) -> None:
           'diagnostics': diagnostics,
           'cpu_per_msg_us': (c1 - c0) / received * 1e6 if received else math.nan,
           'rate_hz': received / (t1 - t0), 'cpu_percent': 100 * (c1 - c0) / (t1 - t0),
-          'takes_per_s': (v1 - v0) / (t1 - t0),
+          'takes_per_s': (v1 - v0) / (t1 - t0), 'refreshes_per_s': (r1 - r0) / (t1 - t0),
           'main_thread_percent': 100 * (m1 - m0) / (t1 - t0),
           'rss_mb': rss_kib() * 1024 / 1e6, 'ready_ns': ready_ns,
           'subscribed_ns': subscribed_ns})
@@ -332,7 +342,9 @@ def _per_message(result: dict[str, Any], one_us: float) -> str:
     return (f'{_fmt(result["cpu_per_msg_us"])} µs = '
             f'{_fmt(result["cpu_per_msg_us"] / one_us, 2)} x one topic '
             f'({_fmt(result["rate_hz"], 0)} msg/s, {_fmt(result["cpu_percent"])} % of a core, '
-            f'{_fmt(result["main_thread_percent"])} % in the Python thread)')
+            f'{_fmt(result["main_thread_percent"])} % in the Python thread, '
+            f'{_fmt(result["refreshes_per_s"])} refreshes/s, '
+            f'{_fmt(result["takes_per_s"], 0)} queue takes/s, {_fmt(result["rss_mb"])} MB)')
 
 
 def _fmt(value: float, digits: int = 1) -> str:
@@ -404,16 +416,11 @@ def main(argv: list[str] | None = None) -> int:
         rows.append([f'{args.topics} idle topics: RSS', f'≤ {TARGETS["idle_rss_mb"]:g} MB',
                      f'{_fmt(idle["rss_mb"])} MB'])
     if 'scale' in results:
-        scale = results['scale']
         rows.append([f'{args.topics} at 1 Hz + 1 at {args.fast_hz:g} Hz: CPU per message',
                      f'≤ {TARGETS["scale_ratio"]:g} x one topic',
-                     f'{_fmt(scale["cpu_per_msg_us"])} µs = '
-                     f'{_fmt(scale["cpu_per_msg_us"] / one_us, 2)} x one topic '
-                     f'({_fmt(one_us)} µs{", the mean of both" if len(ones) > 1 else ""}; '
-                     f'{_fmt(scale["rate_hz"], 0)} msg/s, {_fmt(scale["cpu_percent"])} % of a '
-                     f'core, {_fmt(scale["main_thread_percent"])} % in the Python thread, '
-                     f'{_fmt(scale["takes_per_s"], 0)} queue takes/s, '
-                     f'{_fmt(scale["rss_mb"])} MB)'])
+                     _per_message(results['scale'], one_us)
+                     + f'; one topic {_fmt(one_us)} µs'
+                     + (', the mean of both' if len(ones) > 1 else '')])
     if 'scale_raw' in results:
         raw = results['scale_raw']
         ratio = (results['scale']['cpu_per_msg_us'] / raw['cpu_per_msg_us']
