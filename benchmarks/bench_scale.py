@@ -29,6 +29,7 @@ Targets (issue 13): idle at most 2 % of a core and 120 MB RSS; scale CPU per mes
 
     python benchmarks/bench_scale.py                 # about 9 minutes
     python benchmarks/bench_scale.py --cases idle,discovery
+    python benchmarks/bench_scale.py --cases one,scale --rounds 3   # the 1 Hz case 3 times
     python benchmarks/bench_scale.py --topics 200 --scale-warmup 30 --measure 20
 
 The scale cases warm up for 90 s by default (``--scale-warmup``): their steady state, the one
@@ -44,6 +45,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import statistics
 import sys
 import time
 from typing import Any
@@ -332,7 +334,7 @@ def _monitor_results(results: dict[str, Any]) -> list[dict[str, Any]]:
     for case, result in results.items():
         if case in ('one', 'one_again'):
             lines.append(result['monitor'])
-        elif case not in ('scale_raw', 'scale_inputs'):
+        elif case not in ('scale_raw', 'scale_inputs', 'rounds'):
             lines.append(result)
     return lines
 
@@ -345,6 +347,35 @@ def _per_message(result: dict[str, Any], one_us: float) -> str:
             f'{_fmt(result["main_thread_percent"])} % in the Python thread, '
             f'{_fmt(result["refreshes_per_s"])} refreshes/s, '
             f'{_fmt(result["takes_per_s"], 0)} queue takes/s, {_fmt(result["rss_mb"])} MB)')
+
+
+def _more_rounds(args: argparse.Namespace, results: dict[str, Any],
+                 failed: list[str]) -> list[tuple[dict[str, Any], float]]:
+    """Run ``--rounds`` - 1 more (scale, one topic) pairs after the first.
+
+    Return every round's scale result with the mean one-topic figure measured just before
+    and just after it (the first round's are ``one`` and ``one_again``): the VM's speed
+    drifts over minutes, and one round can land in a slow phase.
+    """
+    if not {'one', 'scale', 'one_again'} <= results.keys():
+        return []
+    cpu = [results['one']['monitor']['cpu_per_msg_us'],
+           results['one_again']['monitor']['cpu_per_msg_us']]
+    rounds = [(results['scale'], (cpu[0] + cpu[1]) / 2)]
+    extra: list[dict[str, Any]] = []
+    for number in range(2, args.rounds + 1):
+        try:
+            scale, one = run_scale(args), run_one_topic(args)
+        except RuntimeError as error:
+            failed.append(f'round {number}')
+            print(f'round {number} failed: {error}', file=sys.stderr, flush=True)
+            break
+        cpu.append(one['monitor']['cpu_per_msg_us'])
+        rounds.append((scale, (cpu[-2] + cpu[-1]) / 2))
+        extra.append({'scale': scale, 'one': one})
+        print(f'round {number} done ({environment_line()})', file=sys.stderr, flush=True)
+    results['rounds'] = extra
+    return rounds
 
 
 def _fmt(value: float, digits: int = 1) -> str:
@@ -371,6 +402,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--cases', default='one,idle,scale,scale_raw,discovery',
                         help='comma-separated cases to run (default: these five; also '
                              'scale_inputs, scale_unbounded)')
+    parser.add_argument('--rounds', type=int, default=1,
+                        help='with the one-topic and scale cases: run the scale case and the '
+                             'one-topic case after it this many times in turn, and print the '
+                             'ratio of each round and their median (default 1)')
     parser.add_argument('--param', type=_parameter, action='append', default=[],
                         metavar='NAME=VALUE',
                         help='a monitor parameter for every case (repeatable)')
@@ -400,6 +435,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f'{case} failed: {error}', file=sys.stderr, flush=True)
                 continue
             print(f'{case} done ({environment_line()})', file=sys.stderr, flush=True)
+    rounds = _more_rounds(args, results, failed) if again else []
     rows = []
     ones = [results[case] for case in ('one', 'one_again') if case in results]
     one_us = (sum(one['monitor']['cpu_per_msg_us'] for one in ones) / len(ones)
@@ -446,6 +482,14 @@ def main(argv: list[str] | None = None) -> int:
                      f'after their publisher (created over {_fmt(found["created_span_s"], 2)} '
                      f's); then {_fmt(found["cpu_percent"])} % of a core, '
                      f'{_fmt(found["rss_mb"])} MB'])
+    if rounds:
+        ratios = [scale['cpu_per_msg_us'] / one_us for scale, one_us in rounds]
+        rows.append(['the same in rounds: scale / the one-topic figures around it',
+                     f'≤ {TARGETS["scale_ratio"]:g} x one topic',
+                     f'{", ".join(_fmt(r, 2) for r in ratios)}: median '
+                     f'{_fmt(statistics.median(ratios), 2)} x ({len(ratios)} rounds, '
+                     f'{", ".join(_fmt(s["cpu_per_msg_us"]) for s, _ in rounds)} µs a '
+                     f'message)'])
     ways = {r.get('diagnostics') for r in _monitor_results(results)} - {None}
     print()
     print(f'/diagnostics: {", ".join(sorted(ways)) or "n/a"}'
