@@ -13,6 +13,7 @@ from builtin_interfaces.msg import Time
 from std_msgs.msg import Header
 
 from ros2_deadline_monitor.core.reports import IntervalSummary
+from ros2_deadline_monitor.core.reuse import Reuse
 from ros2_deadline_monitor.core.snapshot import (
     ClockSnapshot,
     HostSnapshot,
@@ -61,13 +62,17 @@ def interval_stats(summary: IntervalSummary) -> IntervalStats:
     )
 
 
-def topic_stats(topic: TopicSnapshot, wall_ns: int, arrival_source: str) -> TopicStats:
-    """Convert one monitored topic (it has a report) reported at ``wall_ns``."""
+def topic_stats(topic: TopicSnapshot, wall_ns: int, arrival_source: str,
+                stamp_header: Header | None = None) -> TopicStats:
+    """Convert one monitored topic (it has a report) reported at ``wall_ns``.
+
+    ``stamp_header``: the header it carries (a new one stamped ``wall_ns`` by default).
+    """
     report = topic.report
     assert report is not None, 'only topics with a report have stats'
     last = report.last_arrival_wall_ns
     return TopicStats(
-        header=header(wall_ns),
+        header=header(wall_ns) if stamp_header is None else stamp_header,
         name=report.name,
         topic=report.topic,
         type=topic.type_name,
@@ -169,32 +174,25 @@ def host_stats(host: HostSnapshot) -> HostStats:
 class TopicStatsCache:
     """The ``TopicStats`` of the previous report, reused for a topic whose snapshot is the same.
 
-    The session hands out the same ``TopicSnapshot`` object while nothing about a topic can
-    change (a topic without messages yet, ``Session._quiet_key``); its message is then
-    reused with the new report's header, instead of being built again.
+    The session hands out the same ``TopicSnapshot`` object while its snapshot stands
+    (``Session.standing``); its message is then reused (``core/reuse.py``). Every message
+    made here carries the cache's one ``Header``, restamped in place at each report, so a
+    reused message carries the new report's stamp at no cost per topic. (A message is
+    serialized when it is published: restamping changes nothing already sent.)
     """
 
     def __init__(self) -> None:
         """Start empty."""
-        self._previous: dict[str, tuple[TopicSnapshot, TopicStats]] = {}
+        self.header = Header()
+        """The header of every message made here and of their report."""
+        self._messages: Reuse[TopicSnapshot, TopicStats] = Reuse()
 
-    def messages(self, snapshot: Snapshot, stamp_header: Header) -> list[TopicStats]:
-        """Return the ``TopicStats`` of every topic with a report, stamped ``stamp_header``."""
-        previous, kept = self._previous, {}
-        result = []
-        for topic in snapshot.topics:
-            if topic.report is None:
-                continue
-            cached = previous.get(topic.topic_id)
-            if cached is not None and cached[0] is topic:
-                msg = cached[1]
-                msg.header = stamp_header
-            else:
-                msg = topic_stats(topic, snapshot.wall_ns, snapshot.arrival_timestamp)
-            kept[topic.topic_id] = (topic, msg)
-            result.append(msg)
-        self._previous = kept
-        return result
+    def messages(self, snapshot: Snapshot) -> list[TopicStats]:
+        """Return the ``TopicStats`` of every topic with a report; restamp ``header``."""
+        self.header.stamp = stamp(snapshot.wall_ns)
+        wall_ns, arrival, shared = snapshot.wall_ns, snapshot.arrival_timestamp, self.header
+        return self._messages([topic for topic in snapshot.topics if topic.report is not None],
+                              lambda topic: topic_stats(topic, wall_ns, arrival, shared))
 
 
 def monitor_stats(snapshot: Snapshot, cache: TopicStatsCache | None = None) -> MonitorStats:
@@ -204,10 +202,11 @@ def monitor_stats(snapshot: Snapshot, cache: TopicStatsCache | None = None) -> M
     figures and show only in ``/diagnostics``. ``cache``: reuse unchanged topics' messages.
     """
     clock = clock_stats(snapshot, snapshot.clock)
-    stamp_header = header(snapshot.wall_ns)
     if cache is not None:
-        topics = cache.messages(snapshot, stamp_header)
+        topics = cache.messages(snapshot)
+        stamp_header = cache.header
     else:
+        stamp_header = header(snapshot.wall_ns)
         topics = [topic_stats(t, snapshot.wall_ns, snapshot.arrival_timestamp)
                   for t in snapshot.topics if t.report is not None]
     return MonitorStats(

@@ -18,7 +18,7 @@ array every period; it is destroyed right after construction.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 import re
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -29,7 +29,8 @@ from rclpy.qos import QoSProfile
 from ros2_deadline_monitor.core import figures
 from ros2_deadline_monitor.core.expectations import CLOCK_SUBJECT, Outcome, Verdict
 from ros2_deadline_monitor.core.reports import Level
-from ros2_deadline_monitor.core.snapshot import Snapshot
+from ros2_deadline_monitor.core.reuse import Reuse
+from ros2_deadline_monitor.core.snapshot import Snapshot, TopicSnapshot
 from ros2_deadline_monitor.shell.optional import diagnostic_updater
 from ros2_deadline_monitor.shell.serialized import Assembler
 
@@ -100,37 +101,32 @@ def expectation_values(outcomes: Sequence[Outcome]) -> list[tuple[str, str]]:
 class StatusCache:
     """The topic statuses of the previous report, reused for a topic whose snapshot is the same.
 
-    The session hands out the same ``TopicSnapshot`` object while nothing about a topic can
-    change (``Session._quiet_key``); with the same expectation keys its status is the same.
+    The session hands out the same ``TopicSnapshot`` object while its snapshot stands
+    (``Session.standing``); with the same expectation keys its status is the same
+    (``core/reuse.py``).
     """
 
     def __init__(self) -> None:
         """Start empty."""
-        self._previous: dict[str, tuple[object, list[tuple[str, str]], DiagnosticStatus]] = {}
-        self._kept: dict[str, tuple[object, list[tuple[str, str]], DiagnosticStatus]] = {}
+        self._statuses: Reuse[TopicSnapshot, DiagnosticStatus] = Reuse()
+        self._previous: dict[str, DiagnosticStatus] | None = None
 
-    def get(self, topic: object, topic_id: str,
-            expected: list[tuple[str, str]]) -> DiagnosticStatus | None:
-        """Return the previous status of ``topic_id`` if it was made from the same inputs."""
-        cached = self._previous.get(topic_id)
-        if cached is None or cached[0] is not topic or cached[1] != expected:
-            return None
-        self._kept[topic_id] = cached
-        return cached[2]
+    def statuses(self, topics: Sequence[TopicSnapshot],
+                 make: Callable[[TopicSnapshot], DiagnosticStatus],
+                 expected: Sequence[tuple] | None) -> list[DiagnosticStatus]:
+        """Return ``make(topic)`` for each topic, or its status of the previous report.
+
+        ``expected``: each topic's expectation keys (None: no expectations).
+        """
+        self._previous = None
+        return self._statuses(topics, make, expected)
 
     def previous(self, topic_id: str) -> DiagnosticStatus | None:
         """Return the status of ``topic_id`` in the previous report, if it had one."""
-        cached = self._previous.get(topic_id)
-        return None if cached is None else cached[2]
-
-    def put(self, topic: object, topic_id: str, expected: list[tuple[str, str]],
-            status: DiagnosticStatus) -> None:
-        """Remember the status made for this report."""
-        self._kept[topic_id] = (topic, expected, status)
-
-    def next_report(self) -> None:
-        """Forget what the report just made did not use."""
-        self._previous, self._kept = self._kept, {}
+        if self._previous is None:  # only a report that makes a status asks
+            self._previous = {topic.topic_id: status
+                              for topic, status in self._statuses.previous()}
+        return self._previous.get(topic_id)
 
 
 def statuses(snapshot: Snapshot, hardware_id: str = '',
@@ -149,21 +145,19 @@ def statuses(snapshot: Snapshot, hardware_id: str = '',
             return []
         return expectation_values([o for o in outcomes if o.topic_id == subject])
 
-    result = []
-    for topic in snapshot.topics:
-        expected = about(topic.topic_id)
-        status = cache.get(topic, topic.topic_id, expected) if cache is not None else None
-        if status is None:
-            values = ([] if topic.report is None
-                      else figures.key_values(figures.TOPIC, snapshot, topic))
-            status = make_status(topic_status_name(topic.topic_id), topic.level, topic.reason,
-                                 hardware_id, values + expected,
-                                 cache.previous(topic.topic_id) if cache is not None else None)
-            if cache is not None:
-                cache.put(topic, topic.topic_id, expected, status)
-        result.append(status)
-    if cache is not None:
-        cache.next_report()
+    def make(topic: TopicSnapshot) -> DiagnosticStatus:
+        values = ([] if topic.report is None
+                  else figures.key_values(figures.TOPIC, snapshot, topic))
+        return make_status(topic_status_name(topic.topic_id), topic.level, topic.reason,
+                           hardware_id, values + about(topic.topic_id),
+                           cache.previous(topic.topic_id) if cache is not None else None)
+
+    topics = snapshot.topics
+    if cache is None:
+        result = [make(topic) for topic in topics]
+    else:
+        expected = [tuple(about(topic.topic_id)) for topic in topics] if outcomes else None
+        result = cache.statuses(topics, make, expected)
     clock, host = snapshot.clock, snapshot.host
     result.append(make_status(CLOCK_STATUS, clock.level, clock.reason, hardware_id,
                               figures.key_values(figures.CLOCK, snapshot, clock)
@@ -185,8 +179,8 @@ class DiagnosticsOutput:
         self._node = node
         self._assembler = assembler
         self._hardware_id = hardware_id
-        self._published: dict[int, tuple[DiagnosticStatus, str, DiagnosticStatus]] = {}
-        """Status id -> (status, hardware_id, its prefixed copy) of the previous array."""
+        self._published: Reuse[DiagnosticStatus, DiagnosticStatus] = Reuse()
+        """The prefixed copies of the previous array's statuses."""
         self._updater = None
         if use_updater and diagnostic_updater is not None:
             updater = diagnostic_updater.Updater(node)
@@ -208,26 +202,22 @@ class DiagnosticsOutput:
     def set_hardware_id(self, hardware_id: str) -> None:
         """Change the hardware_id of every following status."""
         self._hardware_id = hardware_id
+        self._published.clear()
 
     def publish(self, statuses: Sequence[DiagnosticStatus]) -> None:
         """Publish one array holding exactly ``statuses`` (names without the node prefix).
 
         A status object passed again unchanged (``StatusCache``) reuses its published copy.
         """
-        hardware_id = self._hardware_id
-        array = DiagnosticArray()
+        hardware_id, prefix = self._hardware_id, self._prefix
+
+        def published(status: DiagnosticStatus) -> DiagnosticStatus:
+            return DiagnosticStatus(level=status.level, name=prefix + status.name,
+                                    message=status.message, hardware_id=hardware_id,
+                                    values=status.values)
+
+        array = DiagnosticArray(status=self._published(statuses, published))
         array.header.stamp = self._node.get_clock().now().to_msg()
-        prefix = self._prefix
-        previous, published = self._published, {}
-        for status in statuses:
-            cached = previous.get(id(status))
-            if cached is None or cached[0] is not status or cached[1] is not hardware_id:
-                cached = (status, hardware_id, DiagnosticStatus(
-                    level=status.level, name=prefix + status.name, message=status.message,
-                    hardware_id=hardware_id, values=status.values))
-            published[id(status)] = cached
-            array.status.append(cached[2])
-        self._published = published
         self._publisher.publish(array if self._assembler is None
                                 else self._assembler.payload(array))
 

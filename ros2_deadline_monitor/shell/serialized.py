@@ -4,21 +4,23 @@ With a thousand topics, converting ``MonitorStats`` (one ``TopicStats`` per topi
 ``DiagnosticArray`` (one status per topic) to CDR costs about 40 ms a report, most of it for
 parts that are the very objects of the previous report (``TopicStatsCache``,
 ``StatusCache``: a topic with nothing new). Here each part's bytes are kept while it is the
-same object, the message is assembled around them and published as serialized bytes.
+same object (by position, ``core/reuse.py``), and the message is joined from them and
+published as serialized bytes: a standing topic costs an identity check.
 
 Where CDR puts a part decides its bytes (XCDR1, as the rmw implementations write it: each
 primitive aligned to its size, 8 at most, counted from the start of the body after the
-4-byte encapsulation header), so a part is kept per starting position:
+4-byte encapsulation header), so a part is kept apart from what its position decides:
 
 - A ``DiagnosticStatus`` holds nothing wider than 4 bytes; only the padding after its
-  leading ``level`` byte depends on where it starts (mod 4). Its strings are written here
-  (``_StatusBody``), each key's bytes kept: rclpy's ``serialize_message`` takes ~80 µs for
-  a topic's 57 ``KeyValue`` objects, this ~20 µs.
+  leading ``level`` byte depends on where it starts (mod 4), and is added at each report.
+  Its strings are written here (``_StatusBody``), each key's bytes kept: rclpy's
+  ``serialize_message`` takes ~80 µs for a topic's 57 ``KeyValue`` objects, this ~20 µs.
 - A ``TopicStats`` starting 8-aligned is what rclpy's ``serialize_message`` writes for it
   alone; it ends with a float64, so the next one starts 8-aligned too. The first one starts
   wherever ``ClockStats`` left the list, and is written here (``_Writer``), as is the small
-  rest of the message. A kept ``TopicStats`` gets the new report's header stamp (its first
-  8 bytes): ``TopicStatsCache`` changes nothing else of a reused message.
+  rest of the message. Its first 8 bytes are its header's stamp: the others are kept
+  without it. The topics of one report share the message's header
+  (``TopicStatsCache``), so the stamp joins them.
 
 ``Assembler.check`` compares the assembled bytes with rclpy's, read back field by field, once
 at start-up; when they differ (another rmw, another layout) the monitor publishes objects.
@@ -26,7 +28,6 @@ at start-up; when they differ (another rmw, another layout) the monitor publishe
 
 from __future__ import annotations
 
-from collections.abc import Callable
 import math
 import struct
 from typing import Any
@@ -34,6 +35,7 @@ from typing import Any
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rclpy.serialization import deserialize_message, serialize_message
 
+from ros2_deadline_monitor.core.reuse import Reuse
 from ros2_deadline_monitor.msg import MonitorStats, TopicStats
 
 ENCAPSULATION = b'\x00\x01\x00\x00'
@@ -133,54 +135,22 @@ class _Writer:
                 self.write(out, value)
 
 
-class _KeptParts:
-    """The parts of one message type's previous report and their bytes, by object identity."""
-
-    def __init__(self, write: Callable[[Any], bytes]) -> None:
-        """Keep ``write(part)`` of each part (the bytes a kept one reuses)."""
-        self._write = write
-        self._previous: dict[int, tuple[Any, bytes | None]] = {}
-        """Part id -> (the part, its bytes; None: seen in the previous report, not kept)."""
-        self._kept: dict[int, tuple[Any, bytes | None]] = {}
-        self.reused = 0
-        """Parts of the report being assembled whose bytes came from the previous one."""
-        self.reused_most = False
-        """Whether the last assembled report reused the bytes of most of its parts."""
-
-    def bytes_of(self, part: Any) -> bytes:
-        """Return a part's bytes (kept ones reused) and keep them for the next report."""
-        cached = self._previous.get(id(part))
-        if cached is None or cached[0] is not part or cached[1] is None:
-            cached = (part, self._write(part))
-        else:
-            self.reused += 1
-        self._kept[id(part)] = cached
-        return cached[1]
-
-    def seen_most(self, parts: list) -> bool:
-        """Tell whether most of ``parts`` are the objects of the previous report."""
-        previous = self._previous
-        return 2 * sum(1 for part in parts
-                       if previous.get(id(part), (None,))[0] is part) >= len(parts)
-
-    def remember(self, parts: list) -> None:
-        """Keep no bytes, but recognise these parts in the next report."""
-        self._previous, self._kept, self.reused_most = (
-            {id(part): (part, None) for part in parts}, {}, False)
-
-    def next_report(self, parts: int) -> None:
-        """Close the report just assembled (``parts`` long): what it kept is the previous."""
-        self.reused_most = 2 * self.reused >= parts
-        self._previous, self._kept, self.reused = self._kept, {}, 0
-
-
 class Assembler:
     """Serializes ``MonitorStats`` and ``DiagnosticArray``, reusing unchanged parts' bytes."""
 
     def __init__(self) -> None:
         """Start with nothing kept."""
         self._writer = _Writer()
-        self._topics, self._statuses = _topic_parts(), _status_parts()
+        self._forget()
+
+    def _forget(self) -> None:
+        """Keep nothing of the reports assembled so far."""
+        self._topics: Reuse[TopicStats, bytes] = Reuse()
+        """A ``TopicStats`` from its header's end on: rclpy's bytes of it alone."""
+        self._statuses: Reuse[DiagnosticStatus, tuple[bytes, bytes]] = Reuse()
+        """A status's level byte, and its bytes from its name on (``_StatusBody``)."""
+        self._status_body = _StatusBody()
+        self._seen_topics: list[TopicStats] = []
 
     def monitor_stats(self, msg: MonitorStats) -> bytes:
         """Return the CDR bytes of ``msg`` (equal to rclpy's, padding aside)."""
@@ -194,19 +164,29 @@ class Assembler:
         writer.write(out, msg.clock)
         out += bytes(-(len(out) - 4) % 4)
         out += _U32.pack(len(topics))
-        parts, header, stamp_bytes = self._topics, None, b''
-        for i, topic in enumerate(topics):
-            if i == 0 or (len(out) - 4) % 8:
-                writer.write(out, topic)  # not 8-aligned: written here, not kept
-                continue
-            if topic.header is not header:  # the one field a kept TopicStats changes
-                header = topic.header
-                stamp_bytes = _STAMP.pack(header.stamp.sec, header.stamp.nanosec)
-            out += stamp_bytes
-            out += parts.bytes_of(topic)
-        parts.next_report(len(topics))
-        writer.write(out, msg.host)
-        return bytes(out)
+        if topics:  # the first one starts where ClockStats left the list: written here
+            writer.write(out, topics[0])
+        head = bytes(out)
+        # A TopicStats ends with a float64: every later one starts 8-aligned, as rclpy's
+        # bytes of it alone (``Assembler.check``).
+        bodies = self._topics(topics[1:], _topic_body)
+        header = msg.header
+        if all(topic.header is header for topic in topics[1:]):  # TopicStatsCache's way
+            stamp = _STAMP.pack(header.stamp.sec, header.stamp.nanosec)
+            chunks = [head, stamp, stamp.join(bodies)] if bodies else [head]
+        else:
+            chunks = [head]
+            for topic, body in zip(topics[1:], bodies, strict=True):
+                chunks += (_STAMP.pack(topic.header.stamp.sec, topic.header.stamp.nanosec),
+                           body)
+        chunks.append(self._tail(len(head) - 4, msg.host))
+        return b''.join(chunks)
+
+    def _tail(self, position: int, msg: Any) -> bytes:
+        """Return the bytes of ``msg`` written at ``position`` (in the body) mod 8."""
+        out = bytearray(4 + position % 8)
+        self._writer.write(out, msg)
+        return bytes(out[4 + position % 8:])
 
     def diagnostic_array(self, msg: DiagnosticArray) -> bytes:
         """Return the CDR bytes of ``msg`` (equal to rclpy's, padding aside)."""
@@ -215,54 +195,57 @@ class Assembler:
         self._writer.write(out, msg.header)
         out += bytes(-(len(out) - 4) % 4)
         out += _U32.pack(len(statuses))
-        parts = self._statuses
-        for status in statuses:
-            out += status.level
-            out += _PADDING[(len(out) - 4) % 4]
-            out += parts.bytes_of(status)
-        parts.next_report(len(statuses))
-        return bytes(out)
+        chunks, position = [bytes(out)], len(out) - 4
+        for level, body in self._statuses(statuses, self._status_parts):
+            padding = _PADDING[(position + 1) % 4]
+            chunks += (level, padding, body)
+            position += 1 + len(padding) + len(body)
+        return b''.join(chunks)
+
+    def _status_parts(self, status: DiagnosticStatus) -> tuple[bytes, bytes]:
+        """Return a status's level byte and its bytes from its name on."""
+        return status.level, self._status_body(status)
 
     def payload(self, msg: Report) -> Report | bytes:
         """Return what to publish: assembled bytes when most parts are kept, else ``msg``.
 
         A ``DiagnosticArray`` is always assembled (its statuses are written here faster
-        than rclpy converts them). ``MonitorStats`` only when most of its parts are kept
-        from the previous report: parts that all changed are converted faster by rclpy in
-        one go.
+        than rclpy converts them). ``MonitorStats`` only when most of its topics are the
+        objects of the previous report (``TopicStatsCache``): parts that all changed are
+        converted faster by rclpy in one go.
         """
         if isinstance(msg, DiagnosticArray):
             return self.diagnostic_array(msg)
-        kept = self._topics
-        if kept.reused_most or kept.seen_most(msg.topics):  # as the last one, or counted
+        topics, seen = msg.topics, self._seen_topics
+        self._seen_topics = topics
+        if 2 * sum(a is b for a, b in zip(seen, topics, strict=False)) >= len(topics):
             return self.monitor_stats(msg)
-        kept.remember(msg.topics)
         return msg
 
     def check(self) -> bool:
         """Tell whether assembled bytes read back as the messages (twice: fresh, then kept)."""
         stats, array = _samples()
         for _ in range(2):
-            if not (same(deserialize_message(self.monitor_stats(stats), MonitorStats), stats)
+            if not (all(same(deserialize_message(self.monitor_stats(msg), MonitorStats), msg)
+                        for msg in stats)
                     and same(deserialize_message(self.diagnostic_array(array),
                                                  DiagnosticArray), array)):
                 return False
-        self._topics, self._statuses = _topic_parts(), _status_parts()
+        self._forget()
         return True
 
 
-def _topic_parts() -> _KeptParts:
-    """Keep a ``TopicStats`` as rclpy's bytes after the encapsulation and the stamp."""
-    return _KeptParts(lambda part: serialize_message(part)[12:])
+def _topic_body(topic: TopicStats) -> bytes:
+    """Return rclpy's bytes of a ``TopicStats`` alone, after the encapsulation and stamp."""
+    return serialize_message(topic)[12:]
 
 
-def _status_parts() -> _KeptParts:
-    """Keep a status from its name on, written here (``_StatusBody``)."""
-    return _KeptParts(_StatusBody())
+def _samples() -> tuple[list[MonitorStats], DiagnosticArray]:
+    """Messages with strings of every length mod 8, non-ASCII and NaNs (``Assembler.check``).
 
-
-def _samples() -> tuple[MonitorStats, DiagnosticArray]:
-    """Messages with strings of every length mod 8, non-ASCII and NaNs (``Assembler.check``)."""
+    Two ``MonitorStats``: their topics stamped each its own way, and sharing the message's
+    header (``TopicStatsCache``'s way).
+    """
     from diagnostic_msgs.msg import KeyValue
 
     from ros2_deadline_monitor.msg import IntervalStats
@@ -276,13 +259,17 @@ def _samples() -> tuple[MonitorStats, DiagnosticArray]:
     stats = MonitorStats(window_wall_s=1.5, topics=topics)
     stats.clock.status = 'clock ok'
     stats.host.cgroup_available = True
+    shared = MonitorStats(window_sim_s=2.5)
+    shared.header.stamp.sec, shared.header.stamp.nanosec = 1_800_000_000, 123
+    shared.topics = [TopicStats(header=shared.header, name='u' * i, status='é' * i, level=i,
+                                since_last_message_s=i / 7) for i in range(9)]
     statuses = [DiagnosticStatus(level=bytes([i % 4]), name='n' * i, message='m' * (i + 1),
                                  hardware_id='h' * (i % 3),
                                  values=[KeyValue(key='k' * j + 'µ' * (j == 2),
                                                   value='v' * (i + j) + 'é' * (i == j))
                                          for j in range(i % 4)])
                 for i in range(9)]
-    return stats, DiagnosticArray(status=statuses)
+    return [stats, shared], DiagnosticArray(status=statuses)
 
 
 def same(a: Any, b: Any) -> bool:

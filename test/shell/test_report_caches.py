@@ -43,3 +43,22 @@ def test_cached_outputs_equal_fresh_ones_report_after_report() -> None:
         previous = with_cache[:5]
     assert reused == 5 * 4 - 1  # 4 quiet topics in 5 reports; t1 built anew once (its error)
     assert pairs_reused >= 5 * 20, pairs_reused  # about 47 of its 57 keys a report
+
+
+def test_a_cached_status_follows_its_expectations_while_the_topic_stands() -> None:
+    from ros2_deadline_monitor.core.expectations import Outcome, Verdict
+
+    s = Session(AnalysisConfig(), use_sim_time=False, start_wall_ns=OFF)
+    s.configure({f't{i}': TopicConfig(name=f't{i}', topic=f'/t{i}') for i in range(3)})
+    cache = diagnostics.StatusCache()
+
+    def verdict(passed: bool) -> Verdict:
+        return Verdict((Outcome('t1', '/t1', 'max_misses', 'deadline misses', 'max', 0.0 if
+                                passed else 3.0, 0.0, '', passed),))
+    for k, passed in enumerate((True, True, False, False)):
+        snap = s.snapshot(OFF + (k + 1) * S)  # nobody publishes: every snapshot stands
+        with_cache = diagnostics.statuses(snap, verdict=verdict(passed), cache=cache)
+        without = diagnostics.statuses(snap, verdict=verdict(passed))
+        assert same(with_cache, without)
+        failed = [kv.value for kv in with_cache[1].values if kv.key == 'expectations']
+        assert failed == ['1 held, 0 failed' if passed else '0 held, 1 failed']
