@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
+import dataclasses
 from dataclasses import dataclass
 import math
 from pathlib import Path
@@ -52,11 +53,11 @@ class Figure:
     digits: int = 3
     always: bool = False
     """Shown even with nothing to measure (reads 'n/a'): counters, names scripts look up."""
+    key: str = dataclasses.field(init=False)  # not ``field``: the attribute above
+    """The diagnostic key: the name with its unit (made once: every status reads it)."""
 
-    @property
-    def key(self) -> str:
-        """The diagnostic key: the name with its unit."""
-        return f'{self.name} ({self.unit})' if self.unit else self.name
+    def __post_init__(self) -> None:
+        object.__setattr__(self, 'key', f'{self.name} ({self.unit})' if self.unit else self.name)
 
     def value(self, snapshot: Snapshot, part: Any) -> Value:
         """Return the figure's value in its unit (None or NaN: nothing to measure)."""
