@@ -182,6 +182,9 @@ class TopicMonitor:
         self._stride = 1
         """Every how many take periods the queue is taken (``qos.take_stride``, and
         ``qos.observed_stride`` while the rate is not known)."""
+        self.take_interval_ns = take_period_ns
+        """How often the take timer needs to take this topic's queue: the stride's periods
+        (an attribute, not a property: every report reads it for every topic)."""
         self._rate_known = False
         self._taken_ns = 0
         """Monotonic time of the previous take (``observed_stride``)."""
@@ -222,19 +225,24 @@ class TopicMonitor:
         """Publishers matched by the subscription (0 before subscribing)."""
         if self._subscription is None:
             return 0
-        return self._subscription.get_publisher_count()
+        return self._subscription.handle.get_publisher_count()
 
     @property
     def matched_writers(self) -> int:
-        """Publishers matched by the subscription; ``graph_poll.NOT_SUBSCRIBED`` without one."""
+        """Publishers matched by the subscription; ``graph_poll.NOT_SUBSCRIBED`` without one.
+
+        Read from the handle: ``Subscription.get_publisher_count`` also enters the handle's
+        context, which doubles the cost (every report asks every topic). Nothing else holds
+        the handle: this node is spun by one thread, and only it destroys a subscription.
+        """
         if self._subscription is None:
             return NOT_SUBSCRIBED
-        return self._subscription.get_publisher_count()
+        return self._subscription.handle.get_publisher_count()
 
-    @property
-    def take_interval_ns(self) -> int:
-        """How often the take timer needs to take this topic's queue (``qos.take_stride``)."""
-        return self._stride * self._take_period_ns
+    def _set_stride(self, stride: int) -> None:
+        """Take the queue every ``stride`` take periods."""
+        self._stride = stride
+        self.take_interval_ns = stride * self._take_period_ns
 
     @property
     def rate_known(self) -> bool:
@@ -266,7 +274,7 @@ class TopicMonitor:
             self._unreported = False
             writers = 0
         else:
-            writers = self._subscription.get_publisher_count()
+            writers = self.matched_writers
         timing = self._session.timing(self.topic_id) if self._drain is not None else None
         key = (self.state, self.reason, self.type_name, self._publishers, writers, self.depth,
                self.queue_overflows, self._offered_deadline_ns, self.fallback.state_key,
@@ -276,8 +284,8 @@ class TopicMonitor:
         self._reported = key
         if self._drain is not None:
             self._rate_known = timing is not None
-            self._stride = take_stride(timing.period_ns if timing else None, self.depth,
-                                       self._take_period_ns)
+            self._set_stride(take_stride(timing.period_ns if timing else None, self.depth,
+                                         self._take_period_ns))
         self._session.topic_status(
             self.topic_id, self.state, self.reason, type_name=self.type_name,
             publishers=self._publishers, writers=writers, receive=self.receive,
@@ -403,7 +411,8 @@ class TopicMonitor:
             msg_class, self.config.topic, _ignore, profile,
             event_callbacks=SubscriptionEventCallbacks(use_default_callbacks=False), raw=True)
         self._drain = make_drain(subscription, record, self._arrival_key, self.fallback)
-        self._stride, self._taken_ns = 1, time.monotonic_ns()  # its rate is observed anew
+        self._set_stride(1)  # its rate is observed anew
+        self._taken_ns = time.monotonic_ns()
         return subscription
 
     def take(self) -> int:
@@ -417,8 +426,8 @@ class TopicMonitor:
         count = self._drain()
         if not self._rate_known:
             now = time.monotonic_ns()
-            self._stride = observed_stride(count, now - self._taken_ns, self._stride,
-                                           self.depth, self._take_period_ns)
+            self._set_stride(observed_stride(count, now - self._taken_ns, self._stride,
+                                             self.depth, self._take_period_ns))
             self._taken_ns = now
         if count >= self.depth:
             self.queue_overflows += 1
