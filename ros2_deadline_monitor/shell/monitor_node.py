@@ -80,6 +80,8 @@ class MonitorNode(Node):
         """Polls left before the graph is read again (``graph_poll.read_every``)."""
         self._graph_gate = GraphGate(self.count_publishers)
         self._stats_late_ns = 0
+        self._standing: frozenset[str] = frozenset()
+        """The topics whose snapshot stood at the previous report (``snapshot``)."""
         self.parameters = NodeParameters(self)
         errors = self.parameters.declare_globals()
         if errors:
@@ -395,15 +397,33 @@ class MonitorNode(Node):
         in its queue for the take timer, which takes it as often as its rate needs (with a
         thousand slow topics, taking every queue was an eighth of a report's time). The
         final report takes everything first.
+
+        Nor is the session told its status again (``TopicMonitor.report_status``: its
+        matched writers, a call into the middleware a topic) unless it has news: a topic
+        that stood at the previous report and has none cannot have changed since, but for
+        its matched writers, which the graph read compares at its next read and looks at
+        the topics whose writers changed (then they have news). A topic refreshed at the
+        previous report is told (its take stride follows the period that refresh learned),
+        and so is one that stood then and is refreshed now, before its refresh.
         """
         standing: frozenset[str] = frozenset()
+        topics = self._topics
         if final:
             self.take_all()
-        for monitor in self._topics.values():
-            monitor.report_status()
-        if not final:
+            for monitor in topics.values():
+                monitor.report_status()
+        else:
+            stood = self._standing
+            for topic_id, monitor in topics.items():
+                if topic_id not in stood or monitor.news or not monitor.batched:
+                    monitor.report_status()
             standing = self.session.standing(time.time_ns())
+            for topic_id in stood - standing:
+                monitor = topics.get(topic_id)
+                if monitor is not None:
+                    monitor.report_status()
             self._take_for_report(standing)
+        self._standing = standing
         self._retime_takes()
         self.session.clock_publishers(self.count_publishers(self._settings.clock_topic))
         return self.session.snapshot(time.time_ns(), self._host.sample(time.monotonic_ns()),

@@ -205,6 +205,8 @@ class TopicMonitor:
         """A look at the graph (or a change of subscription) the session was not told yet."""
         self._reported: tuple | None = None
         """What the session was told last (``report_status``)."""
+        self._fallback_reported: tuple | None = None
+        """The fallback's ``state_key`` the session was told last (``news``)."""
         self._offered_deadline_ns = 0
         """The deadline QoS every publisher offers, from the graph (0: none, or they differ)."""
         self._subscription: Subscription | None = None
@@ -261,6 +263,17 @@ class TopicMonitor:
             return Receive('batched', self._take_period_ns, self.depth, self.queue_overflows)
         return Receive('callback', 0, self.depth, 0)
 
+    @property
+    def news(self) -> bool:
+        """True when something the session was not told yet may have changed without a refresh.
+
+        A look at the graph (``poll``; the graph read looks at a topic whose matched writers
+        changed), a change of subscription, a queue overflow or a change in what the
+        middleware leaves empty (``take``). A report tells a topic whose snapshot stands only
+        then (``MonitorNode.snapshot``).
+        """
+        return self._unreported
+
     def report_status(self) -> None:
         """Tell the session what the graph and the subscription say about this topic.
 
@@ -271,13 +284,14 @@ class TopicMonitor:
         if self._subscription is None:
             if not self._unreported:
                 return
-            self._unreported = False
             writers = 0
         else:
             writers = self.matched_writers
+        self._unreported = False
         timing = self._session.timing(self.topic_id) if self._drain is not None else None
+        self._fallback_reported = self.fallback.state_key
         key = (self.state, self.reason, self.type_name, self._publishers, writers, self.depth,
-               self.queue_overflows, self._offered_deadline_ns, self.fallback.state_key,
+               self.queue_overflows, self._offered_deadline_ns, self._fallback_reported,
                timing, self._drain is None)
         if key == self._reported:
             return  # the session knows all of it already
@@ -429,8 +443,11 @@ class TopicMonitor:
             self._set_stride(observed_stride(count, now - self._taken_ns, self._stride,
                                              self.depth, self._take_period_ns))
             self._taken_ns = now
+        if self.fallback.state_key != self._fallback_reported:
+            self._unreported = True  # rare: the stream degraded (or its first message came)
         if count >= self.depth:
             self.queue_overflows += 1
+            self._unreported = True
             self._log_once('warning', f'{self.config.name}: the reader queue ({self.depth} '
                                       'messages) filled up between two takes; dropped messages '
                                       'are counted as lost (raise take_queue_depth or lower '
