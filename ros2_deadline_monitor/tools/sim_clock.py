@@ -45,6 +45,7 @@ from ros2_deadline_monitor.core.errors import ConfigError
 from ros2_deadline_monitor.core.parameters import ParamSpec
 from ros2_deadline_monitor.core.rtf import RtfAnalyzer
 from ros2_deadline_monitor.shell.parameters import descriptor as parameter_descriptor
+from ros2_deadline_monitor.shell.stop_signals import SPIN_TIMEOUT_S, StopSignals
 from ros2_deadline_monitor.tools.cycle_record import write_json
 from ros2_deadline_monitor.tools.waiting import log_wait, WaitNotice
 
@@ -352,40 +353,40 @@ def run_node(program: str, parser: argparse.ArgumentParser, make_node: Callable[
     # close() would log its summary through a dead rosout publisher ("publisher's context is
     # invalid"), and a second SIGINT (ros2 run forwards Ctrl-C, the terminal sends it too)
     # would raise KeyboardInterrupt inside close() and lose the summary line.
-    stop = threading.Event()
-    rclpy.init(args=[program, *args], signal_handler_options=SignalHandlerOptions.NO)
-    previous = {sig: signal.signal(sig, lambda *_: stop.set())
-                for sig in (signal.SIGINT, signal.SIGTERM)}
+    with StopSignals() as signals:
+        rclpy.init(args=[program, *args], signal_handler_options=SignalHandlerOptions.NO)
+        return _spin_node(program, make_node, signals)
+
+
+def _spin_node(program: str, make_node: Callable[[], Any], signals: StopSignals) -> int:
+    """Spin the node until it is finished or a stop signal comes; close it (``run_node``)."""
     node = None
     executor: SingleThreadedExecutor | None = None
     status = 0
     try:
         node = make_node()
-        node.start()
         executor = SingleThreadedExecutor()
         executor.add_node(node)
-        while not node.finished.is_set() and not stop.is_set() and rclpy.ok():
-            executor.spin_once(timeout_sec=0.1)
+        signals.wake(node)
+        node.start()
+        while not node.finished.is_set() and not signals.stop.is_set() and rclpy.ok():
+            executor.spin_once(timeout_sec=SPIN_TIMEOUT_S)
     except (ConfigError, ParameterException) as err:
         print(parameter_error(program, err), file=sys.stderr)
         status = 2
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
-        try:
-            if executor is not None:
-                executor.shutdown(timeout_sec=0)  # not left to its __del__ (shell/cli.py)
-            if node is not None:
-                try:
-                    node.close()
-                except OSError as err:
-                    print(f'ERROR: {program}: {err}', file=sys.stderr)
-                    status = 1
-                node.destroy_node()
-            rclpy.try_shutdown()
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+        if executor is not None:
+            executor.shutdown(timeout_sec=0)  # not left to its __del__ (shell/cli.py)
+        if node is not None:
+            try:
+                node.close()
+            except OSError as err:
+                print(f'ERROR: {program}: {err}', file=sys.stderr)
+                status = 1
+            node.destroy_node()
+        rclpy.try_shutdown()
     return status
 
 
@@ -416,6 +417,8 @@ class SimClockNode(Node):
         self.stalls = 0
         self.pacer: Pacer | None = None
         self.finished = threading.Event()
+        # Set by the pacing thread: the guard ends the executor's wait (``run_node``).
+        self._finished_guard = self.create_guard_condition(lambda: None)
         self._stop = threading.Event()
         self._reported: tuple[int, int] | None = None
         self._closed = False
@@ -463,6 +466,8 @@ class SimClockNode(Node):
                 self.get_logger().error(f'pacing stopped: {err!r}')
         finally:
             self.finished.set()
+            if self.context.ok():  # else the executor's wait has ended already
+                self._finished_guard.trigger()
 
     def _wait_for_subscribers(self) -> bool:
         wanted = self.settings.wait_for_subscribers
