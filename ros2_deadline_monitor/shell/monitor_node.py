@@ -34,7 +34,12 @@ from ros2_deadline_monitor.core.snapshot import Snapshot
 from ros2_deadline_monitor.msg import MonitorStats
 from ros2_deadline_monitor.shell import conversions, diagnostics, summary
 from ros2_deadline_monitor.shell.discovery import create_discovery
-from ros2_deadline_monitor.shell.graph_poll import GraphGate, NOT_SUBSCRIBED, read_every
+from ros2_deadline_monitor.shell.graph_poll import (
+    GraphGate,
+    names_needed,
+    NOT_SUBSCRIBED,
+    read_every,
+)
 from ros2_deadline_monitor.shell.node_parameters import NodeParameters
 from ros2_deadline_monitor.shell.qos import STATS_QOS
 from ros2_deadline_monitor.shell.serialized import Assembler
@@ -76,9 +81,13 @@ class MonitorNode(Node):
         """The graph of the last read when nothing but a new name can change a topic."""
         self._names_read: list | None = None
         """The graph's names and types at the last read (``_read_graph``)."""
+        self._graph: dict[str, list[str]] = {}
+        """The same as a dictionary, which reads that skip the names reuse."""
+        self._names_needed = True
+        """Whether the next graph read needs the names and types (``graph_poll.names_needed``)."""
         self._polls_to_skip = 0
         """Polls left before the graph is read again (``graph_poll.read_every``)."""
-        self._graph_gate = GraphGate(self.count_publishers)
+        self._graph_gate = GraphGate(self._count_in_graph)
         self._stats_late_ns = 0
         self._standing: frozenset[str] = frozenset()
         """The topics whose snapshot stood at the previous report (``snapshot``)."""
@@ -214,7 +223,7 @@ class MonitorNode(Node):
             if topic_id not in desired:
                 self.get_logger().info(f'{topic_id}: no longer monitored')
         if changes.added or changes.removed or changes.changed:
-            self._graph_seen, self._polls_to_skip = None, 0
+            self._graph_seen, self._polls_to_skip, self._names_needed = None, 0, True
         for topic_id in changes.added:
             self._topics[topic_id] = TopicMonitor(
                 self, self.session, topic_id, settings.stats_period_ns,
@@ -246,7 +255,7 @@ class MonitorNode(Node):
         for monitor in waiting:
             monitor.poll()
         self._say_polled(waiting)
-        self._graph_seen, self._polls_to_skip = None, 0
+        self._graph_seen, self._polls_to_skip, self._names_needed = None, 0, True
         self._update_takers()
 
     # -- events ----------------------------------------------------------------------------
@@ -324,19 +333,25 @@ class MonitorNode(Node):
         """Look for topics that do not exist yet and check those the graph says changed.
 
         One ``get_topic_names_and_types()`` serves the discovery and every topic
-        (``graph_poll.py``). Returns whether anything changed since the last read.
+        (``graph_poll.py``), and none while every topic is subscribed without ``--all``: then
+        only their publishers can change (``graph_poll.names_needed``). Returns whether
+        anything changed since the last read.
         """
-        names_and_types = self.get_topic_names_and_types()
-        changed = names_and_types != self._names_read
-        self._names_read = names_and_types
-        if (self._discovery is not None
-                and self._discovery.poll(self._explicit, names_and_types)):
-            self._reconcile()
-            changed = True
-        if names_and_types == self._graph_seen:
-            self._retime_takes()  # a /clock publisher may have come (its name is ours too)
-            return changed  # no name came or went, and no topic can change without one
-        graph = dict(names_and_types)
+        if self._names_needed:
+            names_and_types = self.get_topic_names_and_types()
+            changed = names_and_types != self._names_read
+            self._names_read = names_and_types
+            if (self._discovery is not None
+                    and self._discovery.poll(self._explicit, names_and_types)):
+                self._reconcile()
+                changed = True
+            if names_and_types == self._graph_seen:
+                self._retime_takes()  # a /clock publisher may have come (its name is ours too)
+                return changed  # no name came or went, and no topic can change without one
+            self._graph = dict(names_and_types)
+        else:
+            changed = False
+        graph = self._graph
         monitors = {topic_id: (monitor.config.topic, monitor.matched_writers, monitor.settled)
                     for topic_id, monitor in self._topics.items()}
         due = [self._topics[topic_id] for topic_id in self._graph_gate.due(monitors, graph)]
@@ -344,13 +359,23 @@ class MonitorNode(Node):
             monitor.poll()
         self._say_polled(due)
         self._update_takers()
+        self._names_needed = names_needed(self._discovery is not None, monitors, bool(due))
         # The next read may skip the topics while the graph's names stay the same, if every
         # topic is unsubscribed, settled and absent from the graph: only a new name can
         # change one of them (a publisher on a name the graph holds would not).
         quiet = all(writers == NOT_SUBSCRIBED and topic not in graph
                     for topic, writers, _ in monitors.values())
-        self._graph_seen = names_and_types if quiet and not self._schedule.takers else None
+        self._graph_seen = (self._names_read if quiet and not self._schedule.takers
+                            else None)
         return changed or bool(due)
+
+    def _count_in_graph(self, topic: str) -> int:
+        """Count the publishers of a resolved topic name in the graph.
+
+        ``Node.count_publishers`` expands and validates the name first, which doubles the
+        cost of the ``GraphGate``'s counts; the monitored names are resolved already.
+        """
+        return self.handle.get_count_publishers(topic)
 
     def _say_polled(self, polled: list[TopicMonitor]) -> None:
         """Log what these looks found, at the cost of a few log calls however many they were.

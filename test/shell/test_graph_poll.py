@@ -83,3 +83,15 @@ def test_a_quiet_graph_of_many_topics_is_read_less_often_but_within_two_seconds(
     assert read_every(0) == read_every(TOPICS_PER_READ - 1) == 1  # every poll, as always
     assert read_every(TOPICS_PER_READ) == 2
     assert read_every(1000) == read_every(100_000) == MAX_READ_EVERY == 4  # 2 s at 0.5 s polls
+
+
+def test_the_names_are_read_while_a_new_name_could_concern_a_topic() -> None:
+    from ros2_deadline_monitor.shell.graph_poll import names_needed
+
+    subscribed = {'a': ('/a', 1, True), 'b': ('/b', 0, True)}
+    assert not names_needed(False, subscribed, False)  # only their publishers can change
+    assert names_needed(True, subscribed, False)  # --all: any new name may be a topic
+    assert names_needed(False, subscribed, True)  # a topic was due: read everything again
+    assert names_needed(False, {**subscribed, 'c': ('/c', NOT_SUBSCRIBED, True)}, False)
+    assert names_needed(False, {'a': ('/a', 2, False)}, False)  # writers the look could not name
+    assert not names_needed(False, {}, False)  # the clock alone: no topic to find

@@ -83,6 +83,54 @@ def test_a_topic_with_two_types_is_an_error_and_the_others_keep_running(
     assert 'type' not in good.status, good.status
 
 
+def test_with_every_topic_subscribed_the_names_are_not_read_and_a_second_type_still_counts(
+        ros_context, second_context, spin, observer, start_monitor, wait_for):
+    """Without ``--all``, once every topic is subscribed only its publishers can change.
+
+    The graph reads then skip the names and types of the whole graph (``names_needed``); a
+    publisher of another type on a subscribed topic is still found, by its count.
+    """
+    from rclpy.node import Node
+    from rclpy.qos import QoSProfile
+    from std_msgs.msg import Float64, Header
+
+    monitor = start_monitor(topics=['solo'], topic__solo__name='/solo_typed',
+                            stats_period_s=0.2)
+    node = Node('solo_producer', context=ros_context)
+    header_pub = node.create_publisher(Header, '/solo_typed', QoSProfile(depth=10))
+    node.create_timer(0.01, lambda: header_pub.publish(Header()))
+    spin(node)
+    wait_for(lambda: (t := observer.topic_stats('solo')) and t.messages_total >= 10,
+             what='the topic to be monitored')
+    wait_for(lambda: not monitor._names_needed, what='a graph read that found nothing due')
+    reads, names = [0], [0]
+    read, get_names = monitor._read_graph, monitor.get_topic_names_and_types
+
+    def counting_read() -> bool:
+        reads[0] += 1
+        return read()
+
+    def counting_names() -> list:
+        names[0] += 1
+        return get_names()
+
+    monitor.get_topic_names_and_types = counting_names
+    monitor._read_graph = counting_read
+    wait_for(lambda: reads[0] >= 3, what='three graph reads')
+    assert names[0] == 0
+
+    other = Node('solo_float_producer', context=second_context)  # one participant, one type
+    float_pub = other.create_publisher(Float64, '/solo_typed', QoSProfile(depth=10))
+    other.create_timer(0.01, lambda: float_pub.publish(Float64()))
+    spin(other, context=second_context)
+    solo = wait_for(lambda: (t := observer.topic_stats('solo')) and t.level == ERROR
+                    and 'disagree on the type' in t.status and t, timeout=20.0,
+                    what='the topic reported ERROR for its two types')
+    assert 'std_msgs/msg/Float64' in solo.status
+    # That read found the topic due: the next one reads the names again.
+    wait_for(lambda: names[0] >= 1, what='a graph read with the names')
+
+
 def test_with_hundreds_of_topics_a_quiet_graph_is_read_every_other_poll_and_a_late_topic_counts(
         observer, start_monitor, late_producer, wait_for, capfd):
     """More topics than ``graph_poll.TOPICS_PER_READ``: a quiet graph is read less often.
