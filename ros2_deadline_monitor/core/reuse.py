@@ -26,8 +26,10 @@ class Reuse(Generic[In, Out]):
         self._inputs: tuple[In, ...] = ()
         self._keys: tuple[Any, ...] = ()
         self._outputs: list[Out] = []
-        self.reused = 0
-        """How many outputs the last call reused."""
+        self._replaced: list[Out] = []
+        """The outputs of the call before the last, place by place (``reused`` compares)."""
+        self._found = 0
+        """The outputs the last call found by identity (when parts came or went)."""
 
     def __call__(self, inputs: Sequence[In], make: Callable[[In], Out],
                  keys: Sequence[Any] | None = None) -> list[Out]:
@@ -43,20 +45,27 @@ class Reuse(Generic[In, Out]):
             result = [out if old is new and old_key == key else make(new)
                       for old, old_key, out, new, key
                       in zip(previous, old_keys, outputs, inputs, keys, strict=True)]
-            self.reused = sum(a is b for a, b in zip(result, outputs, strict=True))
+            self._replaced, self._found = outputs, 0
         else:  # parts came or went: found by identity (``previous`` keeps their ids unique)
             by_id = {id(old): (old_key, out)
                      for old, old_key, out in zip(previous, old_keys, outputs, strict=True)}
-            result, self.reused = [], 0
+            result, self._replaced, self._found = [], [], 0
             for new, key in zip(inputs, keys, strict=True):
                 kept = by_id.get(id(new))
                 if kept is not None and kept[0] == key:
                     result.append(kept[1])
-                    self.reused += 1
+                    self._found += 1
                 else:
                     result.append(make(new))
         self._inputs, self._keys, self._outputs = inputs, keys, result
         return list(result)  # the caller's to extend
+
+    @property
+    def reused(self) -> int:
+        """How many outputs the last call reused (counted when asked, not at every call)."""
+        if self._replaced:
+            return sum(a is b for a, b in zip(self._outputs, self._replaced, strict=True))
+        return self._found
 
     def previous(self) -> list[tuple[In, Out]]:
         """Return the inputs and outputs of the previous call (still, during a call)."""
@@ -64,4 +73,5 @@ class Reuse(Generic[In, Out]):
 
     def clear(self) -> None:
         """Forget everything (what the outputs also depend on changed)."""
-        self._inputs, self._keys, self._outputs, self.reused = (), (), [], 0
+        self._inputs, self._keys, self._outputs = (), (), []
+        self._replaced, self._found = [], 0
