@@ -27,12 +27,12 @@ one run so the ratios compare figures taken side by side on the same loaded mach
 Targets (issue 13): idle at most 2 % of a core and 120 MB RSS; scale CPU per message at most
 1.2x the one-topic figure; every topic subscribed within 5 s of appearing.
 
-    python benchmarks/bench_scale.py                 # about 9 minutes
+    python benchmarks/bench_scale.py                 # about 11 minutes
     python benchmarks/bench_scale.py --cases idle,discovery
     python benchmarks/bench_scale.py --cases one,scale --rounds 3   # the 1 Hz case 3 times
     python benchmarks/bench_scale.py --topics 200 --scale-warmup 30 --measure 20
 
-The scale cases warm up for 90 s by default (``--scale-warmup``): their steady state, the one
+The scale cases warm up for 150 s by default (``--scale-warmup``): their steady state, the one
 the target is about. Shorter, the 1 Hz topics are still learning their periods or taking their
 first turns within the refresh budget, and they cost more.
     python benchmarks/bench_scale.py --param use_diagnostic_updater=false
@@ -391,10 +391,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--warmup', type=float, default=5.0,
                         help='warm-up of the one-topic, idle and discovery cases [s] '
                              '(default 5)')
-    parser.add_argument('--scale-warmup', type=float, default=90.0,
-                        help='warm-up of the scale cases [s] (default 90: the 1 Hz topics '
+    parser.add_argument('--scale-warmup', type=float, default=150.0,
+                        help='warm-up of the scale cases [s] (default 150: the 1 Hz topics '
                              'learn their periods in about 20 s, and the refreshes within '
-                             'max_steady_refreshes_per_s settle about 70 s after the start)')
+                             'max_steady_refreshes_per_s settle a turn later, 100 s with '
+                             '1,000 topics at the default 10)')
     parser.add_argument('--measure', type=float, default=30.0,
                         help='measurement window [s] (default 30: a slow queue is taken up '
                              'to 2 s apart, so a short window counts a few %% too many '

@@ -80,8 +80,8 @@ GLOBAL_SPECS: tuple[ParamSpec, ...] = (
     ParamSpec('max_steady_refreshes_per_s', _DEFAULT_ANALYSIS.max_steady_refreshes_per_s,
               'Routine refreshes of steady slow topics a second, all topics together, at most '
               'about; 0 = no limit. With more slow topics than this covers at their own pace '
-              '(200 topics at 1 Hz with the default 20), each stands longer: 1,000 topics at '
-              '1 Hz are each refreshed every 50 s, and anything that happens still refreshes '
+              '(100 topics at 1 Hz with the default 10), each stands longer: 1,000 topics at '
+              '1 Hz are each refreshed every 100 s, and anything that happens still refreshes '
               'a topic at the next report.',
               0.0, MAX_STEADY_REFRESHES_PER_S),
     ParamSpec('window_cycles', _DEFAULT_ANALYSIS.window_cycles,
