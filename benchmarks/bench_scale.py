@@ -398,7 +398,7 @@ def main(argv: list[str] | None = None) -> int:
                              '1,000 topics at the default 10)')
     parser.add_argument('--measure', type=float, default=30.0,
                         help='measurement window [s] (default 30: a slow queue is taken up '
-                             'to 2 s apart, so a short window counts a few %% too many '
+                             'to 4 s apart, so a short window counts a few %% too many '
                              'messages)')
     parser.add_argument('--cases', default='one,idle,scale,scale_raw,discovery',
                         help='comma-separated cases to run (default: these five; also '

@@ -299,7 +299,8 @@ class TopicMonitor:
         if self._drain is not None:
             self._rate_known = timing is not None
             self._set_stride(take_stride(timing.period_ns if timing else None, self.depth,
-                                         self._take_period_ns))
+                                         self._take_period_ns,
+                                         timing.timeout_ns if timing else None))
         self._session.topic_status(
             self.topic_id, self.state, self.reason, type_name=self.type_name,
             publishers=self._publishers, writers=writers, receive=self.receive,

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 NS_PER_MS = 1_000_000
+NS_PER_S = 1_000_000_000
 
 
 def test_take_depth_covers_a_second_or_four_take_periods():
@@ -38,7 +39,7 @@ def test_a_slow_topic_is_taken_as_often_as_its_queue_needs_with_room_to_spare():
     take = 50 * NS_PER_MS
     assert take_stride(None, 1000, take) == 1  # unknown rate: every take
     assert take_stride(NS_PER_MS, take_depth(NS_PER_MS, take), take) == 2  # 1 kHz: 100 ms
-    assert take_stride(1000 * NS_PER_MS, 50, take) == TAKE_MAX_STRIDE  # 1 Hz: 2 s
+    assert take_stride(1000 * NS_PER_MS, 50, take) == TAKE_MAX_STRIDE  # 1 Hz: 4 s
     for period_ms in (1, 2, 5, 10, 20, 100, 1000):
         period = period_ms * NS_PER_MS
         depth = take_depth(period, take)
@@ -46,6 +47,25 @@ def test_a_slow_topic_is_taken_as_often_as_its_queue_needs_with_room_to_spare():
         # Between two takes the queue fills to a tenth at most: a burst of 10x still fits.
         assert stride * take * 10 <= depth * period
     assert take_stride(NS_PER_MS, 1000, 0) == 1
+
+
+def test_a_strided_queue_is_taken_well_within_its_timeout():
+    from ros2_deadline_monitor.core.config import resolve_timing, TopicConfig
+    from ros2_deadline_monitor.shell.qos import TAKE_MAX_STRIDE, take_stride
+
+    take, depth = 50 * NS_PER_MS, 1000  # a learned period keeps the unknown-rate depth
+    for period_ms in (150, 200, 500, 1000, 5000):
+        timing = resolve_timing(TopicConfig(name='t', topic='/t'), period_ms * NS_PER_MS,
+                                True, 1.0)
+        stride = take_stride(timing.period_ns, depth, take, timing.timeout_ns)
+        # The last message taken is never older than the timeout at a report (plus a
+        # period and a late take timer), so a standing topic is not refreshed as silent.
+        assert stride * take <= 0.75 * timing.timeout_ns, period_ms
+        assert stride == min(TAKE_MAX_STRIDE, int(0.75 * timing.timeout_ns) // take)
+    # 1 Hz (timeout 10 s): the longest stride; 5 Hz (timeout 2 s): every 1.5 s.
+    assert take_stride(NS_PER_S, depth, take, 10 * NS_PER_S) == TAKE_MAX_STRIDE
+    assert take_stride(200 * NS_PER_MS, depth, take, 2 * NS_PER_S) == 30
+    assert take_stride(200 * NS_PER_MS, depth, take, 100 * NS_PER_MS) == 1
 
 
 def test_a_queue_of_unknown_rate_is_taken_as_often_as_its_takes_show_it_needs():
@@ -61,14 +81,14 @@ def test_a_queue_of_unknown_rate_is_taken_as_often_as_its_takes_show_it_needs():
     strides = [1]
     for _ in range(8):
         strides.append(observed_stride(0, strides[-1] * take, strides[-1], depth, take))
-    assert strides == [1, 2, 4, 8, 16, 32, TAKE_MAX_STRIDE, TAKE_MAX_STRIDE, TAKE_MAX_STRIDE]
+    assert strides == [1, 2, 4, 8, 16, 32, 64, TAKE_MAX_STRIDE, TAKE_MAX_STRIDE]
     # Found holding messages: the stride a known period of that rate gets.
     for period_ms in (1, 2, 5, 10, 20, 100, 1000):
         period = period_ms * NS_PER_MS
         for stride in (1, 3, TAKE_MAX_STRIDE):
             elapsed = stride * take
             taken = elapsed // period
-            if taken:
+            if taken and elapsed % period == 0:  # else the rate seen is another one
                 assert observed_stride(taken, elapsed, stride, depth, take) == take_stride(
                     period, depth, take), (period_ms, stride)
     # Whatever was found, the next take comes before a tenth of the queue fills at that rate.
