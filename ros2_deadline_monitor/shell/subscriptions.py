@@ -426,7 +426,11 @@ class TopicMonitor:
             msg_class, self.config.topic, _ignore, profile,
             event_callbacks=SubscriptionEventCallbacks(use_default_callbacks=False), raw=True)
         self._drain = make_drain(subscription, record, self._arrival_key, self.fallback)
-        self._set_stride(1)  # its rate is observed anew
+        # Its rate is observed anew until the next report tells the stride from the period
+        # (a new subscription with the same depth would otherwise leave the key of
+        # ``report_status`` unchanged, and a 1 kHz topic taken every period for good).
+        self._set_stride(1)
+        self._rate_known, self._reported = False, None
         self._taken_ns = time.monotonic_ns()
         return subscription
 

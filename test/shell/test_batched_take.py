@@ -317,3 +317,25 @@ def test_an_event_topic_is_taken_less_often_while_quiet_and_a_burst_is_counted_e
                      what=f'stats covering all {pub.sent} messages')
     assert stats.messages_lost_total == 0
     assert topic.queue_overflows == 0
+
+
+def test_a_new_subscription_is_taken_at_its_period_s_stride_again(
+        ros_context, spin, observer, start_monitor, publisher, wait_for):
+    from ros2_deadline_monitor.shell.qos import take_stride
+
+    monitor = start_monitor(topics=['ten'], topic__ten__name='/ten', topic__ten__rate_hz=10.0,
+                            stats_period_s=0.2)
+    pub = publisher('/ten')
+    wait_for(lambda: pub.publisher.get_subscription_count() >= 1, what='the monitor to match')
+    wait_for(lambda: _subscribed(monitor, 'ten'), what='the monitor to subscribe')
+    topic = monitor.topic_monitors['ten']
+    expected = take_stride(100 * NS_PER_MS, topic.depth, 50 * NS_PER_MS, NS_PER_S) * 50 * NS_PER_MS
+    assert expected > 50 * NS_PER_MS
+    wait_for(lambda: topic.take_interval_ns == expected, what='the stride of its period')
+    subscription = topic._subscription
+    # A QoS deadline asks for a new subscription, the same depth and period as before.
+    (result,) = observer.set_parameters(topic__ten__qos_deadline_ms=500.0)
+    assert result.successful, result.reason
+    wait_for(lambda: topic._subscription is not subscription, what='the new subscription')
+    wait_for(lambda: topic.take_interval_ns == expected,
+             what='the new subscription taken at the stride of its period again')
