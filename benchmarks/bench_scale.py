@@ -20,6 +20,11 @@ one run so the ratios compare figures taken side by side on the same loaded mach
 - ``scale_unbounded``: the scale case with ``max_steady_refreshes_per_s`` 0: every steady
   1 Hz topic refreshed every 10 s at its own pace, 100 refreshes a second, instead of every
   50 s within the default budget of 20 (context, no target: what the budget saves);
+- ``side_by_side``: the scale case and the one-topic monitor at once, the one topic in the
+  next ROS domain (``ROS_DOMAIN_ID`` + 1) so neither sees the other's topics; both measure
+  over the same window once both are warm: their ratio (the target's) does not move with
+  the VM's speed, which a scale case run minutes apart from its one-topic figures does
+  (from 1.03 to 1.30 x in one run of three sequential rounds);
 - ``discovery``: ``all_topics`` (``monitor --all``) started first, then a process creates
   1,000 publishers (1 Hz): how long after its publisher was created each topic was
   subscribed (its first appearance to the monitor's reader), and CPU share once all run.
@@ -27,8 +32,9 @@ one run so the ratios compare figures taken side by side on the same loaded mach
 Targets (issue 13): idle at most 2 % of a core and 120 MB RSS; scale CPU per message at most
 1.2x the one-topic figure; every topic subscribed within 5 s of appearing.
 
-    python benchmarks/bench_scale.py                 # about 11 minutes
+    python benchmarks/bench_scale.py                 # about 14 minutes
     python benchmarks/bench_scale.py --cases idle,discovery
+    python benchmarks/bench_scale.py --cases side_by_side --rounds 5   # 5 ratios, 17 minutes
     python benchmarks/bench_scale.py --cases one,scale --rounds 3   # the 1 Hz case 3 times
     python benchmarks/bench_scale.py --topics 200 --scale-warmup 30 --measure 20
 
@@ -45,6 +51,8 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
+import signal
 import statistics
 import sys
 import time
@@ -65,6 +73,7 @@ from benchlib import (
     print_table,
     ros_init,
     rss_kib,
+    say_ready,
     stop_event,
     wait_until,
     write_json,
@@ -75,6 +84,8 @@ SUBSCRIBER_CPU = 1
 PREFIX = '/bench_scale/t'
 FAST_TOPIC = '/bench_scale/fast'
 MATCH_TIMEOUT_S = 60.0
+DOMAIN_IDS = 233
+"""ROS domain ids are 0 to 232."""
 TARGETS = {'idle_cpu_percent': 2.0, 'idle_rss_mb': 120.0, 'scale_ratio': 1.2,
            'discovery_s': 5.0}
 
@@ -199,6 +210,10 @@ def run_subscriber(options: dict[str, Any]) -> None:
     end_warmup = time.monotonic() + options['warmup_s']
     while time.monotonic() < end_warmup:
         spin()
+    if options.get('hold'):  # measured over the same window as another child (side by side)
+        go = say_ready()
+        while not go.is_set():
+            spin()
     if options['role'] == 'inputs':  # periods learned (take strides set): the take timer only
         node.publish_stats = lambda final=False: node.clock_input.take()
     r0 = refreshes[0]
@@ -209,12 +224,16 @@ def run_subscriber(options: dict[str, Any]) -> None:
     n1, v1, c1, m1, t1 = counter[0], visits[0], cpu_s(), main_thread_cpu_s(), time.monotonic()
     r1 = refreshes[0]
     received = n1 - n0
-    diagnostics = None
+    diagnostics, strides, take_timer_ms = None, {}, None
     if options['role'] != 'raw':
         diagnostics = ('diagnostic_updater' if node._diagnostics.uses_updater
                        else 'direct')
+        for monitor in node.topic_monitors.values():  # every how many take periods, how many
+            stride = round(monitor.take_interval_ns / node.settings.take_period_ns)
+            strides[stride] = strides.get(stride, 0) + 1
+        take_timer_ms = node._take_timer.timer_period_ns / 1e6
     emit({'received': received, 'cpu_s': c1 - c0, 'window_s': t1 - t0,
-          'diagnostics': diagnostics,
+          'diagnostics': diagnostics, 'take_strides': strides, 'take_timer_ms': take_timer_ms,
           'cpu_per_msg_us': (c1 - c0) / received * 1e6 if received else math.nan,
           'rate_hz': received / (t1 - t0), 'cpu_percent': 100 * (c1 - c0) / (t1 - t0),
           'takes_per_s': (v1 - v0) / (t1 - t0), 'refreshes_per_s': (r1 - r0) / (t1 - t0),
@@ -229,14 +248,18 @@ def run_subscriber(options: dict[str, Any]) -> None:
 
 def _subscriber(args: argparse.Namespace, role: str, topics: list[str], expect: int = 0,
                 params: dict[str, Any] | None = None, before_s: float = 0.0,
-                warmup_s: float | None = None) -> Child:
-    """Start a subscriber child; ``before_s``: how long before its publishers start."""
+                warmup_s: float | None = None, hold: bool = False,
+                env: dict[str, str] | None = None) -> Child:
+    """Start a subscriber child; ``before_s``: how long before its publishers start.
+
+    ``hold``: after its warm-up it says it is ready and measures once sent SIGUSR1.
+    """
     return Child(__file__, 'subscriber', {
         'role': role, 'topics': topics, 'cpu': SUBSCRIBER_CPU,
         'warmup_s': args.warmup if warmup_s is None else warmup_s,
         'measure_s': args.measure, 'expect_topics': expect,
-        'match_timeout_s': MATCH_TIMEOUT_S + before_s,
-        'params': {**args.param, **(params or {})}})
+        'match_timeout_s': MATCH_TIMEOUT_S + before_s, 'hold': hold,
+        'params': {**args.param, **(params or {})}}, env)
 
 
 def _parameter(text: str) -> tuple[str, Any]:
@@ -249,9 +272,10 @@ def _parameter(text: str) -> tuple[str, Any]:
     return name, yaml.safe_load(value)
 
 
-def _publisher(slow: int, slow_hz: float, fast: int, fast_hz: float) -> Child:
+def _publisher(slow: int, slow_hz: float, fast: int, fast_hz: float,
+               env: dict[str, str] | None = None) -> Child:
     return Child(__file__, 'publisher', {'slow': slow, 'slow_hz': slow_hz, 'fast': fast,
-                                         'fast_hz': fast_hz, 'cpu': PUBLISHER_CPU})
+                                         'fast_hz': fast_hz, 'cpu': PUBLISHER_CPU}, env)
 
 
 def _timeout(args: argparse.Namespace) -> float:
@@ -306,6 +330,43 @@ def run_scale_unbounded(args: argparse.Namespace) -> dict[str, Any]:
     return run_scale(args, params={'max_steady_refreshes_per_s': 0.0})
 
 
+def other_domain() -> dict[str, str]:
+    """Return the environment of the one-topic side of ``side_by_side``: the next domain id."""
+    domain = int(os.environ.get('ROS_DOMAIN_ID') or 0)
+    return {'ROS_DOMAIN_ID': str((domain + 1) % DOMAIN_IDS)}
+
+
+def run_side_by_side(args: argparse.Namespace) -> dict[str, Any]:
+    """Run the scale case and the one-topic case at once, measured over the same window.
+
+    The one-topic side runs in the next ROS domain, so neither sees the other's topics;
+    both monitors share the subscriber CPU, both publishers the publisher CPU. Each
+    monitor says when it is warm, and both start measuring at the same signal: a slow
+    phase of the VM slows both figures of the ratio alike.
+    """
+    topics = [f'{PREFIX}{i}' for i in range(args.topics)] + [FAST_TOPIC]
+    other = other_domain()
+    children = [_publisher(args.topics, 1.0, 1, args.fast_hz),
+                _publisher(0, 0.0, 1, args.fast_hz, env=other)]
+    try:
+        monitors = [_subscriber(args, 'monitor', topics, expect=len(topics),
+                                warmup_s=args.scale_warmup, hold=True),
+                    _subscriber(args, 'monitor', [FAST_TOPIC], expect=1, hold=True,
+                                env=other)]
+        children += monitors
+        for monitor in monitors:
+            monitor.wait_ready(_timeout(args))
+        for monitor in monitors:
+            monitor.signal(signal.SIGUSR1)
+        scale, one = (monitor.wait_line(_timeout(args)) for monitor in monitors)
+        for publisher in children[:2]:
+            publisher.stop()
+    finally:
+        for child in children:
+            child.kill()
+    return {'scale': scale, 'one': one}
+
+
 def run_discovery(args: argparse.Namespace) -> dict[str, Any]:
     """``all_topics``: the monitor first, then ``--topics`` publishers at 1 Hz appear."""
     idle_s = args.warmup + 3.0  # the monitor is up and polling an empty graph
@@ -334,6 +395,8 @@ def _monitor_results(results: dict[str, Any]) -> list[dict[str, Any]]:
     for case, result in results.items():
         if case in ('one', 'one_again'):
             lines.append(result['monitor'])
+        elif case == 'side_by_side':
+            lines += [pair[side] for pair in result for side in ('scale', 'one')]
         elif case not in ('scale_raw', 'scale_inputs', 'rounds'):
             lines.append(result)
     return lines
@@ -378,6 +441,22 @@ def _more_rounds(args: argparse.Namespace, results: dict[str, Any],
     return rounds
 
 
+def _side_by_side_rounds(args: argparse.Namespace,
+                         failed: list[str]) -> list[dict[str, Any]]:
+    """Run ``side_by_side`` ``--rounds`` times; return each round's figures."""
+    rounds = []
+    for number in range(1, args.rounds + 1):
+        try:
+            rounds.append(run_side_by_side(args))
+        except RuntimeError as error:
+            failed.append(f'side_by_side round {number}')
+            print(f'side_by_side round {number} failed: {error}', file=sys.stderr, flush=True)
+            break
+        print(f'side_by_side round {number} done ({environment_line()})', file=sys.stderr,
+              flush=True)
+    return rounds
+
+
 def _fmt(value: float, digits: int = 1) -> str:
     return 'n/a' if value != value else f'{value:.{digits}f}'
 
@@ -400,13 +479,13 @@ def main(argv: list[str] | None = None) -> int:
                         help='measurement window [s] (default 30: a slow queue is taken up '
                              'to 4 s apart, so a short window counts a few %% too many '
                              'messages)')
-    parser.add_argument('--cases', default='one,idle,scale,scale_raw,discovery',
-                        help='comma-separated cases to run (default: these five; also '
+    parser.add_argument('--cases', default='one,idle,scale,scale_raw,side_by_side,discovery',
+                        help='comma-separated cases to run (default: these six; also '
                              'scale_inputs, scale_unbounded)')
     parser.add_argument('--rounds', type=int, default=1,
-                        help='with the one-topic and scale cases: run the scale case and the '
-                             'one-topic case after it this many times in turn, and print the '
-                             'ratio of each round and their median (default 1)')
+                        help='run side_by_side this many times, and with the one-topic and '
+                             'scale cases the scale case and the one-topic case after it; '
+                             'print the ratio of each round and their median (default 1)')
     parser.add_argument('--param', type=_parameter, action='append', default=[],
                         metavar='NAME=VALUE',
                         help='a monitor parameter for every case (repeatable)')
@@ -437,6 +516,8 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             print(f'{case} done ({environment_line()})', file=sys.stderr, flush=True)
     rounds = _more_rounds(args, results, failed) if again else []
+    if 'side_by_side' in cases:
+        results['side_by_side'] = _side_by_side_rounds(args, failed)
     rows = []
     ones = [results[case] for case in ('one', 'one_again') if case in results]
     one_us = (sum(one['monitor']['cpu_per_msg_us'] for one in ones) / len(ones)
@@ -491,6 +572,19 @@ def main(argv: list[str] | None = None) -> int:
                      f'{_fmt(statistics.median(ratios), 2)} x ({len(ratios)} rounds, '
                      f'{", ".join(_fmt(s["cpu_per_msg_us"]) for s, _ in rounds)} µs a '
                      f'message)'])
+    if results.get('side_by_side'):
+        pairs = results['side_by_side']
+        ratios = [pair['scale']['cpu_per_msg_us'] / pair['one']['cpu_per_msg_us']
+                  for pair in pairs]
+        rows.append([f'side by side: {args.topics} at 1 Hz + 1 at {args.fast_hz:g} Hz / '
+                     '1 topic, the same window', f'≤ {TARGETS["scale_ratio"]:g} x one topic',
+                     f'{", ".join(_fmt(r, 2) for r in ratios)}: median '
+                     f'{_fmt(statistics.median(ratios), 2)} x ({len(ratios)} rounds; '
+                     + ', '.join(f'{_fmt(pair["scale"]["cpu_per_msg_us"])} / '
+                                 f'{_fmt(pair["one"]["cpu_per_msg_us"])}' for pair in pairs)
+                     + ' µs a message; scale at '
+                     + ', '.join(_fmt(pair['scale']['rate_hz'], 0) for pair in pairs)
+                     + ' msg/s)'])
     ways = {r.get('diagnostics') for r in _monitor_results(results)} - {None}
     print()
     print(f'/diagnostics: {", ".join(sorted(ways)) or "n/a"}'

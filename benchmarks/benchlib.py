@@ -14,6 +14,7 @@ import json
 import os
 from pathlib import Path
 import resource
+import select
 import signal
 import statistics
 import subprocess
@@ -25,6 +26,8 @@ from typing import Any
 
 NS_PER_S = 1_000_000_000
 START_TIMEOUT_S = 30.0
+READY = 'READY'
+"""The line a child prints when it waits for SIGUSR1 to measure (``say_ready``)."""
 
 
 def cpu_s() -> float:
@@ -72,6 +75,18 @@ def stop_event() -> threading.Event:
     return event
 
 
+def say_ready() -> threading.Event:
+    """In a child: print ``READY`` (``Child.wait_ready``); return an event SIGUSR1 sets.
+
+    Children that must measure over the same window each say they are ready; the parent
+    then sends every one of them SIGUSR1 at once (``Child.signal``).
+    """
+    go = threading.Event()
+    signal.signal(signal.SIGUSR1, lambda *_: go.set())
+    print(READY, flush=True)
+    return go
+
+
 def ros_init() -> None:
     """Initialize rclpy without its signal handlers (``stop_event`` handles SIGINT)."""
     import rclpy
@@ -115,13 +130,18 @@ def emit(values: dict[str, Any]) -> None:
 class Child:
     """A child process of this benchmark script; its last stdout line is its JSON result."""
 
-    def __init__(self, script: str, role: str, options: dict[str, Any]) -> None:
-        """Start ``python script --child role --options JSON``; stderr goes to a temp file."""
+    def __init__(self, script: str, role: str, options: dict[str, Any],
+                 env: dict[str, str] | None = None) -> None:
+        """Start ``python script --child role --options JSON``; stderr goes to a temp file.
+
+        ``env``: variables set for the child on top of this process's (``ROS_DOMAIN_ID``).
+        """
         self.role = role
         self._stderr = tempfile.TemporaryFile('w+')  # noqa: SIM115
         self.process = subprocess.Popen(
             [sys.executable, script, '--child', role, '--options', json.dumps(options)],
-            stdout=subprocess.PIPE, stderr=self._stderr, text=True)
+            stdout=subprocess.PIPE, stderr=self._stderr, text=True,
+            env=None if env is None else {**os.environ, **env})
 
     @property
     def pid(self) -> int:
@@ -143,6 +163,26 @@ class Child:
             raise RuntimeError(f'{self.role} child failed (exit {self.process.returncode}):\n'
                                f'{tail}')
         return json.loads(lines[-1])
+
+    def wait_ready(self, timeout: float) -> None:
+        """Wait until the child prints ``READY`` on a line of its own (``say_ready``)."""
+        deadline = time.monotonic() + timeout
+        stdout = self.process.stdout
+        assert stdout is not None
+        while time.monotonic() < deadline:
+            if not select.select([stdout], [], [], deadline - time.monotonic())[0]:
+                break
+            line = stdout.readline()
+            if line.strip() == READY:
+                return
+            if not line:  # it exited: wait_line says why
+                self.wait_line(timeout)
+                break
+        raise RuntimeError(f'{self.role} child was not ready in {timeout:g} s')
+
+    def signal(self, sig: int) -> None:
+        """Send ``sig`` to the child."""
+        self.process.send_signal(sig)
 
     def stop(self, timeout: float = 20.0) -> dict[str, Any]:
         """Ask the child to stop (SIGINT) and return its JSON result."""
