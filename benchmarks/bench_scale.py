@@ -22,9 +22,9 @@ one run so the ratios compare figures taken side by side on the same loaded mach
   50 s within the default budget of 20 (context, no target: what the budget saves);
 - ``side_by_side``: the scale case and the one-topic monitor at once, the one topic in the
   next ROS domain (``ROS_DOMAIN_ID`` + 1) so neither sees the other's topics; both measure
-  over the same window once both are warm: their ratio (the target's) does not move with
-  the VM's speed, which a scale case run minutes apart from its one-topic figures does
-  (from 1.03 to 1.30 x in one run of three sequential rounds);
+  over the same window once both are warm, so a slow phase of the VM slows both figures of
+  the ratio (the target's) alike; a scale case run minutes apart from its one-topic figures
+  moved from 1.03 to 1.30 x in one run of three sequential rounds;
 - ``discovery``: ``all_topics`` (``monitor --all``) started first, then a process creates
   1,000 publishers (1 Hz): how long after its publisher was created each topic was
   subscribed (its first appearance to the monitor's reader), and CPU share once all run.
