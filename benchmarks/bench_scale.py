@@ -231,7 +231,8 @@ def run_subscriber(options: dict[str, Any]) -> None:
         for monitor in node.topic_monitors.values():  # every how many take periods, how many
             stride = round(monitor.take_interval_ns / node.settings.take_period_ns)
             strides[stride] = strides.get(stride, 0) + 1
-        take_timer_ms = node._take_timer.timer_period_ns / 1e6
+        if node._take_timer is not None:  # none with take_period_s 0 (callbacks)
+            take_timer_ms = node._take_timer.timer_period_ns / 1e6
     emit({'received': received, 'cpu_s': c1 - c0, 'window_s': t1 - t0,
           'diagnostics': diagnostics, 'take_strides': strides, 'take_timer_ms': take_timer_ms,
           'cpu_per_msg_us': (c1 - c0) / received * 1e6 if received else math.nan,
