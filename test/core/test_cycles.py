@@ -73,6 +73,48 @@ def test_learned_period_snaps_to_whole_hz_only_when_close():
     assert learn_period(np.array([10 * MS] * 19 + [20 * MS], np.int64)) == 10 * MS
 
 
+def test_a_late_end_stamp_does_not_shift_a_learned_1_khz_period():
+    # 20 intervals of a 1 kHz timer whose first stamp came 30 µs late: the span reads 1002 Hz.
+    late_start = np.array([MS - 30_000] + [MS] * 19, np.int64)
+    assert round(1e9 / (late_start.sum() / 20)) == 1002
+    assert learn_period(late_start) == MS
+    assert learn_period(np.array([MS] * 19 + [MS + 30_000], np.int64)) == MS  # 999 Hz
+    # One interval of 1.2 ms at the end, 20 intervals: the span lies between 990 and 1000 Hz.
+    assert learn_period(np.array([MS] * 19 + [1_200_000], np.int64)) == MS
+    # A 3 ms timer is 333.3 Hz, not the nearest whole 333 Hz (3.003 ms).
+    assert learn_period(np.array([3 * MS + 2_000, 3 * MS - 2_000] * 10, np.int64)) == 3 * MS
+    # A whole rate that is no round figure stays what it is, when its stamps say so precisely.
+    assert learn_period(np.full(20, 1_005_025)) == 1_005_025  # 995 Hz
+
+
+def test_a_learned_period_of_a_jittery_timer_is_the_configured_one():
+    rng = np.random.default_rng(7)
+    for period in (MS, 2 * MS, 10 * MS, 33_333_333, 50 * MS):
+        # Each stamp a little late (most by a few µs, one in twenty by up to 300 µs).
+        late = rng.exponential(3_000, 3001) + (rng.random(3001) < 0.05) * rng.uniform(
+            0, 300_000, 3001)
+        stamps = np.arange(3001) * period + late.astype(np.int64)
+        intervals = np.diff(stamps)
+        for n in (20, 50):
+            learned = [learn_period(intervals[i:i + n]) for i in range(0, 3000 - n, 7)]
+            assert all(p == period for p in learned), (period, n, sorted(set(learned)))
+
+
+def test_a_1_khz_topic_whose_first_stamp_came_late_counts_no_phantom_skips():
+    # Learned 2 µs short (1002 Hz from the span), the grid would count a skip every 500 cycles.
+    starts = 1_700_000_000 * S + np.arange(5000, dtype=np.int64) * MS
+    starts[0] += 30_000
+    assert count_cycles(starts, starts + 100_000, 998_004).skipped > 0
+    a = CycleAnalyzer(TopicConfig(name='fast', topic='/fast', stamp='start'))
+    for i, start in enumerate(starts.tolist()):  # taken as they come: learned from 20 intervals
+        a.record(start + 100_000 + DELIVERY, start, i + 1, 64)
+        if i % 25 == 24:
+            a.process(None)
+    r = report(a, int(starts[-1]) + 10 * MS)
+    assert r.period_learned and r.period_ns == MS
+    assert (r.deadline_misses_total, r.skipped_periods_total) == (0, 0)
+
+
 def test_batches_give_the_same_answer_as_one_pass(timer_cycles):
     starts, ends = timer_cycles()
     one = CycleAnalyzer(TopicConfig(name='a', topic='/a', stamp='start'))
