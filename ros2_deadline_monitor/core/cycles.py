@@ -50,9 +50,12 @@ WINDOW_MIN_PERIODS = 5
 SLOW_SNAP_NS = 100_000_000
 """A learned period below 1 Hz is snapped to whole multiples of this (a tenth of a second)."""
 LEARN_MIN_SNAP = 0.001
-"""A learned period is snapped to a round one within at least this share of it (0.1 %)."""
+"""A learned period is snapped to whole milliseconds within at least this share (0.1 %)."""
 LEARN_MAX_SNAP = 0.01
-"""... and within at most this share (1 %), however much the span and the median disagree."""
+"""A learned period is snapped to a whole rate in Hz within this share of it (1 %)."""
+LEARN_MAX_MS_SNAP = 0.005
+"""... and to whole milliseconds within at most this share (0.5 %), however widely the
+intervals spread: 45, 55, 90 and 110 Hz lie 1 % from a whole number of ms."""
 LEARN_MIN_INTERVALS = 3
 """A slow topic learns its period from the intervals of its first window once they are at
 least this many, instead of waiting for ``learn_intervals`` of them."""
@@ -71,41 +74,39 @@ def learn_period(intervals_ns: np.ndarray) -> int:
     """Period of a timer grid from observed intervals, snapped to the period it was given.
 
     The median alone is fooled by a jittery start-up (a late callback is followed by a short
-    interval, so 9.8 ms and 10.2 ms alternate); counting the grid slots the intervals span
-    (their sum over the median, rounded) and dividing the span by that count is not, and a
-    skipped period only adds a slot. The span still carries the jitter of its two end
-    stamps: the first of 21 stamps of a 1 kHz timer 30 µs late reads 1002 Hz, and a grid
-    replayed 2 µs a cycle short of the timer's counts a skipped period every 500 cycles and
-    misses beside it (up to a quarter of the periods a 1 kHz Python timer learned were
-    1–3 Hz off that way; the median of the intervals was right). So the estimate is snapped
-    to the period a timer is configured with (``_configured_period``), within how far the
-    span and the median disagree and how widely the intervals spread.
+    interval, so 9.8 ms and 10.2 ms alternate); the span of the intervals over the grid
+    slots it covers (over the median, rounded: a skipped period only adds a slot) is not, but
+    it carries the jitter of its two end stamps: the first of 21 stamps of
+    a 1 kHz timer 30 µs late reads 1002 Hz, and a grid replayed 2 µs a cycle short of the
+    timer's counts a skipped period every 500 cycles and misses beside it (up to a quarter of
+    the periods a 1 kHz Python timer learned were 1–3 Hz off that way). So the estimate is
+    the median of the spans of every run of half the intervals, each over its slots: a late
+    stamp moves only the runs that end on it, alternating intervals even out in each. It is
+    snapped to the period a timer is configured with (``_configured_period``), within how
+    precisely the spread of the intervals lets it be known.
     """
     median = float(np.median(intervals_ns))
-    total = float(np.sum(intervals_ns))
-    estimate = total / max(1, round(total / median))
-    per_slot = intervals_ns / np.maximum(1, np.round(intervals_ns / median))
-    typical = float(np.median(per_slot))
-    quartiles = np.percentile(per_slot, (25, 75))
-    # How far off either may be: their disagreement, or the median's own error (the spread of
-    # the intervals over the root of their count; the span's, over their count, is smaller).
-    tolerance = 2 * max(abs(estimate - typical) / estimate,
-                        float(quartiles[1] - quartiles[0]) / (math.sqrt(len(per_slot)) * typical))
-    return _configured_period(estimate, typical, tolerance)
+    starts = np.concatenate(([0.0], np.cumsum(intervals_ns, dtype=np.float64)))
+    half = (len(intervals_ns) + 1) // 2
+    spans = starts[half:] - starts[:-half]
+    estimate = float(np.median(spans / np.maximum(1, np.round(spans / median))))
+    quartiles = np.percentile(intervals_ns / np.maximum(1, np.round(intervals_ns / median)),
+                              (25, 75))
+    # A median of n values is known to about their spread over the root of n.
+    tolerance = 2 * float(quartiles[1] - quartiles[0]) / (math.sqrt(len(intervals_ns)) * estimate)
+    return _configured_period(estimate, tolerance)
 
 
-def _configured_period(estimate_ns: float, typical_ns: float, tolerance: float) -> int:
-    """Return the period a timer was most likely configured with, from two estimates of it.
+def _configured_period(estimate_ns: float, tolerance: float) -> int:
+    """Return the period a timer was most likely configured with, near ``estimate_ns``.
 
-    ``estimate_ns`` is the span over its slots, ``typical_ns`` the median interval (a slot
-    each), ``tolerance`` how far off they may be (relative; kept within ``LEARN_MIN_SNAP``
-    and ``LEARN_MAX_SNAP``). Timers are configured in milliseconds or in Hz: a whole number
-    of milliseconds within the tolerance of the two, or a whole rate within 1 % (10.003 ms
-    would drift 1.5 ms over 500 cycles of a 100 Hz timer). When both fit, the coarser of the
-    two grids is the likelier setting: milliseconds above 31.6 Hz (1 kHz is 1 ms, not 1001 Hz),
-    Hz below (30 Hz, not 33 ms). Below 1 Hz, where timers are configured in seconds, whole
-    tenths of a second (4.999 s, measured on a few intervals, is the 5 s timer). Else the
-    span's estimate.
+    Timers are configured in milliseconds or in Hz: a whole number of milliseconds within
+    ``tolerance`` (relative; kept within ``LEARN_MIN_SNAP`` and ``LEARN_MAX_MS_SNAP``), or a
+    whole rate within 1 % (10.003 ms would drift 1.5 ms over 500 cycles of a 100 Hz timer).
+    When both fit, the coarser of the two grids is the likelier setting: milliseconds above
+    31.6 Hz (1 kHz is 1 ms, not 1001 Hz), Hz below (30 Hz, not 33 ms). Below 1 Hz, where
+    timers are configured in seconds, whole tenths of a second (4.999 s, measured on a few
+    intervals, is the 5 s timer). Else the estimate.
     """
     rate_hz = 1e9 / estimate_ns
     if rate_hz < 1:
@@ -113,15 +114,14 @@ def _configured_period(estimate_ns: float, typical_ns: float, tolerance: float) 
         if tenths and abs(estimate_ns - tenths) <= LEARN_MAX_SNAP * tenths:
             return tenths
         return max(1, round(estimate_ns))
-    low, high = sorted((estimate_ns, typical_ns))
-    tolerance = min(LEARN_MAX_SNAP, max(LEARN_MIN_SNAP, tolerance))
+    tolerance = min(LEARN_MAX_MS_SNAP, max(LEARN_MIN_SNAP, tolerance))
     whole_ms = round(estimate_ns / NS_PER_MS)
-    by_ms = (whole_ms > 0 and max(0.0, low - whole_ms * NS_PER_MS, whole_ms * NS_PER_MS - high)
-             <= tolerance * whole_ms * NS_PER_MS)
+    ms_ns = whole_ms * NS_PER_MS
+    by_ms = whole_ms > 0 and abs(estimate_ns - ms_ns) <= tolerance * ms_ns
     whole_hz = round(rate_hz)
     by_hz = abs(rate_hz - whole_hz) <= LEARN_MAX_SNAP * whole_hz
     if by_ms and (not by_hz or whole_hz > whole_ms):  # a ms step is the finer one below 31.6 Hz
-        return whole_ms * NS_PER_MS
+        return ms_ns
     if by_hz:
         return round(1e9 / whole_hz)
     return max(1, round(estimate_ns))

@@ -83,6 +83,9 @@ def test_a_late_end_stamp_does_not_shift_a_learned_1_khz_period():
     assert learn_period(np.array([MS] * 19 + [1_200_000], np.int64)) == MS
     # A 3 ms timer is 333.3 Hz, not the nearest whole 333 Hz (3.003 ms).
     assert learn_period(np.array([3 * MS + 2_000, 3 * MS - 2_000] * 10, np.int64)) == 3 * MS
+    # Alternating short and long intervals of a 90 Hz timer: not the 11 ms 1 % away.
+    alternating = np.array([10_888_889] * 11 + [11_333_333] * 9, np.int64)
+    assert learn_period(alternating) == round(1e9 / 90)
     # A whole rate that is no round figure stays what it is, when its stamps say so precisely.
     assert learn_period(np.full(20, 1_005_025)) == 1_005_025  # 995 Hz
 
