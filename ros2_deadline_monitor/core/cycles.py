@@ -76,10 +76,10 @@ def learn_period(intervals_ns: np.ndarray) -> int:
     The median alone is fooled by a jittery start-up (a late callback is followed by a short
     interval, so 9.8 ms and 10.2 ms alternate); the span of the intervals over the grid
     slots it covers (over the median, rounded: a skipped period only adds a slot) is not, but
-    it carries the jitter of its two end stamps: the first of 21 stamps of
-    a 1 kHz timer 30 µs late reads 1002 Hz, and a grid replayed 2 µs a cycle short of the
-    timer's counts a skipped period every 500 cycles and misses beside it (up to a quarter of
-    the periods a 1 kHz Python timer learned were 1–3 Hz off that way). So the estimate is
+    it carries the jitter of its two end stamps: the first of 21 stamps of a 1 kHz timer
+    30 µs late reads 1002 Hz, and a grid replayed 2 µs a cycle short of the timer's counts a
+    skipped period every 500 cycles and misses beside it (up to a quarter of the periods a
+    1 kHz Python timer learned from 20 intervals were 1–3 Hz off that way). So the estimate is
     the median of the spans of every run of half the intervals, each over its slots: a late
     stamp moves only the runs that end on it, alternating intervals even out in each. It is
     snapped to the period a timer is configured with (``_configured_period``), within how
