@@ -2,8 +2,8 @@
 
 Every output that lists figures by name reads them from here, so they cannot fall out of
 step: ``shell/diagnostics.py`` builds its key/value pairs from ``TOPIC``, ``CLOCK`` and
-``HOST``; the README's key list is generated from them (``python -m
-ros2_deadline_monitor.core.figures --write README.md``, checked by a test); a test checks
+``HOST``; the key list of docs/diagnostics.md is generated from them (``python -m
+ros2_deadline_monitor.core.figures --write docs/diagnostics.md``, checked by a test); a test checks
 each ``field`` against the generated messages and their values against
 ``shell/conversions.py``.
 
@@ -449,7 +449,7 @@ HOST: tuple[Figure, ...] = (
 )
 
 
-# -- the README's key list -----------------------------------------------------------------
+# -- the documented key list -----------------------------------------------------------------
 
 def tables() -> dict[str, tuple[tuple[Figure, ...], str]]:
     """Each status's figures and the stats message their fields belong to."""
@@ -458,12 +458,12 @@ def tables() -> dict[str, tuple[tuple[Figure, ...], str]]:
 
 
 BEGIN = ('<!-- diagnostic keys: generated from core/figures.py by '
-         '`python -m ros2_deadline_monitor.core.figures --write README.md` -->')
+         '`python -m ros2_deadline_monitor.core.figures --write docs/diagnostics.md` -->')
 END = '<!-- end of diagnostic keys -->'
 
 
 def markdown() -> str:
-    """Return the README's key list: a table per status, in the order rqt_robot_monitor shows."""
+    """Return the documented key list: a table per status, in the order rqt_robot_monitor shows."""
     lines = []
     for status, (figures, message) in tables().items():
         lines += ['', f'`{status}`:', '', f'| key | group | meaning | `{message}` field |',
@@ -483,11 +483,11 @@ def replace_block(text: str, block: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Print the key list, or write it into a README between the markers."""
+    """Print the key list, or write it into a document between the markers."""
     parser = argparse.ArgumentParser(
         prog='python -m ros2_deadline_monitor.core.figures',
         description='Print the diagnostic key list generated from the table of figures.')
-    parser.add_argument('--write', metavar='README', type=Path,
+    parser.add_argument('--write', metavar='FILE', type=Path,
                         help='replace the list between the markers in this file')
     args = parser.parse_args(argv)
     if args.write is None:

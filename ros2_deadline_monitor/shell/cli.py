@@ -53,7 +53,7 @@ and one status per topic, the clock and the host on /diagnostics.
 """
 EPILOG = """\
 Topics and their settings can also come from ROS parameters: --ros-args --params-file
-config/monitor.yaml (every parameter is documented there and in the README) or
+config/monitor.yaml (every parameter is documented there and in docs/parameters.md) or
 -p topics:=[cmd] -p topic.cmd.name:=/demo/cmd -p topic.cmd.period_ms:=10.0.
 Each TOPIC given here is added to those (a TOPIC already configured keeps its identifier),
 and the per-topic flags apply to the TOPICs given here only (and with --all to every topic

@@ -358,11 +358,11 @@ def format_phase(result: PhaseResult) -> str:
             and t.get('misses_as_sent') == m.get('misses'):
         lines.append(f"   note: by the time each message left, as the monitor times a cycle's "
                      f"end, the record has {m.get('misses')} misses: the controller was held "
-                     'up between its end and publish (see README: what can make the two '
+                     'up between its end and publish (see docs/monitor.md: what can make the two '
                      'columns differ)')
     elif t.get('misses') != m.get('misses') or t.get('skipped') != m.get('skipped'):
-        lines.append('   note: monitor and controller disagree (see README: what can make the '
-                     'two columns differ)')
+        lines.append('   note: monitor and controller disagree (see docs/monitor.md: what can '
+                     'make the two columns differ)')
     return '\n'.join(lines)
 
 

@@ -1,4 +1,4 @@
-"""The table of figures: keys, order, what is left out, and the README generated from it."""
+"""The table of figures: keys, order, what is left out, and the key list generated from it."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import sys
 
 from ros2_deadline_monitor.core import figures
 
-README = Path(__file__).resolve().parents[2] / 'README.md'
+ROOT = Path(__file__).resolve().parents[2]
+KEY_LIST = ROOT / 'docs' / 'diagnostics.md'
 UNITS = {'', 'ms', 's', 'Hz', '%', 'bytes', 'bytes/s', 'MB', 'p99/p50', 's since start',
          's sim time'}
 NAN = math.nan
@@ -120,13 +121,13 @@ def test_cgroup_figures_are_left_out_when_cpu_stat_is_unreadable(snapshots):
     assert values['stats timer late (ms)'] == '2.000'
 
 
-def test_readme_key_list_is_the_generated_one():
-    text = README.read_text(encoding='utf-8')
+def test_documented_key_list_is_the_generated_one():
+    text = KEY_LIST.read_text(encoding='utf-8')
     start = text.index(figures.BEGIN)
     end = text.index(figures.END) + len(figures.END)
     assert text[start:end] == figures.markdown(), (
-        'README.md differs from core/figures.py: run '
-        '`python -m ros2_deadline_monitor.core.figures --write README.md`')
+        'docs/diagnostics.md differs from core/figures.py: run '
+        '`python -m ros2_deadline_monitor.core.figures --write docs/diagnostics.md`')
 
 
 def test_generator_writes_the_block_between_the_markers(tmp_path):
@@ -147,4 +148,4 @@ def test_every_key_is_documented_in_table_order():
 def test_the_table_and_formats_import_without_ros():
     code = ('import sys; sys.modules["rclpy"] = None; sys.modules["std_msgs"] = None; '
             'import ros2_deadline_monitor.core.figures, ros2_deadline_monitor.core.format')
-    subprocess.run([sys.executable, '-c', code], check=True, cwd=README.parent)
+    subprocess.run([sys.executable, '-c', code], check=True, cwd=ROOT)

@@ -33,7 +33,7 @@ PACKAGE = 'ros2_deadline_monitor'
 SHARE_DIRS = ('launch', 'config')
 """Directories CMakeLists.txt installs to share/<package>."""
 
-# The launch arguments are public interface (README table): changing them is deliberate.
+# The launch arguments are public interface (docs/parameters.md): changing them is deliberate.
 ARGUMENTS = {
     'monitor.launch.py': {'config', 'namespace', 'use_sim_time', 'log_level',
                           'start_aggregator'},

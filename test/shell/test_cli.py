@@ -160,7 +160,7 @@ def test_help_lists_every_option_and_points_to_the_parameters():
     for option in ('TOPIC', '--period-ms', '--rate-hz', '--deadline-ms', '--jitter-ms',
                    '--stamp', '--stamp-field', '--rule', '--clock', '--timeout-s', '--watch'):
         assert option in text, option
-    assert 'config/monitor.yaml' in text and 'README' in text
+    assert 'config/monitor.yaml' in text and 'docs/parameters.md' in text
     assert '--params-file' in text and 'Precedence' in text
 
 
