@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 import functools
 import time
 from typing import Any, TypeVar
@@ -26,9 +25,8 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.timer import Timer
 
 from ..core.config import AnalysisConfig, duration_ns, NS_PER_S, TopicConfig
-from ..core.cycles import CycleAnalyzer
-from ..core.levels import topic_level
-from ..core.reports import IntervalSummary, TopicReport
+from ..core.reports import TopicReport
+from ..core.session import Session, TopicState
 from ..core.snapshot import TopicSnapshot
 
 F = TypeVar('F', bound=Callable[..., Any])
@@ -64,12 +62,18 @@ class DeadlineProbe:
                          else duration_ns('deadline_s', deadline_s, NS_PER_S)),
             jitter_tolerance_ns=(None if jitter_tolerance_s is None else duration_ns(
                 'jitter_tolerance_s', jitter_tolerance_s, NS_PER_S, zero_ok=True)),
-            rule=rule, stamp='start', clock='wall')
+            rule=rule, stamp='start', clock=self.timer_clock)
+        self._name = name
         self._analysis = analysis or AnalysisConfig()
-        # Both analyzers see times on one clock each, so neither needs /clock to place them:
-        # the timer-clock one decides slots, misses and skips; the wall one gives wall intervals.
-        self._on_timer_clock = CycleAnalyzer(config, self._analysis)
-        self._on_wall = CycleAnalyzer(config, self._analysis)
+        # The same session as the monitor's, so the probe has its grace, hysteresis and
+        # producer rules. Under sim time the probe's own ROS time reads are its /clock: each
+        # cycle start is a (wall, sim) sample that places the cycle's end between steps.
+        self._session = Session(
+            self._analysis, use_sim_time=self.timer_clock == 'sim', start_wall_ns=time.time_ns(),
+            stats_period_ns=duration_ns('stats_period_s', stats_period_s or 1.0, NS_PER_S))
+        self._session.configure({name: config})
+        self._session.topic_status(name, TopicState.RECEIVING, type_name='probe', writers=1)
+        self._last_sim_ns: int | None = None
         self._start: tuple[int, int, int] | None = None
         self._publisher = None
         if stats_period_s is not None:
@@ -102,11 +106,14 @@ class DeadlineProbe:
             return
         start_timer, start_wall, start_mono = self._start
         self._start = None
-        run_ns = time.monotonic_ns() - start_mono
-        if self._on_timer_clock.record(start_timer + run_ns, start_timer):
-            self._on_timer_clock.process(None)
-        if self._on_wall.record(start_wall + run_ns, start_wall):
-            self._on_wall.process(None)
+        end_wall = start_wall + time.monotonic_ns() - start_mono
+        if self.timer_clock == 'sim':
+            if start_timer != self._last_sim_ns:
+                self._session.clock_sample(start_wall, start_timer)
+                self._last_sim_ns = start_timer
+            self._session.message(self._name, end_wall, start_timer)
+        else:
+            self._session.message(self._name, end_wall, start_wall)
 
     @contextmanager
     def cycle(self) -> Iterator[None]:
@@ -128,31 +135,24 @@ class DeadlineProbe:
                 self.end()
         return measured  # type: ignore[return-value]
 
-    def report(self, now_wall_ns: int | None = None) -> TopicReport:
-        """Figures so far: misses and skips on the node's clock, intervals on both clocks."""
+    def snapshot(self, now_wall_ns: int | None = None, *, final: bool = False) -> TopicSnapshot:
+        """Figures, level and reason, as the monitor reports a topic.
+
+        Under sim time a cycle waits for the next cycle's start (its /clock sample) to be
+        placed; ``final`` places every recorded cycle now.
+        """
         now_wall = time.time_ns() if now_wall_ns is None else now_wall_ns
-        # Both analyzers hold times on their own clock: no /clock mapping is needed.
-        self._on_timer_clock.process(None)
-        self._on_wall.process(None)
-        on_timer = self._on_timer_clock.report(
-            self._clock.now().nanoseconds if self.timer_clock == 'sim' else now_wall)
-        on_wall = self._on_wall.report(now_wall)
-        sim = (replace(on_timer.interval_wall, clock='sim') if self.timer_clock == 'sim'
-               else IntervalSummary(clock='sim'))
-        return replace(
-            on_timer, timer_clock=self.timer_clock, interval_wall=on_wall.interval_wall,
-            interval_sim=sim, rate_wall_hz=on_wall.rate_wall_hz,
-            rate_sim_hz=on_timer.rate_wall_hz if self.timer_clock == 'sim' else float('nan'),
-            window_wall_ns=on_wall.window_wall_ns,
-            window_sim_ns=on_timer.window_wall_ns if self.timer_clock == 'sim' else 0,
-            last_arrival_wall_ns=on_wall.last_arrival_wall_ns)
+        return self._session.snapshot(now_wall, final=final).topics[0]
+
+    def report(self, now_wall_ns: int | None = None) -> TopicReport:
+        """Figures of every cycle so far: misses and skips on the node's clock, both clocks."""
+        report = self.snapshot(now_wall_ns, final=True).report
+        assert report is not None, 'the probe configures its one topic itself'
+        return report
 
     def publish(self) -> None:
         """Publish the current figures as ``TopicStats`` (called by the steady stats timer)."""
         if self._publisher is None:
             return
         now = time.time_ns()
-        report = self.report(now)
-        level, status = topic_level(report, self._analysis.thresholds, now, report.timeout_ns)
-        topic = TopicSnapshot(report.name, report.topic, 'probe', level, status, report)
-        self._publisher.publish(self._topic_stats(topic, now, 'probe'))
+        self._publisher.publish(self._topic_stats(self.snapshot(now), now, 'probe'))

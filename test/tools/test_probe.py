@@ -213,3 +213,31 @@ def test_probe_and_monitor_agree_on_the_same_controller(ros_context, spinning):
     assert outside.deadline_misses_total == as_sent >= 20
     # Equal to the monitor's unless a cycle crossed its deadline after its message left.
     assert low <= inside.deadline_misses_total <= high
+
+
+def test_probe_levels_follow_the_session_rules(ros_context):
+    """The probe reports through the monitor's session: its level hysteresis holds here too."""
+    from ros2_deadline_monitor.core.config import AnalysisConfig, Thresholds
+    from ros2_deadline_monitor.core.levels import Level
+
+    node = Node('probed_levels', context=ros_context)
+    try:
+        probe = DeadlineProbe(node, 'loop', period_s=0.01, stats_period_s=None,
+                              analysis=AnalysisConfig(thresholds=Thresholds(level_rise_windows=2)))
+        for _ in range(5):
+            with probe.cycle():
+                pass
+        clean = probe.snapshot(final=True)
+        assert clean.level is Level.OK and clean.report.deadline_misses_total == 0
+        for i in range(10):
+            with probe.cycle():
+                if i == 5:
+                    time.sleep(0.025)  # a stall of 2.5 periods: this cycle misses its deadline
+        first = probe.snapshot(final=True)
+        assert first.report.deadline_misses_total >= 1
+        assert first.level is Level.OK
+        second = probe.snapshot(final=True)
+        assert second.level > Level.OK and 'held' not in second.reason
+        assert f'held (1 of 2 reports at {second.level.name})' in first.reason
+    finally:
+        node.destroy_node()
