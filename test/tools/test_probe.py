@@ -241,3 +241,39 @@ def test_probe_levels_follow_the_session_rules(ros_context):
         assert f'held (1 of 2 reports at {second.level.name})' in first.reason
     finally:
         node.destroy_node()
+
+
+def test_a_sim_time_probe_counts_skips_on_the_sim_grid(ros_context, spinning, tools):
+    """Under use_sim_time the probe's ROS time reads are its /clock: skips come exactly."""
+    from rclpy.parameter import Parameter
+
+    add, thread, executor = spinning
+    tools.start('sim_clock', step_ms=1.0, start_sim_s=5.0, wait_for_subscribers=1)
+    node = add(Node('probed_sim', context=ros_context,
+                    parameter_overrides=[Parameter('use_sim_time', value=True)]))
+    truth = []
+    state = {'i': 0}
+
+    def on_timer():
+        start_ros = probe.cycle_start_ns
+        state['i'] += 1
+        if state['i'] % 10 == 5:
+            time.sleep(0.05)  # on a loaded machine sim_clock runs slower: still > 1 period
+        truth.append(start_ros)
+
+    timer = node.create_timer(0.01, on_timer)
+    probe = DeadlineProbe(node, 'control', timer=timer, stats_period_s=None)
+    timer.callback = probe.wrap(on_timer)
+    thread.start()
+    assert wait_for(lambda: len(truth) >= 100, timeout_s=30)
+    timer.cancel()
+    executor.shutdown()
+    thread.join(timeout=10)
+    starts = np.array(truth)
+    assert np.all(starts >= 5_000 * MS), 'cycles ran on sim time'
+    expected = count_cycles(starts, starts, 10 * MS)
+    report = probe.report()
+    assert report.timer_clock == 'sim'
+    assert report.messages_total == len(truth)
+    assert report.skipped_periods_total == expected.skipped >= 1
+    assert report.deadline_misses_total >= 1
