@@ -32,7 +32,7 @@ from ros2_deadline_monitor.core.config import check_topic_name, NS_PER_MS, NS_PE
 from ros2_deadline_monitor.core.errors import ConfigError
 from ros2_deadline_monitor.core.parameters import ParamSpec
 from ros2_deadline_monitor.tools.cycle_record import CycleRecord, CycleRow
-from ros2_deadline_monitor.tools.sim_clock import (
+from ros2_deadline_monitor.tools.runtime import (
     check_output_path,
     declare_parameters,
     parameter_help,
