@@ -1,11 +1,14 @@
-"""The reference measurement, live: RTF next to deadline misses in five phases.
+"""The reference measurement, live: RTF next to deadline misses in six phases.
 
 Each phase starts three separate processes — the simulator stand-in (``sim_clock``), a 100 Hz
 control loop stand-in (``demo_controller``) and the ``monitor`` — runs them for a few seconds,
 and prints what the controller recorded about its own cycles (the ground truth) next to what
 the monitor measured from outside. The phases follow the reference measurement: wall clock
 without and with a 22 ms stall every 50th cycle, sim time at RTF 1.0 without and with the
-stall, and sim time at RTF 0.5.
+stall, and sim time at RTF 0.5. A sixth phase runs sim time at RTF 1.0 with /clock published
+at 10 Hz, Gazebo Classic's default: the 100 Hz controller on sim time runs at most once per
+/clock message (rcl fires once per /clock update and skips the periods in between), so the RTF
+says 1.0 while the loop ran a tenth of its cycles.
 """
 
 from __future__ import annotations
@@ -49,6 +52,8 @@ class Phase:
     target_rtf: float
     stall_ms: float
     title: str
+    clock_publish_hz: float = 0.0
+    """sim_clock's ``publish_rate_hz``: /clock at this rate, 0 at every 1 ms step."""
 
 
 PHASES = (
@@ -58,6 +63,8 @@ PHASES = (
     Phase('sim_rtf1_injected', True, 1.0, 22.0,
           'sim time at target RTF 1.0, 22 ms stall every 50th cycle'),
     Phase('sim_rtf05', True, 0.5, 0.0, 'sim time at target RTF 0.5, no stall'),
+    Phase('sim_clock_10hz', True, 1.0, 0.0, 'sim time at target RTF 1.0, /clock at 10 Hz '
+          "(Gazebo Classic's default), no stall", clock_publish_hz=10.0),
 )
 
 
@@ -73,6 +80,8 @@ class PhaseResult:
     monitor: dict[str, Any] = field(default_factory=dict)
     sim_clock: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
+    duration_s: float | None = None
+    """Wall time the controller ran for (its ``duration_s``)."""
 
 
 def executable_command(name: str) -> list[str]:
@@ -256,7 +265,7 @@ def run_phase(phase: Phase, listener: StatsListener, *, duration_s: float = 5.0,
               rate_hz: float = 100.0, stall_every: int = 50,
               workdir: Path | None = None) -> PhaseResult:
     """Run one phase in separate processes and collect truth and monitor figures."""
-    result = PhaseResult(phase.name, phase.title, rate_hz, stall_every)
+    result = PhaseResult(phase.name, phase.title, rate_hz, stall_every, duration_s=duration_s)
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         record_path = Path(tmp) / 'cycles.json'
         summary_path = Path(tmp) / 'sim_clock.json'
@@ -272,6 +281,7 @@ def run_phase(phase: Phase, listener: StatsListener, *, duration_s: float = 5.0,
             if phase.use_sim_time:
                 processes.append(subprocess.Popen(executable_command('sim_clock') + ros_args({
                     'target_rtf': phase.target_rtf, 'wait_for_subscribers': 2,
+                    'publish_rate_hz': phase.clock_publish_hz,
                     'summary_path': str(summary_path)})))
             controller = subprocess.Popen(executable_command('demo_controller') + ros_args({
                 'use_sim_time': phase.use_sim_time, 'rate_hz': rate_hz,
@@ -352,6 +362,9 @@ def format_phase(result: PhaseResult) -> str:
     lines = [f'== {result.phase}: {result.title}',
              f"   {'':<{width}}  {'controller / sim_clock':>22}  {'monitor':>17}"]
     lines += [f'   {a:<{width}}  {b:>22}  {c_:>17}' for a, b, c_ in rows]
+    sentence = clock_rate_sentence(result)
+    if sentence:
+        lines.append(f'   verdict: {sentence}')
     if result.error:
         lines.append(f'   ERROR: {result.error}')
     elif t.get('skipped') == m.get('skipped') and t.get('misses') != m.get('misses') \
@@ -364,6 +377,26 @@ def format_phase(result: PhaseResult) -> str:
         lines.append('   note: monitor and controller disagree (see README: what can make the '
                      'two columns differ)')
     return '\n'.join(lines)
+
+
+def clock_rate_sentence(result: PhaseResult) -> str | None:
+    """Say that a coarse /clock, not the RTF, set how often the sim-time controller ran.
+
+    Only for a phase whose sim_clock published /clock less often than the controller's rate
+    (None otherwise, or before the controller's record and sim_clock's summary are in).
+    """
+    t, m, c = result.truth, result.monitor, result.sim_clock
+    period_ms = c.get('publish_period_ms')
+    cycles = t.get('cycles')
+    if period_ms is None or cycles is None or result.duration_s is None \
+            or period_ms <= 1000.0 / result.rate_hz:
+        return None
+    rtf = m.get('rtf', c.get('rtf'))
+    rtf_text = '-' if rtf is None or math.isnan(rtf) else f'{rtf:.2f}'
+    return (f'RTF {rtf_text} but the {result.rate_hz:g} Hz controller ran {cycles} cycles in '
+            f'{result.duration_s:g} s: /clock every {period_ms:g} ms (a sim-time timer runs at '
+            f'most once per /clock message, {1000.0 / period_ms:g} Hz here; rcl skips the '
+            f'periods in between: {_fmt(t.get("skipped"))} skipped)')
 
 
 DEFAULT_THRESHOLDS = Thresholds()
@@ -411,7 +444,7 @@ def build_parser() -> argparse.ArgumentParser:
     """Command-line interface of ``demo``."""
     parser = argparse.ArgumentParser(
         prog='demo', description='Reproduce the reference measurement live: sim_clock, a '
-        '100 Hz controller and the monitor in separate processes, five phases.')
+        '100 Hz controller and the monitor in separate processes, six phases.')
     parser.add_argument('--phases', nargs='+', choices=[p.name for p in PHASES],
                         default=[p.name for p in PHASES], help='phases to run (default: all)')
     parser.add_argument('--duration-s', type=float, default=5.0,
