@@ -54,6 +54,10 @@ class Phase:
     title: str
     clock_publish_hz: float = 0.0
     """sim_clock's ``publish_rate_hz``: /clock at this rate, 0 at every 1 ms step."""
+    rule: str = 'response'
+    """Miss rule of the monitor and of the record's count. Under a 100 ms /clock the first
+    cycle's response depends on where between two /clock messages its message left, which
+    the controller cannot see; its interval does not."""
 
 
 PHASES = (
@@ -64,7 +68,7 @@ PHASES = (
           'sim time at target RTF 1.0, 22 ms stall every 50th cycle'),
     Phase('sim_rtf05', True, 0.5, 0.0, 'sim time at target RTF 0.5, no stall'),
     Phase('sim_clock_10hz', True, 1.0, 0.0, 'sim time at target RTF 1.0, /clock at 10 Hz '
-          "(Gazebo Classic's default), no stall", clock_publish_hz=10.0),
+          "(Gazebo Classic's default), no stall", clock_publish_hz=10.0, rule='interval'),
 )
 
 
@@ -108,7 +112,8 @@ def ros_args(params: dict[str, Any]) -> list[str]:
     return args
 
 
-def truth_figures(record: CycleRecord, sent: Sequence[tuple[int, int]] = ()) -> dict[str, Any]:
+def truth_figures(record: CycleRecord, sent: Sequence[tuple[int, int]] = (),
+                  rule: str = 'response') -> dict[str, Any]:
     """Count what the controller saw of itself, with the same rules the monitor applies.
 
     Response = lateness on the timer's clock + execution on the monotonic clock, so a stall
@@ -121,7 +126,7 @@ def truth_figures(record: CycleRecord, sent: Sequence[tuple[int, int]] = ()) -> 
     """
     starts = record.start_timer_ns
     ends = starts + (record.end_mono_ns - record.start_mono_ns)
-    counts = count_cycles(starts, ends, record.period_ns)
+    counts = count_cycles(starts, ends, record.period_ns, rule=rule)
     stamps = np.array([stamp for stamp, _ in sent], np.int64)
     left = np.array([left for _, left in sent], np.int64)
     wall = (record.start_system_ns[1:] - record.start_system_ns[:-1]) / MS
@@ -135,7 +140,8 @@ def truth_figures(record: CycleRecord, sent: Sequence[tuple[int, int]] = ()) -> 
         if len(record) else math.nan,
     }
     if record.timer_clock == 'wall' and np.array_equal(stamps, starts):
-        figures['misses_as_sent'] = count_cycles(starts, left, record.period_ns).misses
+        figures['misses_as_sent'] = count_cycles(starts, left, record.period_ns,
+                                                 rule=rule).misses
     if record.timer_clock == 'sim':
         figures['sim_mean_ms'] = float(timer.mean()) if len(timer) else math.nan
         figures['sim_max_ms'] = float(timer.max()) if len(timer) else math.nan
@@ -275,7 +281,7 @@ def run_phase(phase: Phase, listener: StatsListener, *, duration_s: float = 5.0,
             'use_sim_time': phase.use_sim_time, 'stats_period_s': 0.5,
             'target_rtf': phase.target_rtf, 'topics': ['cmd'],
             'topic.cmd.name': CONTROL_TOPIC, 'topic.cmd.period_ms': 1000.0 / rate_hz,
-            'topic.cmd.stamp': 'start'}))
+            'topic.cmd.stamp': 'start', 'topic.cmd.rule': phase.rule}))
         processes = [monitor]
         try:
             if phase.use_sim_time:
@@ -300,7 +306,7 @@ def run_phase(phase: Phase, listener: StatsListener, *, duration_s: float = 5.0,
                 raise
             record = CycleRecord.load(record_path)
             messages, sent = _wait_for_monitor(listener, len(record), timeout_s=5.0)
-            result.truth = truth_figures(record, sent)
+            result.truth = truth_figures(record, sent, phase.rule)
             _stop(*processes)
             if phase.use_sim_time and summary_path.exists():
                 result.sim_clock = json.loads(summary_path.read_text())
