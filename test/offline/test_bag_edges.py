@@ -175,3 +175,32 @@ def test_sim_stamps_without_clock_say_why_no_period_was_learned(bags, tmp_path: 
     assert topic['interval_sim']['count'] == 2639
     assert topic['interval_sim']['max_ms'] == topic['interval_sim']['min_ms'] == 36.0
 
+
+
+def test_several_storage_files_that_disagree_are_one_error(
+        bags, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import yaml
+
+    def part(name: str, start: int) -> Path:
+        messages = [('/odom', T0 + (start + k) * 10 * MS, bags.header_cdr(T0 + k * 10 * MS))
+                    for k in range(30)]
+        return bags.write(tmp_path / name, 'mcap', {'/odom': 'std_msgs/msg/Header'}, messages)
+
+    first, second = part('split', 0), part('second', 30)
+    (second / 'second.mcap').rename(first / 'split_1.mcap')
+    metadata = yaml.safe_load((first / 'metadata.yaml').read_text())
+    info = metadata['rosbag2_bagfile_information']
+    info['relative_file_paths'].append('split_1.mcap')
+    info['topics_with_message_count'][0]['topic_metadata']['type'] = 'std_msgs/msg/String'
+    (first / 'metadata.yaml').write_text(yaml.safe_dump(metadata))
+    assert main([str(first), '--no-progress']) == 1
+    err = capsys.readouterr().err
+    assert 'Traceback' not in err
+    assert err.strip().splitlines() == [
+        f'ERROR: {first}/metadata.yaml does not match its storage file for /odom (type '
+        'std_msgs/msg/String listed, std_msgs/msg/Header stored): the bag library would read '
+        'none of their messages; analyze its storage files one by one instead']
+    # As it says: each file alone analyzes.
+    for name in ('split.mcap', 'split_1.mcap'):
+        data = analyze_json(tmp_path, str(first / name))
+        assert data['topics'][0]['messages_total'] == 30
