@@ -11,6 +11,22 @@ Gazebo publishes its clock on the Gazebo transport only; the bridge turns it int
 ``/clock`` that every ``use_sim_time`` node (the monitor included) follows. The monitor
 measures the real time factor itself from ``/clock`` against the wall clock.
 
+The /clock rate decides how often a sim-time timer can run: rcl fires a timer at most once per
+/clock message and skips the periods in between, so a 100 Hz controller on sim time under a
+10 Hz /clock runs 10 times a second while the RTF reads 1.0. Keep the /clock step at or below
+the period of your fastest sim-time timer:
+
+- Gazebo (gz sim, launched here) publishes its clock at every physics step, unthrottled: the
+  step is the world's ``<physics><max_step_size>`` (0.001 s by default, 1 kHz at RTF 1), and
+  the bridge forwards every message. A world with a larger step coarsens /clock with it.
+- Gazebo Classic (gazebo_ros) throttles /clock to its ``publish_rate`` parameter, 10 Hz of
+  real time by default. Raise it on the ``gazebo`` node, e.g. a params file
+  ``gazebo: {ros__parameters: {publish_rate: 1000.0}}`` given as
+  ``ros2 launch gazebo_ros gazebo.launch.py params_file:=clock.yaml``.
+
+``sim_clock`` stands in for either: ``-p step_ms:=1.0 -p publish_rate_hz:=10.0`` reproduces
+Gazebo Classic's default, and the monitor's /clock figures show the step it measures.
+
 To show Gazebo's own RTF next to the measured one: Gazebo reports it as ``real_time_factor``
 in ``gz.msgs.WorldStatistics`` on ``/world/<world name>/stats``, which ros_gz_bridge has no
 ROS type for. Relay that field as ``std_msgs/msg/Float64`` (or ``Float32``) to a ROS topic,
@@ -36,7 +52,11 @@ def generate_launch_description() -> LaunchDescription:
         DeclareLaunchArgument(
             'world', default_value='empty.sdf',
             description='World for Gazebo to load and run: a file name on '
-                        'GZ_SIM_RESOURCE_PATH (e.g. empty.sdf, shapes.sdf) or a path.'),
+                        'GZ_SIM_RESOURCE_PATH (e.g. empty.sdf, shapes.sdf) or a path. Its '
+                        '<physics><max_step_size> is the /clock step (gz sim publishes /clock '
+                        'every physics step; 0.001 s by default): keep it at or below the '
+                        'period of your fastest sim-time timer, which runs at most once per '
+                        '/clock message.'),
         DeclareLaunchArgument(
             'config',
             default_value=PathJoinSubstitution([FindPackageShare(PACKAGE), 'config',
@@ -61,6 +81,9 @@ def generate_launch_description() -> LaunchDescription:
         }.items(),
     )
 
+    # Forwards every gz /clock message (one per physics step): the ROS /clock is as fine as
+    # the world's max_step_size. Nothing here throttles it; Gazebo Classic's publish_rate
+    # (10 Hz by default) has no counterpart in gz sim.
     clock_bridge = Node(
         package='ros_gz_bridge',
         executable='parameter_bridge',

@@ -27,6 +27,7 @@ __all__ = [
     'BagSource',
     'BagTopic',
     'MessageBatch',
+    'absolute_topic',
     'find_msg_dir',
 ]
 
@@ -132,7 +133,10 @@ class BagSource:
     """An open rosbag2 bag (a bag directory, or a single ``.mcap`` / ``.db3`` file).
 
     Use as a context manager. All times are int nanoseconds of the recorder's log time
-    (the time ``ros2 bag record`` received each message, system clock).
+    (the time ``ros2 bag record`` received each message, system clock). Topic names are
+    absolute: a bag topic recorded as ``scan`` is ``/scan`` here, as ROS 2 resolves it.
+    ``notes`` says what was done about a bag that could not be read as it describes itself
+    (a ``metadata.yaml`` that does not match its storage file).
     """
 
     def __init__(self, path: str | Path) -> None:
@@ -156,6 +160,8 @@ class BagSource:
                 hint = (' (an MCAP file without its end: was the recording interrupted? '
                         '`mcap recover` can rebuild it)')
             raise BagError(f'cannot open bag {self.path}: {_describe(err)}{hint}') from err
+        self.notes: list[str] = []
+        self._read_storage_if_metadata_disagrees()
         try:
             self.storage = _storage_name(self._reader)
             self.start_ns = int(self._reader.start_time) if self._reader.message_count else 0
@@ -168,6 +174,45 @@ class BagSource:
         self._bag_types: dict[str, Any] | None = None
         self._jazzy_types: Mapping[str, Any] | None = None
         self._own_types: dict[str, Any] | None = None
+
+    def _read_storage_if_metadata_disagrees(self) -> None:
+        """Read the storage file on its own when ``metadata.yaml`` does not describe it.
+
+        ``rosbags`` takes the topics and counts of a bag directory from ``metadata.yaml`` and
+        reads only the storage connections that match one of them exactly (topic, type,
+        serialization, QoS, type hash): a metadata file written by another tool or version
+        that disagrees reads none of the messages it lists. The storage file describes its
+        own connections, so it is read alone instead, and ``notes`` says so.
+        """
+        from rosbags.rosbag2 import Reader
+
+        reader = self._reader
+        storages = getattr(reader.storage, 'storages', None)
+        if storages is None:  # a single storage file: nothing to disagree with
+            return
+        unmatched = [c for c in reader.connections if c.msgcount and not any(
+            _same_connection(c, x) for storage in storages for x in storage.connections)]
+        if not unmatched:
+            return
+        what = _disagreement(unmatched[0], [x for s in storages for x in s.connections])
+        topics = ', '.join(sorted({c.topic for c in unmatched}))
+        said = (f'{self.path}/metadata.yaml does not match its storage file for {topics} '
+                f'({what}): the bag library would read none of their messages')
+        files = [Path(storage.path) for storage in storages]
+        if len(files) != 1 or reader.compression_mode == 'file':
+            self.close()
+            which = ('its storage files one by one' if len(files) > 1
+                     else 'its storage file after decompressing it')
+            raise BagError(f'{said}; analyze {which} instead')
+        self.close()
+        try:
+            self._reader = Reader(files[0])
+            self._reader.open()
+        except Exception as err:  # the same boundary as opening the directory
+            raise BagError(f'{said}, and its storage file {files[0]} cannot be opened on its '
+                           f'own: {_describe(err)}') from err
+        self.notes.append(f'{said}; read {files[0].name} on its own instead (its topics, '
+                          'counts and times come from the storage file)')
 
     @property
     def duration_ns(self) -> int:
@@ -194,7 +239,7 @@ class BagSource:
     def _group_topics(connections: Iterable[Any]) -> dict[str, BagTopic]:
         grouped: dict[str, list[Any]] = {}
         for conn in connections:
-            grouped.setdefault(conn.topic, []).append(conn)
+            grouped.setdefault(absolute_topic(conn.topic), []).append(conn)
         topics = {}
         for name, conns in grouped.items():
             types = sorted({c.msgtype for c in conns})
@@ -327,6 +372,34 @@ class BagSource:
             raise BagError(f'cannot build decoders for {sorted(wanted)}: '
                            f'{_describe(err)}') from err
         return store
+
+
+def absolute_topic(name: str) -> str:
+    """Return ``name`` with a leading ``/``: ROS 2 resolves ``scan`` to ``/scan``."""
+    return name if name.startswith('/') else f'/{name}'
+
+
+def _same_connection(listed: Any, stored: Any) -> bool:
+    """Tell whether ``rosbags`` reads storage connection ``stored`` for ``listed``."""
+    return (listed.topic == stored.topic and listed.msgtype == stored.msgtype
+            and listed.ext == stored.ext
+            and (not listed.digest or not stored.digest or listed.digest == stored.digest))
+
+
+def _disagreement(listed: Any, stored: list[Any]) -> str:
+    """Say how the storage's connections of ``listed.topic`` differ from the listed one."""
+    same_topic = [x for x in stored if x.topic == listed.topic]
+    if not same_topic:
+        return f'no connection on {listed.topic} in the storage file'
+    x = same_topic[0]
+    if x.msgtype != listed.msgtype:
+        return f'type {listed.msgtype} listed, {x.msgtype} stored'
+    if x.ext.serialization_format != listed.ext.serialization_format:
+        return (f'serialization {listed.ext.serialization_format} listed, '
+                f'{x.ext.serialization_format} stored')
+    if x.ext != listed.ext:
+        return 'the offered QoS profiles differ'
+    return 'the type hashes differ'
 
 
 def _storage_name(reader: Any) -> str:

@@ -100,9 +100,11 @@ class _TopicTrack:
     """One analyzed topic: whole-run accumulators of the rows the session hands over."""
 
     def __init__(self, plan: TopicPlan, analysis: AnalysisConfig, t0_ns: int, span_ns: int,
-                 keep_series: bool) -> None:
+                 keep_series: bool, has_clock: bool = False) -> None:
         self.plan = plan
         self.analysis = analysis
+        self.has_clock = has_clock
+        """Whether the bag has /clock samples to place sim time."""
         self.config: TopicConfig | None = None
         """The configuration in force once the first message decided an ``auto`` clock."""
         self.clock_choice = plan.clock_choice
@@ -175,6 +177,23 @@ class _TopicTrack:
             self.timeline.add(rows['start_wall'], rows, known, rows['missed'].astype(bool),
                               rows['skipped'])
 
+    def _unplaced_stamps_note(self, config: TopicConfig, foreign: int, messages: int) -> str:
+        """Say why no period was learned when the start stamps are on another clock.
+
+        Too few stamps were on the timer clock to learn from: it is not a lack of messages.
+        Sim-time stamps on a wall-clock topic cannot be placed without /clock, and wall-clock
+        stamps on a sim-clock topic are on the other clock.
+        """
+        head = (f'period not learned: {foreign} of {messages} start stamps are not on the '
+                f'{config.clock} clock')
+        if config.clock == 'wall':
+            where = ('sim time? the bag has no /clock to place it' if not self.has_clock
+                     else 'sim time? the timer clock is wall')
+            return (f'{head} ({where}); --clock sim takes the stamps on their own clock, '
+                    '--stamp none times the arrivals')
+        return (f'{head} (they are wall-clock stamps); --clock wall takes them on their own '
+                'clock, --stamp none times the arrivals')
+
     def result(self, report: TopicReport | None, session: Session) -> TopicResult:
         plan = self.plan
         config = self.config or plan.config
@@ -185,14 +204,18 @@ class _TopicTrack:
                 if self.first_arrival is not None and self.last_arrival is not None else 0)
         note = ''
         messages = report.messages_total if report else 0
+        foreign = report.foreign_stamps_total if report else 0
+        unplaced = bool(foreign) and messages - foreign <= self.analysis.learn_intervals
         if config.kind == 'event':
             note = 'event topic: no period, so no misses or skipped periods'
+        elif messages and timing is None and unplaced:
+            note = self._unplaced_stamps_note(config, foreign, messages)
         elif messages and timing is None:
             note = (f'period not learned: {messages} messages, need more than '
                     f'{self.analysis.learn_intervals}')
         elif messages and self.cycles < messages and config.clock == 'sim':
             note = f'{messages - self.cycles} messages before the first /clock sample ignored'
-        if report and report.foreign_stamps_total:
+        if foreign and not (timing is None and unplaced):
             note = '; '.join(filter(None, [note, (
                 f'{report.foreign_stamps_total} start stamps not on the {config.clock} clock '
                 'ignored')]))
@@ -343,7 +366,8 @@ class BagAnalysis:
             start_wall_ns=bag.start_ns,
             clock_topic=plan.clock.name if plan.clock else '/clock',
             arrival_timestamp='log_time', clock_capacity=CLOCK_CAPACITY)
-        self.tracks = [_TopicTrack(p, analysis, bag.start_ns, span, keep_series)
+        has_clock = plan.clock is not None and plan.clock.count > 0
+        self.tracks = [_TopicTrack(p, analysis, bag.start_ns, span, keep_series, has_clock)
                        for p in plan.topics]
         self.clock = _ClockTrack(plan.clock.name if plan.clock else '/clock', keep_series)
         self.recorded = RecordedSummary() if plan.stats else None
@@ -619,5 +643,6 @@ class BagAnalysis:
             recorded=self.recorded.result() if self.recorded and self.recorded.messages
             else None,
             percentile_method=PERCENTILE_METHOD,
+            notes=tuple(bag.notes),
             series=series,
         )

@@ -14,7 +14,7 @@ from ros2_deadline_monitor.core.stamp_field import (
 from ros2_deadline_monitor.core.topic_flags import topic_id
 from ros2_deadline_monitor.core.topic_selection import excluded_reason, EXCLUDED_TOPICS
 
-from .bag import BagSource, BagTopic, CLOCK_TYPE, STATS_TYPE
+from .bag import absolute_topic, BagSource, BagTopic, CLOCK_TYPE, STATS_TYPE
 from .config_file import FileConfig
 from .layouts import bag_stamp_rule
 from .replay import Plan, TopicPlan
@@ -95,7 +95,9 @@ def build_plan(bag: BagSource, file_config: FileConfig | None,
     there is nothing to analyze, and ``ConfigError`` for settings the bag cannot honour.
     """
     warnings: list[str] = list(file_config.warnings) if file_config else []
-    clock_name = file_config.clock_topic if file_config else '/clock'
+    warnings += bag.notes
+    # Bag topics are absolute (``BagSource``); so are the names asked for here.
+    clock_name = absolute_topic(file_config.clock_topic if file_config else '/clock')
     clock = bag.topics.get(clock_name)
     if clock is not None and clock.msgtype != CLOCK_TYPE:
         raise BagError(f'{clock_name} has type {clock.msgtype}, expected {CLOCK_TYPE}')
@@ -105,20 +107,20 @@ def build_plan(bag: BagSource, file_config: FileConfig | None,
     taken: set[str] = set()
     named = list(dict.fromkeys(overrides.topics))
     if file_config is not None:
-        chosen = list(file_config.topics)
+        chosen = [replace(c, topic=absolute_topic(c.topic)) for c in file_config.topics]
         if named:
-            chosen = [c for c in chosen if c.topic in named or c.name in named]
+            named_topics = {absolute_topic(n) for n in named}
+            chosen = [c for c in chosen if c.topic in named_topics or c.name in named]
         for config in chosen:
             taken.add(config.name)
             choice = 'auto' if config.name in file_config.auto_clock else 'config'
             configs.append((config, choice))
         known = {c.topic for c in chosen} | {c.name for c in chosen}
-        extra = [n for n in named if n not in known]
+        extra = [n for n in named if n not in known and absolute_topic(n) not in known]
     else:
         extra = named or _default_topics(bag, clock_name)
     for name in extra:
-        if not name.startswith('/'):
-            name = f'/{name}'
+        name = absolute_topic(name)
         configs.append((TopicConfig(name=topic_id(name, taken), topic=name), 'auto'))
 
     absent = [c.topic for c, _ in configs if c.topic not in bag.topics]

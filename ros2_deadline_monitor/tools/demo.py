@@ -1,11 +1,14 @@
-"""The reference measurement, live: RTF next to deadline misses in five phases.
+"""The reference measurement, live: RTF next to deadline misses in six phases.
 
 Each phase starts three separate processes — the simulator stand-in (``sim_clock``), a 100 Hz
 control loop stand-in (``demo_controller``) and the ``monitor`` — runs them for a few seconds,
 and prints what the controller recorded about its own cycles (the ground truth) next to what
 the monitor measured from outside. The phases follow the reference measurement: wall clock
 without and with a 22 ms stall every 50th cycle, sim time at RTF 1.0 without and with the
-stall, and sim time at RTF 0.5.
+stall, and sim time at RTF 0.5. A sixth phase runs sim time at RTF 1.0 with /clock published
+at 10 Hz, Gazebo Classic's default: the 100 Hz controller on sim time runs at most once per
+/clock message (rcl fires once per /clock update and skips the periods in between), so the RTF
+says 1.0 while the loop ran a tenth of its cycles.
 """
 
 from __future__ import annotations
@@ -49,6 +52,12 @@ class Phase:
     target_rtf: float
     stall_ms: float
     title: str
+    clock_publish_hz: float = 0.0
+    """sim_clock's ``publish_rate_hz``: /clock at this rate, 0 at every 1 ms step."""
+    rule: str = 'response'
+    """Miss rule of the monitor and of the record's count. Under a 100 ms /clock the first
+    cycle's response depends on where between two /clock messages its message left, which
+    the controller cannot see; its interval does not."""
 
 
 PHASES = (
@@ -58,6 +67,8 @@ PHASES = (
     Phase('sim_rtf1_injected', True, 1.0, 22.0,
           'sim time at target RTF 1.0, 22 ms stall every 50th cycle'),
     Phase('sim_rtf05', True, 0.5, 0.0, 'sim time at target RTF 0.5, no stall'),
+    Phase('sim_clock_10hz', True, 1.0, 0.0, 'sim time at target RTF 1.0, /clock at 10 Hz '
+          "(Gazebo Classic's default), no stall", clock_publish_hz=10.0, rule='interval'),
 )
 
 
@@ -73,6 +84,8 @@ class PhaseResult:
     monitor: dict[str, Any] = field(default_factory=dict)
     sim_clock: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
+    duration_s: float | None = None
+    """Wall time the controller ran for (its ``duration_s``)."""
 
 
 def executable_command(name: str) -> list[str]:
@@ -99,7 +112,8 @@ def ros_args(params: dict[str, Any]) -> list[str]:
     return args
 
 
-def truth_figures(record: CycleRecord, sent: Sequence[tuple[int, int]] = ()) -> dict[str, Any]:
+def truth_figures(record: CycleRecord, sent: Sequence[tuple[int, int]] = (),
+                  rule: str = 'response') -> dict[str, Any]:
     """Count what the controller saw of itself, with the same rules the monitor applies.
 
     Response = lateness on the timer's clock + execution on the monotonic clock, so a stall
@@ -112,7 +126,7 @@ def truth_figures(record: CycleRecord, sent: Sequence[tuple[int, int]] = ()) -> 
     """
     starts = record.start_timer_ns
     ends = starts + (record.end_mono_ns - record.start_mono_ns)
-    counts = count_cycles(starts, ends, record.period_ns)
+    counts = count_cycles(starts, ends, record.period_ns, rule=rule)
     stamps = np.array([stamp for stamp, _ in sent], np.int64)
     left = np.array([left for _, left in sent], np.int64)
     wall = (record.start_system_ns[1:] - record.start_system_ns[:-1]) / MS
@@ -126,7 +140,8 @@ def truth_figures(record: CycleRecord, sent: Sequence[tuple[int, int]] = ()) -> 
         if len(record) else math.nan,
     }
     if record.timer_clock == 'wall' and np.array_equal(stamps, starts):
-        figures['misses_as_sent'] = count_cycles(starts, left, record.period_ns).misses
+        figures['misses_as_sent'] = count_cycles(starts, left, record.period_ns,
+                                                 rule=rule).misses
     if record.timer_clock == 'sim':
         figures['sim_mean_ms'] = float(timer.mean()) if len(timer) else math.nan
         figures['sim_max_ms'] = float(timer.max()) if len(timer) else math.nan
@@ -256,7 +271,7 @@ def run_phase(phase: Phase, listener: StatsListener, *, duration_s: float = 5.0,
               rate_hz: float = 100.0, stall_every: int = 50,
               workdir: Path | None = None) -> PhaseResult:
     """Run one phase in separate processes and collect truth and monitor figures."""
-    result = PhaseResult(phase.name, phase.title, rate_hz, stall_every)
+    result = PhaseResult(phase.name, phase.title, rate_hz, stall_every, duration_s=duration_s)
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         record_path = Path(tmp) / 'cycles.json'
         summary_path = Path(tmp) / 'sim_clock.json'
@@ -266,12 +281,13 @@ def run_phase(phase: Phase, listener: StatsListener, *, duration_s: float = 5.0,
             'use_sim_time': phase.use_sim_time, 'stats_period_s': 0.5,
             'target_rtf': phase.target_rtf, 'topics': ['cmd'],
             'topic.cmd.name': CONTROL_TOPIC, 'topic.cmd.period_ms': 1000.0 / rate_hz,
-            'topic.cmd.stamp': 'start'}))
+            'topic.cmd.stamp': 'start', 'topic.cmd.rule': phase.rule}))
         processes = [monitor]
         try:
             if phase.use_sim_time:
                 processes.append(subprocess.Popen(executable_command('sim_clock') + ros_args({
                     'target_rtf': phase.target_rtf, 'wait_for_subscribers': 2,
+                    'publish_rate_hz': phase.clock_publish_hz,
                     'summary_path': str(summary_path)})))
             controller = subprocess.Popen(executable_command('demo_controller') + ros_args({
                 'use_sim_time': phase.use_sim_time, 'rate_hz': rate_hz,
@@ -290,7 +306,7 @@ def run_phase(phase: Phase, listener: StatsListener, *, duration_s: float = 5.0,
                 raise
             record = CycleRecord.load(record_path)
             messages, sent = _wait_for_monitor(listener, len(record), timeout_s=5.0)
-            result.truth = truth_figures(record, sent)
+            result.truth = truth_figures(record, sent, phase.rule)
             _stop(*processes)
             if phase.use_sim_time and summary_path.exists():
                 result.sim_clock = json.loads(summary_path.read_text())
@@ -352,6 +368,9 @@ def format_phase(result: PhaseResult) -> str:
     lines = [f'== {result.phase}: {result.title}',
              f"   {'':<{width}}  {'controller / sim_clock':>22}  {'monitor':>17}"]
     lines += [f'   {a:<{width}}  {b:>22}  {c_:>17}' for a, b, c_ in rows]
+    sentence = clock_rate_sentence(result)
+    if sentence:
+        lines.append(f'   verdict: {sentence}')
     if result.error:
         lines.append(f'   ERROR: {result.error}')
     elif t.get('skipped') == m.get('skipped') and t.get('misses') != m.get('misses') \
@@ -364,6 +383,26 @@ def format_phase(result: PhaseResult) -> str:
         lines.append('   note: monitor and controller disagree (see docs/monitor.md: what can '
                      'make the two columns differ)')
     return '\n'.join(lines)
+
+
+def clock_rate_sentence(result: PhaseResult) -> str | None:
+    """Say that a coarse /clock, not the RTF, set how often the sim-time controller ran.
+
+    Only for a phase whose sim_clock published /clock less often than the controller's rate
+    (None otherwise, or before the controller's record and sim_clock's summary are in).
+    """
+    t, m, c = result.truth, result.monitor, result.sim_clock
+    period_ms = c.get('publish_period_ms')
+    cycles = t.get('cycles')
+    if period_ms is None or cycles is None or result.duration_s is None \
+            or period_ms <= 1000.0 / result.rate_hz:
+        return None
+    rtf = m.get('rtf', c.get('rtf'))
+    rtf_text = '-' if rtf is None or math.isnan(rtf) else f'{rtf:.2f}'
+    return (f'RTF {rtf_text} but the {result.rate_hz:g} Hz controller ran {cycles} cycles in '
+            f'{result.duration_s:g} s: /clock every {period_ms:g} ms (a sim-time timer runs at '
+            f'most once per /clock message, {1000.0 / period_ms:g} Hz here; rcl skips the '
+            f'periods in between: {_fmt(t.get("skipped"))} skipped)')
 
 
 DEFAULT_THRESHOLDS = Thresholds()
@@ -411,7 +450,7 @@ def build_parser() -> argparse.ArgumentParser:
     """Command-line interface of ``demo``."""
     parser = argparse.ArgumentParser(
         prog='demo', description='Reproduce the reference measurement live: sim_clock, a '
-        '100 Hz controller and the monitor in separate processes, five phases.')
+        '100 Hz controller and the monitor in separate processes, six phases.')
     parser.add_argument('--phases', nargs='+', choices=[p.name for p in PHASES],
                         default=[p.name for p in PHASES], help='phases to run (default: all)')
     parser.add_argument('--duration-s', type=float, default=5.0,

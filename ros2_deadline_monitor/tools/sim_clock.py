@@ -1,10 +1,16 @@
 """A simulator stand-in: publishes /clock in fixed sim steps paced to a target RTF.
 
 Step ``k`` carries sim time ``start_sim_s + k * step`` and is due at wall time
-``w0 + k * step / target_rtf`` on the monotonic clock. A step late by more than one step does
-not trigger a burst to catch up: the schedule re-anchors at the late step (``w0`` moves), so a
-slowdown stays visible as a lower RTF, as in a real simulator. Injected stalls freeze /clock
-for a given wall time, then the schedule re-anchors the same way.
+``w0 + k * step / target_rtf`` on the monotonic clock. With ``publish_rate_hz`` (Gazebo's
+``publish_rate``) sim time still advances in whole steps on that schedule but only the step
+current at each publication goes out: publication ``n`` carries step
+``floor(n * target_rtf / (publish_rate_hz * step))``, so ``step_ms:=1 publish_rate_hz:=10``
+publishes /clock 100 ms of sim time apart at RTF 1, as Gazebo Classic does by default.
+
+A publication late by more than one publication interval (or ``max_lag_ms``) does not trigger
+a burst to catch up: the schedule re-anchors at the late step (``w0`` moves), so a slowdown
+stays visible as a lower RTF, as in a real simulator. Injected stalls freeze /clock for a
+given wall time, then the schedule re-anchors the same way.
 
 Pacing runs in its own thread on the monotonic clock, never on an rclpy timer: the node's own
 ROS clock plays no part in it. The RTF the node actually achieved (sim time advanced over wall
@@ -17,6 +23,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import partial
 import math
 import sys
@@ -55,6 +62,12 @@ PARAMETERS: tuple[ParamSpec, ...] = (
               read_only=True),
     ParamSpec('target_rtf', 1.0, 'Real time factor to pace to: sim time over wall time [1].',
               0.001, 1000.0, read_only=True),
+    ParamSpec('publish_rate_hz', 0.0, 'Publish /clock at this rate [Hz] of wall time at the '
+              "target RTF, apart from the step (Gazebo's publish_rate): sim time advances in "
+              'whole steps, each message carries the current one, so messages are '
+              'target_rtf / publish_rate_hz of sim time apart (in whole steps, rounded down). '
+              '0 publishes every step; at most one message per step.', 0.0, 1e6,
+              read_only=True),
     ParamSpec('start_sim_s', 1.0, 'Sim time of the first /clock message [s]; above 0, since '
               'ROS time 0 means "not set yet" to nodes using sim time.', 0.0, 1e9,
               read_only=True),
@@ -67,9 +80,9 @@ PARAMETERS: tuple[ParamSpec, ...] = (
     ParamSpec('stall_at_s', [], 'Also inject a stall at each of these wall times after the '
               'first message [s] (a list of numbers).', read_only=True),
     ParamSpec('max_lag_ms', 0.0, 'Lateness up to which late steps are still published on the '
-              'old schedule, a bounded burst [ms]; 0 means one step. Later than that the '
-              'schedule re-anchors and the lost time shows as a lower RTF.', 0.0, 60000.0,
-              read_only=True),
+              'old schedule, a bounded burst [ms]; 0 means one publication interval (one step '
+              'unless publish_rate_hz). Later than that the schedule re-anchors and the lost '
+              'time shows as a lower RTF.', 0.0, 60000.0, read_only=True),
     ParamSpec('wait_for_subscribers', 0, 'Publish nothing until /clock has this many '
               'subscriptions.', 0, 1000, read_only=True),
     ParamSpec('rtf_report_period_s', 1.0, 'Period of the achieved RTF on ~/rtf and in the log, '
@@ -88,6 +101,7 @@ class SimClockSettings:
 
     step_ns: int = 1_000_000
     target_rtf: float = 1.0
+    steps_per_publish: Fraction = Fraction(1)
     start_sim_ns: int = NS_PER_S
     duration_ns: int = 0
     stall_ns: int = 0
@@ -103,6 +117,20 @@ class SimClockSettings:
     def step_wall_ns(self) -> float:
         """Wall time between two steps at the target RTF."""
         return self.step_ns / self.target_rtf
+
+    @property
+    def publish_wall_ns(self) -> float:
+        """Wall time between two publications at the target RTF."""
+        return float(self.steps_per_publish * self.step_ns) / self.target_rtf
+
+    @property
+    def lag_tolerance_ns(self) -> float:
+        """Lateness of a publication beyond which the schedule re-anchors."""
+        return max(self.max_lag_ns, self.publish_wall_ns)
+
+    def step_of(self, publication: int) -> int:
+        """Return the step (from 0) that publication ``publication`` (from 0) carries."""
+        return math.floor(publication * self.steps_per_publish)
 
     @property
     def stalls_enabled(self) -> bool:
@@ -130,6 +158,7 @@ def settings_from_values(values: dict[str, Any]) -> SimClockSettings:
     return SimClockSettings(
         step_ns=step_ns,
         target_rtf=float(values['target_rtf']),
+        steps_per_publish=_steps_per_publish(values, step_ns),
         start_sim_ns=round(values['start_sim_s'] * NS_PER_S),
         duration_ns=round(values['duration_s'] * NS_PER_S),
         stall_ns=stall_ns,
@@ -141,6 +170,24 @@ def settings_from_values(values: dict[str, Any]) -> SimClockSettings:
         summary_path=check_output_path('summary_path', str(values['summary_path'])),
         spin_ns=int(values['spin_us']) * 1000,
     )
+
+
+def _steps_per_publish(values: dict[str, Any], step_ns: int) -> Fraction:
+    """Return the steps between publications, exact for the decimal values the user wrote."""
+    rate_hz = values['publish_rate_hz']
+    if not rate_hz:
+        return Fraction(1)
+    # From the decimal text of each float: 0.3 is 3/10, so 0.3 s of sim is 300 whole 1 ms
+    # steps, not 299 and a bit.
+    steps = (Fraction(repr(float(values['target_rtf']))) * NS_PER_S
+             / (Fraction(repr(float(rate_hz))) * step_ns))
+    if steps < 1:
+        step_rate_hz = float(values['target_rtf']) * NS_PER_S / step_ns
+        raise ConfigError(f'publish_rate_hz = {rate_hz:g} is faster than the steps: step_ms = '
+                          f'{values["step_ms"]:g} at target_rtf = {values["target_rtf"]:g} '
+                          f'makes {step_rate_hz:g} steps a second, and each step is published '
+                          'at most once')
+    return steps
 
 
 def _seconds_list(value: Any) -> list[float]:
@@ -268,6 +315,7 @@ def summary_of(settings: SimClockSettings, meter: RtfMeter, stalls: int,
     return {
         'target_rtf': settings.target_rtf,
         'step_ms': settings.step_ns / NS_PER_MS,
+        'publish_period_ms': float(settings.steps_per_publish * settings.step_ns) / NS_PER_MS,
         'start_sim_s': settings.start_sim_ns / NS_PER_S,
         'messages': meter.points,
         'steps': steps,
@@ -281,7 +329,7 @@ def summary_of(settings: SimClockSettings, meter: RtfMeter, stalls: int,
         'stalls': stalls,
         'stall_ms': settings.stall_ns / NS_PER_MS,
         'reanchors': reanchors,
-        'max_lag_ms': max(settings.max_lag_ns, settings.step_wall_ns) / NS_PER_MS,
+        'max_lag_ms': settings.lag_tolerance_ns / NS_PER_MS,
         'max_wall_gap_ms': meter.max_gap_ns / NS_PER_MS,
     }
 
@@ -334,9 +382,12 @@ class SimClockNode(Node):
     def start(self) -> None:
         """Start pacing /clock (after ``wait_for_subscribers`` subscriptions appear)."""
         s = self.settings
+        every = s.steps_per_publish * s.step_ns / NS_PER_MS
         self.get_logger().info(
             f'/clock: step {s.step_ns / NS_PER_MS:g} ms, target RTF {s.target_rtf:g}, from sim '
             f'{s.start_sim_ns / NS_PER_S:g} s'
+            + (f', published every {float(every):g} ms of sim time'
+               if s.steps_per_publish != 1 else '')
             + (f', stall {s.stall_ns / NS_PER_MS:g} ms' if s.stalls_enabled else '')
             + (f', for {s.duration_ns / NS_PER_S:g} s' if s.duration_ns else ''))
         self._thread.start()
@@ -393,9 +444,10 @@ class SimClockNode(Node):
         msg = Clock()
         plan = StallPlan(s.stall_every_ns, s.stall_at_ns) if s.stalls_enabled else None
         first_ns = time.monotonic_ns()
-        self.pacer = pacer = Pacer(s.step_wall_ns, first_ns, s.max_lag_ns)
-        step = 0
+        self.pacer = pacer = Pacer(s.step_wall_ns, first_ns, s.lag_tolerance_ns)
+        publication = 0
         while not self._stop.is_set():
+            step = s.step_of(publication)
             if step:
                 if not self._sleep_until(pacer.due_ns(step)):
                     break
@@ -418,7 +470,7 @@ class SimClockNode(Node):
                 first_ns = wall_ns
                 pacer.restart(0, wall_ns)
             self.meter.add(wall_ns, sim_ns)
-            step += 1
+            publication += 1
 
     def _sleep_until(self, due_ns: int) -> bool:
         """Sleep, then busy-wait the last ``spin_ns``; False if asked to stop meanwhile."""

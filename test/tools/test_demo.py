@@ -7,6 +7,7 @@ import pytest
 from ros2_deadline_monitor.tools.cycle_record import CycleRecord
 from ros2_deadline_monitor.tools.demo import (
     build_parser,
+    clock_rate_sentence,
     format_phase,
     headline,
     PhaseResult,
@@ -58,6 +59,17 @@ def test_monitor_counts_equal_the_controllers_record(listener, name):
         # stall is wall time, and while sim time lagged it was shorter on the timer clock.
         stalls = truth['cycles'] // 50
         assert truth['misses'] >= 2 * stalls and truth['skipped'] >= stalls
+    if PHASE[name].clock_publish_hz:
+        # /clock every 100 ms: the 100 Hz sim-time timer runs once per /clock message, and
+        # every cycle but the first skips the 9 periods in between (or more, when the
+        # controller's executor saw a /clock message late and missed one). Counted by the
+        # interval rule, each interval after the first cycle is a miss.
+        clock = result.sim_clock
+        assert clock['publish_period_ms'] == 100.0
+        assert monitor['rule'] == 'interval'
+        assert truth['skipped'] >= 9 * (truth['cycles'] - 1)
+        assert truth['misses'] == truth['cycles'] - 1
+        assert f"ran {truth['cycles']} cycles" in format_phase(result)
     if name == 'sim_rtf05':
         # The sim intervals are the controller's own (its stamps): equal to its record; 10 ms
         # unless the load made its timer skip periods.
@@ -115,6 +127,26 @@ def test_the_table_says_why_a_held_up_controller_counts_fewer_misses():
     assert 'by the time each message left' in format_phase(result)
     result.truth['misses_as_sent'] = 0
     assert 'monitor and controller disagree' in format_phase(result)
+
+
+def test_the_coarse_clock_phase_says_how_often_the_controller_ran():
+    result = PhaseResult('sim_clock_10hz', PHASE['sim_clock_10hz'].title, 100.0, 50,
+                         truth={'cycles': 30, 'skipped': 261, 'misses': 30},
+                         monitor={'rtf': 0.9987, 'cycles': 30, 'skipped': 261, 'misses': 30},
+                         sim_clock={'rtf': 0.9991, 'publish_period_ms': 100.0},
+                         duration_s=3.0)
+    text = format_phase(result)
+    assert ('   verdict: RTF 1.00 but the 100 Hz controller ran 30 cycles in 3 s: /clock every '
+            '100 ms (a sim-time timer runs at most once per /clock message, 10 Hz here; rcl '
+            'skips the periods in between: 261 skipped)') in text
+    assert 'disagree' not in text
+    # A /clock as fine as the controller's period: nothing to explain.
+    result.sim_clock['publish_period_ms'] = 1.0
+    assert clock_rate_sentence(result) is None
+    # Without the monitor's RTF: sim_clock's.
+    result.sim_clock['publish_period_ms'] = 100.0
+    result.monitor = {}
+    assert clock_rate_sentence(result).startswith('RTF 1.00 but')
 
 
 def test_parser_defaults_run_every_phase():

@@ -139,8 +139,58 @@ def test_settings_convert_units():
     assert settings.duration_ns == 3 * S
 
 
+def test_every_step_is_published_by_default():
+    settings = settings_from_values(_values())
+    assert [settings.step_of(n) for n in range(4)] == [0, 1, 2, 3]
+    assert settings.lag_tolerance_ns == 1 * MS
+
+
+@pytest.mark.parametrize('changes, steps', [
+    # Gazebo Classic's default: physics in 1 ms steps, /clock at 10 Hz.
+    ({'step_ms': 1.0, 'publish_rate_hz': 10.0}, [0, 100, 200, 300, 400]),
+    # Not a whole number of steps apart: the current step, rounded down, exact over time.
+    ({'step_ms': 1.0, 'publish_rate_hz': 30.0}, [0, 33, 66, 100, 133]),
+    # 10 Hz of wall time at RTF 0.3 is 30 ms of sim time (3/10 exactly, not 0.29999...).
+    ({'step_ms': 1.0, 'publish_rate_hz': 10.0, 'target_rtf': 0.3}, [0, 30, 60, 90, 120]),
+    ({'step_ms': 2.0, 'publish_rate_hz': 10.0, 'target_rtf': 2.0}, [0, 100, 200, 300, 400]),
+    # As fast as the steps: every step.
+    ({'step_ms': 1.0, 'publish_rate_hz': 1000.0}, [0, 1, 2, 3, 4]),
+])
+def test_publish_rate_publishes_the_current_step(changes, steps):
+    settings = settings_from_values(_values(**changes))
+    assert [settings.step_of(n) for n in range(5)] == steps
+
+
+def test_publish_rate_paces_and_tolerates_lateness_per_publication():
+    settings = settings_from_values(_values(step_ms=1.0, publish_rate_hz=10.0))
+    assert settings.step_wall_ns == 1 * MS
+    assert settings.publish_wall_ns == 100 * MS
+    # Late by less than a publication interval bursts nothing (the steps in between are
+    # not published), so it keeps the schedule.
+    assert settings.lag_tolerance_ns == 100 * MS
+    pacer = Pacer(settings.step_wall_ns, 0, settings.lag_tolerance_ns)
+    pacer.publishing(settings.step_of(1), 100 * MS + 30 * MS)
+    assert pacer.reanchors == 0
+    assert pacer.due_ns(settings.step_of(2)) == 200 * MS
+
+
+def test_summary_gives_the_publish_period_in_sim_time():
+    settings = settings_from_values(_values(step_ms=1.0, publish_rate_hz=10.0))
+    meter = RtfMeter()
+    for n in range(11):
+        meter.add(n * 100 * MS, S + settings.step_of(n) * MS)
+    meter.fold()
+    summary = summary_of(settings, meter, stalls=0, reanchors=0)
+    assert summary['messages'] == 11
+    assert summary['steps'] == 1000
+    assert summary['publish_period_ms'] == 100.0
+    assert summary['max_lag_ms'] == 100.0
+
+
 @pytest.mark.parametrize('changes, name', [
     ({'target_rtf': -1.0}, 'target_rtf'),
+    ({'publish_rate_hz': -1.0}, 'publish_rate_hz'),
+    ({'step_ms': 10.0, 'publish_rate_hz': 200.0}, 'publish_rate_hz'),
     ({'stall_at_s': [1.0, -0.5]}, 'stall_at_s'),
     ({'stall_at_s': ['x']}, 'stall_at_s'),
     ({'stall_ms': 500.0, 'stall_every_s': 0.2}, 'stall_ms'),
@@ -234,6 +284,27 @@ def test_clock_advances_in_whole_steps_and_summary_matches(sim_clock, listener, 
     assert listener.rtf and all(math.isfinite(v) and v > 0 for v in listener.rtf)
 
 
+def test_publish_rate_publishes_every_100_ms_of_sim_time(sim_clock, listener, tmp_path):
+    # Gazebo Classic's default /clock: 1 ms physics steps, published at 10 Hz.
+    summary_path = tmp_path / 'summary.json'
+    process = sim_clock(step_ms=1.0, publish_rate_hz=10.0, start_sim_s=2.0, duration_s=2.0,
+                        wait_for_subscribers=1, summary_path=str(summary_path))
+    stderr = _finish(process, listener)
+    summary = json.loads(summary_path.read_text())
+    assert summary['publish_period_ms'] == 100.0
+    # Every message the node published arrived (reliable, matched before the first one).
+    sim = np.array(listener.sim_ns, np.int64)
+    assert len(sim) == summary['messages'], stderr
+    assert np.array_equal(sim, 2 * S + 100 * MS * np.arange(len(sim))), sim
+    assert summary['steps'] == 100 * (len(sim) - 1)
+    if summary['reanchors'] == 0:
+        # On schedule: one message at 0, 0.1, ..., 1.9 s of wall; none at 2.0 s (the end).
+        assert len(sim) == 20
+    else:
+        # A publication late by over 100 ms (a starved machine) moved the schedule on.
+        assert 0 < len(sim) < 20
+
+
 def test_injected_stall_shows_as_a_wall_gap(sim_clock, listener, tmp_path):
     summary_path = tmp_path / 'summary.json'
     process = sim_clock(duration_s=2.0, stall_ms=300.0, stall_at_s=[0.8], wait_for_subscribers=1,
@@ -261,6 +332,7 @@ def test_sigterm_stops_cleanly_and_writes_the_summary(sim_clock, listener, tmp_p
     ({'target_rtf': -1.0}, 'target_rtf'),
     ({'step_ms': 0.0}, 'step_ms'),
     ({'stall_at_s': [-1.0]}, 'stall_at_s'),
+    ({'step_ms': 10.0, 'publish_rate_hz': 1000.0}, 'publish_rate_hz'),
 ])
 def test_invalid_parameter_exits_2_naming_it(tools, params, name):
     result = subprocess.run(tools.command('sim_clock', **params), env=tools.env(),
