@@ -61,8 +61,8 @@ class Figure:
     """Shown even with nothing to measure (reads 'n/a'): counters, names scripts look up."""
     metric: str = GAUGE
     """``COUNTER`` for a run total (it only grows while the monitor runs), ``GAUGE`` for a
-    figure of the window or a setting, ``NO_METRIC`` for a copy of another part's figure.
-    Words and points in time are never exported, whatever this says."""
+    number of the window or a setting, ``NO_METRIC`` for words and for a copy of another
+    part's figure. Points in time (``s since start``) are never exported."""
     key: str = dataclasses.field(init=False)  # not ``field``: the attribute above
     """The diagnostic key: the name with its unit (made once: every status reads it)."""
 
@@ -323,34 +323,37 @@ TOPIC: tuple[Figure, ...] = (
     *_intervals('sim'),
 
     Figure('topic', '', 'fully qualified topic name', lambda snapshot, topic: topic.topic,
-           CONFIGURATION, 'topic', always=True),
+           CONFIGURATION, 'topic', always=True, metric=NO_METRIC),
     Figure('type', '', "message type, e.g. 'sensor_msgs/msg/Imu' (once discovered)",
-           lambda snapshot, topic: topic.type_name or None, CONFIGURATION, 'type'),
+           lambda snapshot, topic: topic.type_name or None, CONFIGURATION, 'type',
+           metric=NO_METRIC),
     Figure('publishers', '', 'nodes publishing the topic, from the graph', _publishers,
-           CONFIGURATION),
+           CONFIGURATION, metric=NO_METRIC),
     Figure('kind', '', '`timer` (a periodic producer) or `event` (no period, no misses)',
-           _r(lambda r: r.kind), CONFIGURATION, always=True),
+           _r(lambda r: r.kind), CONFIGURATION, always=True, metric=NO_METRIC),
     Figure('producers', '', 'producer streams with cycles in the window (told apart by '
            'sequence numbers), each on its own grid (shown when more than one)',
            _r(lambda r: r.producers if r.producers > 1 else None), CONFIGURATION, 'producers'),
     Figure('notes', '', 'several producers, foreign stamps, outages, middleware fallbacks: '
            'what the status adds to the figures', lambda snapshot, topic: '; '.join(
-               topic.notes) or None, CONFIGURATION),
+               topic.notes) or None, CONFIGURATION, metric=NO_METRIC),
     Figure('rule', '', '`interval` or `response`: what counts as a deadline miss',
-           _timer(lambda r: r.rule), CONFIGURATION, 'rule', always=True),
+           _timer(lambda r: r.rule), CONFIGURATION, 'rule', always=True, metric=NO_METRIC),
     Figure('start source', '', '`header` (stamp = cycle start) or `arrival`',
-           _r(lambda r: r.start_source), CONFIGURATION, 'start_source'),
+           _r(lambda r: r.start_source), CONFIGURATION, 'start_source', metric=NO_METRIC),
     Figure('arrival timestamp', '', 'the middleware timestamp that ends a cycle',
-           lambda snapshot, topic: snapshot.arrival_timestamp, CONFIGURATION, 'arrival_source'),
+           lambda snapshot, topic: snapshot.arrival_timestamp, CONFIGURATION, 'arrival_source',
+           metric=NO_METRIC),
     Figure('timer clock', '', 'clock of the producing timer: `sim` or `wall`',
-           _r(lambda r: r.timer_clock), CONFIGURATION, 'timer_clock'),
+           _r(lambda r: r.timer_clock), CONFIGURATION, 'timer_clock', metric=NO_METRIC),
     Figure('period', 'ms', 'expected period T (configured or learned)',
            _r(lambda r: to_ms(r.period_ns)), CONFIGURATION, 'period_ms'),
     Figure('period learned', '', 'true when T was learned from the first window (once known)',
            _r(lambda r: r.period_learned if r.period_ns is not None else None), CONFIGURATION,
            'period_learned'),
     Figure('period source', '', '`configured`, `graph deadline QoS` (offered by every '
-           'publisher) or `learned`', _r(lambda r: r.period_source or None), CONFIGURATION),
+           'publisher) or `learned`', _r(lambda r: r.period_source or None), CONFIGURATION,
+           metric=NO_METRIC),
     Figure('deadline', 'ms', 'deadline D', _r(lambda r: to_ms(r.deadline_ns)), CONFIGURATION,
            'deadline_ms'),
     Figure('jitter tolerance', 'ms', 'slack J on intervals', _r(lambda r: to_ms(r.jitter_ns)),
@@ -365,14 +368,15 @@ TOPIC: tuple[Figure, ...] = (
            _r(lambda r: to_s(r.window_sim_ns)), CONFIGURATION, 'window_sim_s', digits=2),
 
     Figure('receive', '', '`batched every X ms` (takes on a steady timer) or '
-           '`callback per message`', _receive, RECEIVE),
+           '`callback per message`', _receive, RECEIVE, metric=NO_METRIC),
     Figure('reader queue depth', '', "depth of the batched reader's queue",
            _batched(lambda topic: topic.receive.queue_depth), RECEIVE),
     Figure('queue overflows total', '', "times the batched reader's queue was full",
            _batched(lambda topic: topic.receive.queue_overflows_total), RECEIVE,
            metric=COUNTER),
     Figure('messages lost includes', '', 'reminder: a full reader queue counts as lost',
-           _batched(lambda topic: 'messages dropped by a full reader queue'), RECEIVE),
+           _batched(lambda topic: 'messages dropped by a full reader queue'), RECEIVE,
+           metric=NO_METRIC),
 )
 
 
@@ -428,7 +432,7 @@ CLOCK: tuple[Figure, ...] = (
            DETAILS, 'window_sim_s', digits=2),
 
     Figure('clock topic', '', 'the topic carrying sim time', lambda snapshot, clock: clock.topic,
-           CONFIGURATION, always=True),
+           CONFIGURATION, always=True, metric=NO_METRIC),
     Figure('clock publishers', '', 'publishers of /clock in the graph (live only)',
            lambda snapshot, clock: clock.publishers, CONFIGURATION),
 )
@@ -462,7 +466,7 @@ HOST: tuple[Figure, ...] = (
            'monitor_max_rss_mb', digits=1),
     Figure('cgroup cpu.stat', '', '`available` or `unavailable` (then no cgroup figures)',
            lambda snapshot, host: 'available' if host.report.cgroup_available
-           else 'unavailable', CONFIGURATION, always=True),
+           else 'unavailable', CONFIGURATION, always=True, metric=NO_METRIC),
 )
 
 
