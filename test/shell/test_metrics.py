@@ -269,3 +269,44 @@ def test_the_scrape_config_is_one_job_for_the_fleet():
     checked = subprocess.run([promtool, 'check', 'config', str(SCRAPE_CONFIG)],
                              capture_output=True, text=True, timeout=60)
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+# -- the parameters and flags that turn it on -----------------------------------------------
+
+def test_metrics_port_is_off_by_default_and_else_a_user_port():
+    from ros2_deadline_monitor.core.errors import ConfigError
+    from ros2_deadline_monitor.core.parameters import GLOBAL_SPECS, settings_from
+    from ros2_deadline_monitor.shell.parameters import descriptor
+
+    default = settings_from({})
+    assert (default.metrics_port, default.metrics_bind) == (0, '127.0.0.1')
+    chosen = settings_from({'metrics_port': 9469, 'metrics_bind': '0.0.0.0'})
+    assert (chosen.metrics_port, chosen.metrics_bind) == (9469, '0.0.0.0')
+    assert settings_from({'metrics_port': 65535, 'metrics_bind': '::'}).metrics_port == 65535
+    for port in (80, 1023, 65536, -1):
+        with pytest.raises(ConfigError, match=rf'^metrics_port must be 0 \(off\) or a port from '
+                                              rf'1024 to 65535, got {port}$'):
+            settings_from({'metrics_port': port})
+    with pytest.raises(ConfigError, match='metrics_port must be an integer'):
+        settings_from({'metrics_port': 9469.0})
+    for bind in ('', 'two words', 5):
+        with pytest.raises(ConfigError, match='^metrics_bind must be an address'):
+            settings_from({'metrics_bind': bind})
+    specs = {spec.name: spec for spec in GLOBAL_SPECS}
+    described = descriptor(specs['metrics_port'], 'metrics_port')
+    assert described.read_only and described.additional_constraints == '0 (off) or 1024 to 65535'
+    assert (described.integer_range[0].from_value, described.integer_range[0].to_value) == (
+        0, 65535)
+    assert descriptor(specs['metrics_bind'], 'metrics_bind').read_only
+
+
+def test_monitor_flags_set_the_metrics_parameters():
+    from ros2_deadline_monitor.shell.cli import build_parser, parse_command_line
+
+    command = parse_command_line(['/x', '--metrics-port', '9469', '--metrics-bind', '0.0.0.0'])
+    assert command.metrics == (('metrics_port', 9469), ('metrics_bind', '0.0.0.0'))
+    assert parse_command_line(['--all', '--metrics-port', '9469']).metrics == (
+        ('metrics_port', 9469),)
+    assert parse_command_line(['/x']).metrics == ()
+    text = build_parser().format_help()
+    assert '--metrics-port PORT' in text and '--metrics-bind ADDR' in text
