@@ -178,6 +178,50 @@ def families(snapshot: Snapshot, namespace: str, node: str) -> list[Any]:
     return out
 
 
+BEGIN = ('<!-- metric list: generated from core/figures.py by '
+         '`python -m ros2_deadline_monitor.shell.metrics --write docs/metrics.md` -->')
+END = '<!-- end of metric list -->'
+
+
+def markdown() -> str:
+    """Return the list of metrics, a table per part, as the docs show it."""
+    lines = [BEGIN, '', '| metric | type | labels | diagnostic key |', '|---|---|---|---|',
+             f"| `{REPORT_TIME}` | gauge | namespace, node | (the report's time, Unix s) |"]
+    for part, specs in PARTS.items():
+        labels = ', '.join(TOPIC_LABELS if part == 'topic' else MONITOR_LABELS)
+        for spec in specs:
+            name = f'{spec.name}_total' if spec.kind == COUNTER else spec.name
+            lines.append(f'| `{name}` | {spec.kind} | {labels} | `{spec.figure.key}` |')
+        lines.append(f'| `{PREFIX}_{part}{LEVEL}` | gauge | {labels} | (the level: 0 OK, '
+                     '1 WARN, 2 ERROR, 3 STALE) |')
+    return '\n'.join([*lines, '', END])
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the metric list, or write it into a file between the markers."""
+    import argparse
+    from pathlib import Path
+
+    parser = argparse.ArgumentParser(
+        prog='python -m ros2_deadline_monitor.shell.metrics',
+        description='Print the /metrics list generated from the table of figures.')
+    parser.add_argument('--write', metavar='FILE', type=Path,
+                        help='replace the list between the markers in this file')
+    args = parser.parse_args(argv)
+    if args.write is None:
+        print(markdown())
+        return 0
+    try:
+        text = args.write.read_text(encoding='utf-8')
+        start = text.index(BEGIN)
+        end = text.index(END, start) + len(END)
+        args.write.write_text(text[:start] + markdown() + text[end:], encoding='utf-8')
+    except (OSError, ValueError) as err:
+        print(f'ERROR: {args.write}: {err}', file=sys.stderr)
+        return 1
+    return 0
+
+
 class SnapshotCollector:
     """A ``prometheus_client`` collector of the latest published snapshot.
 
@@ -283,3 +327,7 @@ def _bind_error(bind: str, port: int, err: OSError) -> str:
     if err.errno == errno.EACCES:
         return f'metrics_port: not allowed to listen on {bind}:{port}'
     return f'metrics_port: cannot listen on {bind}:{port}: {err.strerror or err}'
+
+
+if __name__ == '__main__':
+    sys.exit(main())

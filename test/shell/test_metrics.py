@@ -310,3 +310,23 @@ def test_monitor_flags_set_the_metrics_parameters():
     assert parse_command_line(['/x']).metrics == ()
     text = build_parser().format_help()
     assert '--metrics-port PORT' in text and '--metrics-bind ADDR' in text
+
+
+def test_the_docs_list_every_metric_as_generated():
+    text = (REPO / 'docs' / 'metrics.md').read_text(encoding='utf-8')
+    start = text.index(metrics.BEGIN)
+    block = text[start:text.index(metrics.END, start) + len(metrics.END)]
+    assert block == metrics.markdown(), (
+        'docs/metrics.md is out of date: python -m ros2_deadline_monitor.shell.metrics '
+        '--write docs/metrics.md')
+    for name in exported_names():
+        assert f'`{name}`' in block, name
+
+
+def test_the_optional_dependency_is_declared_for_rosdep_and_pip():
+    from xml.etree import ElementTree
+
+    root = ElementTree.parse(REPO / 'package.xml').getroot()
+    assert 'python3-prometheus-client' in {e.text for e in root.iter('exec_depend')}
+    requirements = (REPO / 'scripts' / 'requirements.txt').read_text(encoding='utf-8')
+    assert re.search(r'^prometheus-client>=0\.16$', requirements, re.MULTILINE)
