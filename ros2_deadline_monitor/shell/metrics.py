@@ -31,6 +31,7 @@ import math
 import numbers
 import re
 import socket
+import socketserver
 import sys
 import threading
 from typing import Any
@@ -280,6 +281,12 @@ class MetricsEndpoint:
         class Server(ThreadingHTTPServer):
             address_family = family
             daemon_threads = True
+
+            def server_bind(self) -> None:
+                # HTTPServer's looks the address up in DNS (getfqdn): seconds without a DNS.
+                socketserver.TCPServer.server_bind(self)
+                self.server_name = str(self.server_address[0])
+                self.server_port = int(self.server_address[1])
 
             def handle_error(self, request: Any, client_address: Any) -> None:
                 error = _handled_error()

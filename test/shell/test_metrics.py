@@ -206,6 +206,26 @@ def test_the_endpoint_serves_text_and_openmetrics_over_http(snapshots):
         get(endpoint.url)  # closed: the port is free again
 
 
+def test_a_failing_request_is_one_logged_line_not_a_traceback(snapshots, monkeypatch, capsys):
+    def broken(*args):
+        raise RuntimeError('a getter broke')
+
+    said: list[str] = []
+    endpoint = MetricsEndpoint(NS, NODE, '127.0.0.1', 0, log_error=said.append)
+    try:
+        endpoint.publish(snapshots.snapshot())
+        monkeypatch.setattr(metrics, 'families', broken)
+        with pytest.raises(OSError):  # the connection closes without an answer
+            get(endpoint.url)
+        assert said == ['/metrics: a request from 127.0.0.1 failed: RuntimeError: a getter '
+                        'broke']
+        monkeypatch.undo()
+        assert parse(get(endpoint.url)[1])['deadline_monitor_topic_messages_total']
+    finally:
+        endpoint.close()
+    assert 'Traceback' not in capsys.readouterr().err
+
+
 def test_a_taken_port_or_a_foreign_address_is_one_clear_error():
     with socket.socket() as taken:
         taken.bind(('127.0.0.1', 0))
