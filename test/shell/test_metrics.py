@@ -350,3 +350,15 @@ def test_the_optional_dependency_is_declared_for_rosdep_and_pip():
     assert 'python3-prometheus-client' in {e.text for e in root.iter('exec_depend')}
     requirements = (REPO / 'scripts' / 'requirements.txt').read_text(encoding='utf-8')
     assert re.search(r'^prometheus-client>=0\.16$', requirements, re.MULTILINE)
+
+
+def test_the_dashboard_and_scrape_config_are_installed_with_the_package():
+    packages = pytest.importorskip('ament_index_python.packages')
+    try:
+        share = Path(packages.get_package_share_directory('ros2_deadline_monitor'))
+    except packages.PackageNotFoundError:
+        pytest.skip('the package is not installed (scripts/dev test builds and installs it)')
+    for name in ('grafana/ros2_deadline_monitor.json', 'prometheus.yml'):
+        installed = share / 'config' / name
+        assert installed.is_file(), installed
+        assert installed.read_bytes() == (REPO / 'config' / name).read_bytes(), name
