@@ -87,7 +87,9 @@ class MetricSpec:
     def number(self, snapshot: Snapshot, part: Any) -> float | None:
         """Return the figure in the metric's unit, or None when it has nothing to measure."""
         value = self.figure.get(snapshot, part)
-        if not isinstance(value, numbers.Real):  # None, words ('unknown (2 writers)')
+        kind = type(value)  # plain floats and ints first: tens of thousands a scrape
+        if kind is not float and kind is not int and kind is not bool \
+                and not isinstance(value, numbers.Real):  # None, words ('unknown (...)')
             return None
         number = float(value) * self.multiplier / self.divisor  # bools read 0 and 1
         return number if math.isfinite(number) else None
