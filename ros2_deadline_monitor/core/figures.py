@@ -30,9 +30,15 @@ from .reports import IntervalSummary, TopicReport
 from .snapshot import ClockSnapshot, HostSnapshot, Snapshot, TopicSnapshot
 from .units import to_ms, to_s
 
-__all__ = ['CLOCK', 'Figure', 'HOST', 'TOPIC', 'key_values', 'markdown', 'tables']
+__all__ = ['CLOCK', 'COUNTER', 'Figure', 'GAUGE', 'HOST', 'NO_METRIC', 'TOPIC', 'key_values',
+           'markdown', 'tables']
 
 Value = int | float | str | bool | None
+
+GAUGE = 'gauge'
+COUNTER = 'counter'
+NO_METRIC = ''
+"""What ``Figure.metric`` can say: how ``/metrics`` (``shell/metrics.py``) exports a figure."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +59,10 @@ class Figure:
     digits: int = 3
     always: bool = False
     """Shown even with nothing to measure (reads 'n/a'): counters, names scripts look up."""
+    metric: str = GAUGE
+    """``COUNTER`` for a run total (it only grows while the monitor runs), ``GAUGE`` for a
+    number of the window or a setting, ``NO_METRIC`` for words and for a copy of another
+    part's figure. Points in time (``s since start``) are never exported."""
     key: str = dataclasses.field(init=False)  # not ``field``: the attribute above
     """The diagnostic key: the name with its unit (made once: every status reads it)."""
 
@@ -228,7 +238,8 @@ TOPIC: tuple[Figure, ...] = (
            _timer(lambda r: r.skipped_periods), HEADLINE, 'skipped_periods', always=True),
     _max_interval('wall'),
     _max_interval('sim'),
-    Figure('RTF', '', 'real time factor of /clock over the stats window', _rtf, HEADLINE),
+    Figure('RTF', '', 'real time factor of /clock over the stats window', _rtf, HEADLINE,
+           metric=NO_METRIC),  # the clock's
     Figure('messages', '', 'messages in the window', _r(lambda r: r.messages), HEADLINE,
            'messages', always=True),
     Figure('messages lost', '',
@@ -247,42 +258,47 @@ TOPIC: tuple[Figure, ...] = (
            HEADLINE, 'since_last_message_s', digits=1),
 
     Figure('messages total', '', 'messages since start', _r(lambda r: r.messages_total),
-           TOTALS, 'messages_total', always=True),
+           TOTALS, 'messages_total', always=True, metric=COUNTER),
     Figure('deadline misses total', '', 'deadline misses since start',
            _timer(lambda r: r.deadline_misses_total), TOTALS, 'deadline_misses_total',
-           always=True),
+           always=True, metric=COUNTER),
     Figure('skipped periods total', '', 'skipped periods since start',
            _timer(lambda r: r.skipped_periods_total), TOTALS, 'skipped_periods_total',
-           always=True),
+           always=True, metric=COUNTER),
     Figure('messages lost total', '', 'messages lost since start',
-           _r(lambda r: r.messages_lost_total), TOTALS, 'messages_lost_total', always=True),
+           _r(lambda r: r.messages_lost_total), TOTALS, 'messages_lost_total', always=True,
+           metric=COUNTER),
     Figure('malformed total', '', 'raw messages too short or of unknown encoding',
-           _r(lambda r: r.malformed_total), TOTALS, 'malformed_total', always=True),
+           _r(lambda r: r.malformed_total), TOTALS, 'malformed_total', always=True,
+           metric=COUNTER),
     Figure('QoS deadline events total', '', "middleware 'requested deadline missed' events",
            _r(lambda r: r.qos_deadline_events_total), TOTALS, 'qos_deadline_events_total',
-           always=True),
+           always=True, metric=COUNTER),
     Figure('sim resets total', '', "sim-time resets that cleared this topic's sim state",
-           _r(lambda r: r.resets_total), TOTALS, 'resets_total', always=True),
+           _r(lambda r: r.resets_total), TOTALS, 'resets_total', always=True, metric=COUNTER),
     Figure('foreign stamps total', '', 'start stamps that cannot be on the timer clock (Unix '
            'time under sim, sim time under wall, or in the future beyond 1 s): counted, never '
            'placed on a grid (shown once there are any)',
-           _r(lambda r: r.foreign_stamps_total or None), TOTALS, 'foreign_stamps_total'),
+           _r(lambda r: r.foreign_stamps_total or None), TOTALS, 'foreign_stamps_total',
+           metric=COUNTER),
     Figure('outages total', '', 'silences longer than the timeout (on the timer clock); the '
            'grids re-anchor after each instead of counting skipped periods',
-           _r(lambda r: r.outages_total or None), TOTALS, 'outages_total'),
+           _r(lambda r: r.outages_total or None), TOTALS, 'outages_total',
+           metric=COUNTER),
     Figure('outage total', 's', 'wall time of the outages, summed',
            _r(lambda r: to_s(r.outage_total_ns) if r.outages_total else None), TOTALS,
-           'outage_total_s', digits=2),
+           'outage_total_s', digits=2, metric=COUNTER),
     Figure('longest outage', 's', 'wall time of the longest outage',
            _r(lambda r: to_s(r.outage_max_ns) if r.outages_total else None), TOTALS,
            'outage_max_s', digits=2),
     Figure('producer runs total', '', 'runs of publication sequence numbers seen: one per '
            'producer and per restart, each analyzed on its own grid',
            _r(lambda r: r.producer_runs_total if r.producer_runs_total > 1 else None), TOTALS,
-           'producer_runs_total'),
+           'producer_runs_total', metric=COUNTER),
     Figure('unattributed total', '', 'messages of several producers without sequence numbers '
            'to tell them apart: counted, no cycle figure uses them',
-           _r(lambda r: r.unattributed_total or None), TOTALS, 'unattributed_total'),
+           _r(lambda r: r.unattributed_total or None), TOTALS, 'unattributed_total',
+           metric=COUNTER),
 
     Figure('mean response', 'ms', 'mean end - scheduled slot', _r(lambda r: to_ms(
         r.response_mean_ns)), CYCLES, 'response_mean_ms'),
@@ -307,34 +323,37 @@ TOPIC: tuple[Figure, ...] = (
     *_intervals('sim'),
 
     Figure('topic', '', 'fully qualified topic name', lambda snapshot, topic: topic.topic,
-           CONFIGURATION, 'topic', always=True),
+           CONFIGURATION, 'topic', always=True, metric=NO_METRIC),
     Figure('type', '', "message type, e.g. 'sensor_msgs/msg/Imu' (once discovered)",
-           lambda snapshot, topic: topic.type_name or None, CONFIGURATION, 'type'),
+           lambda snapshot, topic: topic.type_name or None, CONFIGURATION, 'type',
+           metric=NO_METRIC),
     Figure('publishers', '', 'nodes publishing the topic, from the graph', _publishers,
-           CONFIGURATION),
+           CONFIGURATION, metric=NO_METRIC),
     Figure('kind', '', '`timer` (a periodic producer) or `event` (no period, no misses)',
-           _r(lambda r: r.kind), CONFIGURATION, always=True),
+           _r(lambda r: r.kind), CONFIGURATION, always=True, metric=NO_METRIC),
     Figure('producers', '', 'producer streams with cycles in the window (told apart by '
            'sequence numbers), each on its own grid (shown when more than one)',
            _r(lambda r: r.producers if r.producers > 1 else None), CONFIGURATION, 'producers'),
     Figure('notes', '', 'several producers, foreign stamps, outages, middleware fallbacks: '
            'what the status adds to the figures', lambda snapshot, topic: '; '.join(
-               topic.notes) or None, CONFIGURATION),
+               topic.notes) or None, CONFIGURATION, metric=NO_METRIC),
     Figure('rule', '', '`interval` or `response`: what counts as a deadline miss',
-           _timer(lambda r: r.rule), CONFIGURATION, 'rule', always=True),
+           _timer(lambda r: r.rule), CONFIGURATION, 'rule', always=True, metric=NO_METRIC),
     Figure('start source', '', '`header` (stamp = cycle start) or `arrival`',
-           _r(lambda r: r.start_source), CONFIGURATION, 'start_source'),
+           _r(lambda r: r.start_source), CONFIGURATION, 'start_source', metric=NO_METRIC),
     Figure('arrival timestamp', '', 'the middleware timestamp that ends a cycle',
-           lambda snapshot, topic: snapshot.arrival_timestamp, CONFIGURATION, 'arrival_source'),
+           lambda snapshot, topic: snapshot.arrival_timestamp, CONFIGURATION, 'arrival_source',
+           metric=NO_METRIC),
     Figure('timer clock', '', 'clock of the producing timer: `sim` or `wall`',
-           _r(lambda r: r.timer_clock), CONFIGURATION, 'timer_clock'),
+           _r(lambda r: r.timer_clock), CONFIGURATION, 'timer_clock', metric=NO_METRIC),
     Figure('period', 'ms', 'expected period T (configured or learned)',
            _r(lambda r: to_ms(r.period_ns)), CONFIGURATION, 'period_ms'),
     Figure('period learned', '', 'true when T was learned from the first window (once known)',
            _r(lambda r: r.period_learned if r.period_ns is not None else None), CONFIGURATION,
            'period_learned'),
     Figure('period source', '', '`configured`, `graph deadline QoS` (offered by every '
-           'publisher) or `learned`', _r(lambda r: r.period_source or None), CONFIGURATION),
+           'publisher) or `learned`', _r(lambda r: r.period_source or None), CONFIGURATION,
+           metric=NO_METRIC),
     Figure('deadline', 'ms', 'deadline D', _r(lambda r: to_ms(r.deadline_ns)), CONFIGURATION,
            'deadline_ms'),
     Figure('jitter tolerance', 'ms', 'slack J on intervals', _r(lambda r: to_ms(r.jitter_ns)),
@@ -349,13 +368,15 @@ TOPIC: tuple[Figure, ...] = (
            _r(lambda r: to_s(r.window_sim_ns)), CONFIGURATION, 'window_sim_s', digits=2),
 
     Figure('receive', '', '`batched every X ms` (takes on a steady timer) or '
-           '`callback per message`', _receive, RECEIVE),
+           '`callback per message`', _receive, RECEIVE, metric=NO_METRIC),
     Figure('reader queue depth', '', "depth of the batched reader's queue",
            _batched(lambda topic: topic.receive.queue_depth), RECEIVE),
     Figure('queue overflows total', '', "times the batched reader's queue was full",
-           _batched(lambda topic: topic.receive.queue_overflows_total), RECEIVE),
+           _batched(lambda topic: topic.receive.queue_overflows_total), RECEIVE,
+           metric=COUNTER),
     Figure('messages lost includes', '', 'reminder: a full reader queue counts as lost',
-           _batched(lambda topic: 'messages dropped by a full reader queue'), RECEIVE),
+           _batched(lambda topic: 'messages dropped by a full reader queue'), RECEIVE,
+           metric=NO_METRIC),
 )
 
 
@@ -389,9 +410,9 @@ CLOCK: tuple[Figure, ...] = (
     Figure('messages', '', '/clock messages in the window', _c(lambda r: r.messages), TOTALS,
            'messages', always=True),
     Figure('messages total', '', '/clock messages since start', _c(lambda r: r.messages_total),
-           TOTALS, 'messages_total', always=True),
+           TOTALS, 'messages_total', always=True, metric=COUNTER),
     Figure('sim resets total', '', 'sim-time resets since start', _c(lambda r: r.resets_total),
-           TOTALS, 'resets_total', always=True),
+           TOTALS, 'resets_total', always=True, metric=COUNTER),
 
     Figure('RTF max bin', '', 'best fixed wall window', _c(lambda r: r.rtf_bin_max), DETAILS,
            'rtf_bin_max'),
@@ -411,7 +432,7 @@ CLOCK: tuple[Figure, ...] = (
            DETAILS, 'window_sim_s', digits=2),
 
     Figure('clock topic', '', 'the topic carrying sim time', lambda snapshot, clock: clock.topic,
-           CONFIGURATION, always=True),
+           CONFIGURATION, always=True, metric=NO_METRIC),
     Figure('clock publishers', '', 'publishers of /clock in the graph (live only)',
            lambda snapshot, clock: clock.publishers, CONFIGURATION),
 )
@@ -445,7 +466,7 @@ HOST: tuple[Figure, ...] = (
            'monitor_max_rss_mb', digits=1),
     Figure('cgroup cpu.stat', '', '`available` or `unavailable` (then no cgroup figures)',
            lambda snapshot, host: 'available' if host.report.cgroup_available
-           else 'unavailable', CONFIGURATION, always=True),
+           else 'unavailable', CONFIGURATION, always=True, metric=NO_METRIC),
 )
 
 

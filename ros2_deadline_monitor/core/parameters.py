@@ -55,6 +55,11 @@ _MAX_S = MAX_PERIOD_NS / NS_PER_S
 _MIN_RATE_HZ = NS_PER_S / MAX_PERIOD_NS
 _MAX_RATE_HZ = 1e6
 DEFAULT_TAKE_PERIOD_S = 0.05
+MIN_PORT = 1024
+"""Lowest ``metrics_port`` (the ports below need root)."""
+MAX_PORT = 65535
+DEFAULT_METRICS_BIND = '127.0.0.1'
+_HOST_RE = re.compile(r'^[A-Za-z0-9_.:%-]+$')
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,8 @@ class ParamSpec:
     high: float | None = None
     choices: tuple[str, ...] = ()
     read_only: bool = False
+    constraints: str = ''
+    """What ``low``..``high`` cannot say (``ros2 param describe``'s additional constraints)."""
 
 
 GLOBAL_SPECS: tuple[ParamSpec, ...] = (
@@ -161,6 +168,15 @@ GLOBAL_SPECS: tuple[ParamSpec, ...] = (
               'except infrastructure and hidden topics (monitor --all); such topics get the '
               'settings all_topics.* and no topic.<id>.* parameters of their own.',
               read_only=True),
+    ParamSpec('metrics_port', 0,
+              'Serve the figures for Prometheus (OpenMetrics) on http://metrics_bind:'
+              'metrics_port/metrics: 0 = off; else a port from 1024 to 65535. Needs the Python '
+              'package prometheus_client.', 0, MAX_PORT, read_only=True,
+              constraints=f'0 (off) or {MIN_PORT} to {MAX_PORT}'),
+    ParamSpec('metrics_bind', DEFAULT_METRICS_BIND,
+              "Address the /metrics endpoint listens on: '127.0.0.1' (this machine only), "
+              "'0.0.0.0' (every IPv4 interface, for a Prometheus on another machine), '::' or "
+              'an address of this host.', read_only=True),
 )
 
 TOPIC_SPECS: tuple[ParamSpec, ...] = (
@@ -244,6 +260,10 @@ class MonitorSettings:
     """Also monitor every topic discovered in the graph (``monitor --all``)."""
     use_diagnostic_updater: bool = True
     """Publish /diagnostics through diagnostic_updater when it is installed."""
+    metrics_port: int = 0
+    """0: no /metrics endpoint; else its TCP port."""
+    metrics_bind: str = DEFAULT_METRICS_BIND
+    """Address the /metrics endpoint listens on."""
 
 
 def topic_param(topic_id: str, field: str) -> str:
@@ -364,7 +384,26 @@ def settings_from(values: Mapping[str, Any]) -> MonitorSettings:
         all_topics=_flag('all_topics', _value(values, 'all_topics')),
         use_diagnostic_updater=_flag('use_diagnostic_updater',
                                      _value(values, 'use_diagnostic_updater')),
+        metrics_port=_port('metrics_port', _value(values, 'metrics_port')),
+        metrics_bind=_host('metrics_bind', _value(values, 'metrics_bind')),
     )
+
+
+def _port(name: str, value: Any) -> int:
+    """Return a TCP port a user may open, or 0 (off); ports below 1024 need root."""
+    port = _integer(name, value)
+    if port != 0 and not MIN_PORT <= port <= MAX_PORT:
+        raise ConfigError(f'{name} must be 0 (off) or a port from {MIN_PORT} to {MAX_PORT}, '
+                          f'got {port}')
+    return port
+
+
+def _host(name: str, value: Any) -> str:
+    """Return an address to listen on (whether this host has it shows when binding)."""
+    if not isinstance(value, str) or not _HOST_RE.match(value):
+        raise ConfigError(f"{name} must be an address such as '127.0.0.1', '0.0.0.0' or '::', "
+                          f'got {value!r}')
+    return value
 
 
 def _flag(name: str, value: Any) -> bool:

@@ -4,6 +4,7 @@
     monitor --ros-args --params-file config/monitor.yaml -p use_sim_time:=true
     monitor /demo/cmd --watch
     monitor --all --stamp start
+    monitor --all --metrics-port 9469
 
 Topics named on the command line are added to the parameter ``topics`` (their identifiers are
 made from the names) and the per-topic flags are set on each of them. They reach the node as
@@ -91,6 +92,13 @@ def build_parser() -> argparse.ArgumentParser:
     view = parser.add_argument_group('view')
     view.add_argument('--watch', action='store_true',
                       help='show the live table of the watch executable in this terminal')
+    served = parser.add_argument_group('Prometheus (the parameters metrics_port, metrics_bind)')
+    served.add_argument('--metrics-port', type=int, metavar='PORT',
+                        help='serve every figure on http://ADDR:PORT/metrics (1024-65535; '
+                             'needs the Python package prometheus_client)')
+    served.add_argument('--metrics-bind', metavar='ADDR',
+                        help="address to listen on (default 127.0.0.1; '0.0.0.0' for a "
+                             'Prometheus on another machine)')
     return parser
 
 
@@ -102,6 +110,8 @@ class CommandLine:
     flags: TopicFlags = TopicFlags()
     watch: bool = False
     all_topics: bool = False
+    metrics: tuple[tuple[str, Any], ...] = ()
+    """Monitor-wide parameters given as flags (``--metrics-port``), as (name, value)."""
 
 
 def parse_command_line(argv: Sequence[str]) -> CommandLine:
@@ -125,7 +135,10 @@ def parse_command_line(argv: Sequence[str]) -> CommandLine:
         if topic in seen:
             raise UsageError(f'topic {topic} is given twice')
         seen.add(topic)
-    return CommandLine(tuple(args.topics), flags, args.watch, args.all_topics)
+    metrics = tuple((name, value) for name, value in (
+        ('metrics_port', args.metrics_port), ('metrics_bind', args.metrics_bind))
+        if value is not None)
+    return CommandLine(tuple(args.topics), flags, args.watch, args.all_topics, metrics)
 
 
 def topic_overrides(command: CommandLine, configured: Mapping[str, str],
@@ -244,6 +257,7 @@ def _run(args: list[str], signals: StopSignals) -> int:
         try:
             configured, resolved = configured_topics(NODE_NAME, command.topics)
             values = topic_overrides(command, configured, lambda t: resolved.get(t, t))
+            values.update(command.metrics)
             node = MonitorNode(parameter_overrides=[Parameter(name, value=value)
                                                     for name, value in values.items()])
         except StartupError as err:

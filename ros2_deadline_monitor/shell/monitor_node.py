@@ -4,8 +4,9 @@ Wiring only: parameters become configs (``core/parameters.py``, declared by
 ``parameters.py``), each target topic gets a raw subscription whose messages go to the
 session's recorder (``subscriptions.py``), /clock samples go to the session, and a timer on
 steady time takes the session's ``Snapshot`` to the sinks: ``MonitorStats`` on ``~/stats``
-(``conversions.py``), ``/diagnostics`` (``diagnostics.py``) and the final summary
-(``summary.py``). Steady time, so a frozen ``/clock`` is still reported (DESIGN.md §7).
+(``conversions.py``), ``/diagnostics`` (``diagnostics.py``), the final summary
+(``summary.py``) and, with ``metrics_port``, the ``/metrics`` endpoint (``metrics.py``).
+Steady time, so a frozen ``/clock`` is still reported (DESIGN.md §7).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from ros2_deadline_monitor.core.parameters import changed_parameters, MonitorSet
 from ros2_deadline_monitor.core.session import Session, TopicState
 from ros2_deadline_monitor.core.snapshot import Snapshot
 from ros2_deadline_monitor.msg import MonitorStats
-from ros2_deadline_monitor.shell import conversions, diagnostics, summary
+from ros2_deadline_monitor.shell import conversions, diagnostics, metrics, summary
 from ros2_deadline_monitor.shell.discovery import create_discovery
 from ros2_deadline_monitor.shell.graph_poll import (
     GraphGate,
@@ -89,6 +90,7 @@ class MonitorNode(Node):
         """Polls left before the graph is read again (``graph_poll.read_every``)."""
         self._graph_gate = GraphGate(self._count_in_graph)
         self._stats_late_ns = 0
+        self._metrics: metrics.MetricsEndpoint | None = None
         self._standing: frozenset[str] = frozenset()
         """The topics whose snapshot stood at the previous report (``snapshot``)."""
         self.parameters = NodeParameters(self)
@@ -169,11 +171,34 @@ class MonitorNode(Node):
             self._take_timer = self.create_timer(
                 settings.take_period_ns / NS_PER_S, self._take_due, clock=self._steady)
         self._poll()
+        self._start_metrics()
         path = ('through diagnostic_updater' if self._diagnostics.uses_updater
                 else 'published directly')
         self.get_logger().info(
             f'monitoring {len(self._topics)} topic(s), stats every '
             f'{settings.stats_period_ns / NS_PER_S:g} s on steady time, diagnostics {path}')
+
+    def _start_metrics(self) -> None:
+        """Serve ``/metrics`` when ``metrics_port`` is set (and ``prometheus_client`` is there).
+
+        A port that cannot be had stops the start-up: scraped figures from another process on
+        that port would be taken for this monitor's.
+        """
+        settings = self._settings
+        if not settings.metrics_port:
+            return
+        reason = metrics.unavailable()
+        if reason:
+            self.get_logger().warning(reason)
+            return
+        try:
+            self._metrics = metrics.MetricsEndpoint(
+                self.get_namespace(), self.get_name(), settings.metrics_bind,
+                settings.metrics_port, log_error=self.get_logger().error)
+        except metrics.MetricsError as err:
+            self.destroy_node()
+            raise StartupError(str(err)) from None
+        self.get_logger().info(f'figures for Prometheus on {self._metrics.url}')
 
     # -- configuration -------------------------------------------------------------------
 
@@ -480,6 +505,8 @@ class MonitorNode(Node):
             stats if self._assembler is None else self._assembler.payload(stats))
         self._diagnostics.publish(diagnostics.statuses(snapshot, verdict=self._verdict,
                                                        cache=self._status_cache))
+        if self._metrics is not None:
+            self._metrics.publish(snapshot)
         return snapshot
 
     @property
@@ -516,7 +543,10 @@ class MonitorNode(Node):
         return FinalReport(text, verdict, exit_code(verdict), record)
 
     def destroy_node(self) -> None:
-        """Destroy the subscriptions and the reader node with this node."""
+        """Destroy the subscriptions and the reader node with this node; stop ``/metrics``."""
+        if self._metrics is not None:
+            self._metrics.close()
+            self._metrics = None
         for monitor in self._topics.values():
             monitor.close()
         if self._reader is not None:

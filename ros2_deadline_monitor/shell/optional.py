@@ -2,6 +2,10 @@
 
 ``diagnostic_updater`` is an apt package on a ROS install (not on PyPI). Without it the
 monitor publishes the same statuses on ``/diagnostics`` itself (see ``diagnostics.py``).
+
+``prometheus_client`` serves the ``/metrics`` endpoint (``metrics.py``, parameter
+``metrics_port``). Without it the monitor runs as before and says once that it has no
+endpoint.
 """
 
 from __future__ import annotations
@@ -14,4 +18,12 @@ try:
 except ImportError:
     diagnostic_updater = None
 
-__all__ = ['diagnostic_updater']
+prometheus_client: ModuleType | None
+try:
+    import prometheus_client
+    import prometheus_client.core
+    import prometheus_client.exposition
+except ImportError:
+    prometheus_client = None
+
+__all__ = ['diagnostic_updater', 'prometheus_client']

@@ -44,7 +44,7 @@ from ros2_deadline_monitor.core.parameters import (
 def descriptor(spec: ParamSpec, full_name: str) -> ParameterDescriptor:
     """Build the ``ParameterDescriptor`` that ``ros2 param describe`` shows."""
     text = spec.description
-    constraints = ''
+    constraints = spec.constraints
     if spec.choices:
         constraints = 'one of: ' + ', '.join(spec.choices)
     descriptor = ParameterDescriptor(
