@@ -106,14 +106,16 @@ class DeadlineProbe:
             return
         start_timer, start_wall, start_mono = self._start
         self._start = None
-        end_wall = start_wall + time.monotonic_ns() - start_mono
+        run_ns = time.monotonic_ns() - start_mono
         if self.timer_clock == 'sim':
             if start_timer != self._last_sim_ns:
                 self._session.clock_sample(start_wall, start_timer)
                 self._last_sim_ns = start_timer
-            self._session.message(self._name, end_wall, start_timer)
+            self._session.message(self._name, start_wall + run_ns, start_timer)
         else:
-            self._session.message(self._name, end_wall, start_wall)
+            # ROS time is the system clock here: the start the slots are counted from is the
+            # one read (cycle_start_ns), not a second read microseconds later.
+            self._session.message(self._name, start_timer + run_ns, start_timer)
 
     @contextmanager
     def cycle(self) -> Iterator[None]:
