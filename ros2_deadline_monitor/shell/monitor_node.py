@@ -10,6 +10,7 @@ steady time takes the session's ``Snapshot`` to the sinks: ``MonitorStats`` on `
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 import time
 from typing import Any
@@ -91,6 +92,8 @@ class MonitorNode(Node):
         self._stats_late_ns = 0
         self._standing: frozenset[str] = frozenset()
         """The topics whose snapshot stood at the previous report (``snapshot``)."""
+        self.report_sinks: list[Callable[[Snapshot], None]] = []
+        """Called with each report's snapshot on the stats timer (the terminal lines)."""
         self.parameters = NodeParameters(self)
         errors = self.parameters.declare_globals()
         if errors:
@@ -411,7 +414,9 @@ class MonitorNode(Node):
         until = self._stats_timer.time_until_next_call()
         if until is not None:
             self._stats_expected_ns = now_mono + until
-        self.publish_stats()
+        snapshot = self.publish_stats()
+        for sink in self.report_sinks:
+            sink(snapshot)
 
     # -- reporting -----------------------------------------------------------------------
 
