@@ -262,7 +262,8 @@ def run_phase(phase: Phase, listener: StatsListener, *, duration_s: float = 5.0,
         summary_path = Path(tmp) / 'sim_clock.json'
         listener.take()  # forget what earlier phases sent
         listener.take_sent()
-        monitor = subprocess.Popen(executable_command('monitor') + ros_args({
+        # --quiet: the demo prints its own tables, not the monitor's line per report.
+        monitor = subprocess.Popen(executable_command('monitor') + ['--quiet'] + ros_args({
             'use_sim_time': phase.use_sim_time, 'stats_period_s': 0.5,
             'target_rtf': phase.target_rtf, 'topics': ['cmd'],
             'topic.cmd.name': CONTROL_TOPIC, 'topic.cmd.period_ms': 1000.0 / rate_hz,

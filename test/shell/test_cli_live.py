@@ -138,11 +138,12 @@ def test_watch_prints_plain_lines_into_a_pipe(installed_executable, processes):
     blocks = watch.stdout.strip().split('\n\n')
     assert len(blocks) == 3
     for block in blocks:
-        title, clock, header, row = block.splitlines()
+        title, clock, header, row, legend = block.splitlines()
         assert title.startswith('/deadline_monitor/stats at ')
         assert clock.startswith('clock: ')
         assert header.split()[:3] == ['topic', 'rate', 'Hz']
-        assert row.split()[0] == TOPIC and row.split()[-1] == 'STALE'
+        assert row.split()[0] == TOPIC and re.search(r'  STALE  \S', row)
+        assert legend.startswith('misses, skipped, lost: total since start (in the window')
     assert '\x1b' not in watch.stdout
     assert 'waiting for /deadline_monitor/stats' in watch.stderr
 
@@ -317,3 +318,30 @@ def test_monitor_quiet_prints_no_line(installed_executable, processes, observer,
     monitor.send_signal(signal.SIGINT)
     assert monitor.wait(timeout=20) == 0
     assert out_path.read_text() == ''
+
+
+def test_watch_says_when_the_monitor_is_gone(installed_executable, processes, wait_for,
+                                             tmp_path):
+    """Reports stop (the monitor exits): ``watch`` says so instead of showing the last table."""
+    monitor = start(processes, installed_executable('monitor'), TOPIC, '--quiet', '--ros-args',
+                    '-p', 'stats_period_s:=0.2')
+    out_path = tmp_path / 'watch.txt'
+    with open(out_path, 'w') as out:
+        view = subprocess.Popen([str(installed_executable('watch')), '--plain'], stdout=out,
+                                stderr=subprocess.DEVNULL)
+    processes.append(view)
+    wait_for(lambda: f'{TOPIC} ' in out_path.read_text(), timeout=30,
+             what='a report in the view')
+    monitor.send_signal(signal.SIGINT)
+    assert monitor.wait(timeout=20) == 0
+    wait_for(lambda: 'monitor gone?' in out_path.read_text(), timeout=20,
+             what=lambda: f'the view to say the monitor is gone:\n{out_path.read_text()}')
+    view.send_signal(signal.SIGINT)
+    assert view.wait(timeout=20) == 0
+    text = out_path.read_text()
+    blocks = text.strip().split('\n\n')
+    assert re.fullmatch(r'no report for \d+ s: monitor gone\? \(last at \d\d:\d\d:\d\d\)',
+                        blocks[-1]), blocks[-1]
+    assert text.count('monitor gone?') == 1
+    row = next(line for line in blocks[-2].splitlines() if line.startswith(TOPIC))
+    assert re.search(r'  STALE  \S', row), row  # and its reason
