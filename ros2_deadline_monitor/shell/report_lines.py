@@ -4,9 +4,13 @@ A sink of the stats timer: ``report_lines`` turns one ``Snapshot`` into lines th
 table of figures (``core/figures.py``), so a figure reads the same here as in the diagnostics;
 ``ReportPrinter`` writes them. Nothing here runs per message, and nothing imports rclpy or rich.
 
-- One line per topic (topic, rate, max interval, messages, misses, skipped, lost, level and
-  why), and one for the clock once /clock is heard. Counts read ``total (window)``: ``misses
-  20 (2 in 10 s)`` is 20 since start, 2 of them in the rolling window of the last 10 s.
+- One line per topic, and one for the clock once /clock is heard::
+
+    /demo/cmd: 98.0 Hz, max interval 22.51 ms; since start 500 msgs, 20 misses, 10 skipped,
+    0 lost; WARN: 2 misses (response rule), 1 skipped periods in window
+
+  The rate and the longest interval are the rolling window's (the last 10 s), the counts are
+  labelled run totals, and the level's reason says what the window holds.
 - A figure with nothing to measure reads ``-``, never 0.
 - With more than ``MAX_TOPIC_LINES`` topics (``--all`` on a busy graph) a report is one
   summary line (how many topics at each level) and the lines of the worst topics that are not
@@ -53,12 +57,12 @@ def _figure(name: str) -> Figure:
 
 RATE = _figure('rate wall')
 MAX_INTERVAL = _figure('max interval wall')
-MESSAGES = _figure('messages total')
-WINDOW = _figure('window wall')
-COUNTS = (('misses', _figure('deadline misses total'), _figure('deadline misses')),
+COUNTS = (('msgs', _figure('messages total'), _figure('messages')),
+          ('misses', _figure('deadline misses total'), _figure('deadline misses')),
           ('skipped', _figure('skipped periods total'), _figure('skipped periods')),
           ('lost', _figure('messages lost total'), _figure('messages lost')))
-"""Label, run total and window figure of each count on a line."""
+"""Label, run total and window figure of each count: the total reads '-' when the window's
+figure is unknown too (lost with several writers: ``unknown (...)``)."""
 
 
 def _known(value: object) -> bool:
@@ -73,13 +77,12 @@ def _text(figure: Figure, snapshot: Snapshot, topic: TopicSnapshot, digits: int)
     return fmt.number(value, digits) if _known(value) else NONE
 
 
-def _count(snapshot: Snapshot, topic: TopicSnapshot, total: Figure, window: Figure,
-           window_s: str) -> str:
-    """``20 (2 in 10 s)``: the run total, then the rolling window's share; ``-`` if unknown."""
-    run, recent = total.value(snapshot, topic), window.value(snapshot, topic)
-    if not _known(run) or not _known(recent):
+def _count(snapshot: Snapshot, topic: TopicSnapshot, total: Figure, window: Figure) -> str:
+    """Return the run total, or ``-`` when it or the window's figure is unknown."""
+    run = total.value(snapshot, topic)
+    if not _known(run) or not _known(window.value(snapshot, topic)):
         return NONE
-    return f'{run} ({recent} in {window_s})'
+    return str(run)
 
 
 def _level(level: Level, colour: bool) -> str:
@@ -93,20 +96,15 @@ def _short(reason: str) -> str:
 
 
 def topic_line(snapshot: Snapshot, topic: TopicSnapshot, *, colour: bool = False) -> str:
-    """One topic: rate, max interval, messages, misses, skipped, lost, level and reason."""
+    """Return a topic's line: rate, max interval, run totals, level and its reason."""
     name = topic.topic or topic.topic_id
     level = f'{_level(topic.level, colour)}: {_short(topic.reason)}'
     if topic.report is None:  # invalid settings: the reason says why
         return f'{name}: not monitored, {level}'
-    window = WINDOW.value(snapshot, topic)
-    window_s = (f'{fmt.short_seconds(round(window * 1e9))} s' if _known(window) and window > 0
-                else 'window')
-    parts = [f'{_text(RATE, snapshot, topic, 1)} Hz',
-             f'max interval {_text(MAX_INTERVAL, snapshot, topic, 2)} ms',
-             f'{_text(MESSAGES, snapshot, topic, 0)} msgs']
-    parts += [f'{label} {_count(snapshot, topic, total, recent, window_s)}'
-              for label, total, recent in COUNTS]
-    return f'{name}: {", ".join(parts)}, {level}'
+    counts = ', '.join(f'{_count(snapshot, topic, total, window)} {label}'
+                       for label, total, window in COUNTS)
+    return (f'{name}: {_text(RATE, snapshot, topic, 1)} Hz, max interval '
+            f'{_text(MAX_INTERVAL, snapshot, topic, 2)} ms; since start {counts}; {level}')
 
 
 def clock_line(snapshot: Snapshot, *, colour: bool = False) -> str | None:
