@@ -279,8 +279,12 @@ def _run(args: list[str], signals: StopSignals) -> int:
             StatsWatcher(view_node, topic, display)
             executor.add_node(view_node)
         elif not command.quiet:
-            printer = ReportPrinter(sys.stdout)
-            node.report_sinks.append(printer.show)
+            try:
+                printer = ReportPrinter(sys.stdout)
+            except (AttributeError, OSError, ValueError):  # no stdout (closed, `>&-`)
+                printer = None
+            else:
+                node.report_sinks.append(printer.show)
         while not stop.is_set() and not node.expired and rclpy.ok():
             executor.spin_once(timeout_sec=SPIN_TIMEOUT_S)
         if display is not None:
