@@ -599,10 +599,14 @@ def unknown_parameter_warnings(given: Iterable[str], known: Iterable[str],
             warnings.append(f'parameter {name} is ignored: {parts[1]!r} is not in {TOPICS} '
                             f'(it is used if {parts[1]!r} is added to {TOPICS} at run time)')
             continue
-        close = difflib.get_close_matches(name, known, n=1)
-        hint = f' (did you mean {close[0]}?)' if close else ''
-        warnings.append(f'parameter {name} is unknown and ignored{hint}')
+        warnings.append(f'parameter {name} is unknown and ignored{did_you_mean(name, known)}')
     return warnings
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """Return `` (did you mean X?)`` naming the known parameter closest to ``name``, or ''."""
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f' (did you mean {close[0]}?)' if close else ''
 
 
 CONFIG_FIELD_PARAMS = {

@@ -1,10 +1,13 @@
 """``analyze``: the monitor's analysis over a recorded bag, as tables, JSON, CSV and plots.
 
 Runs without ROS (``python -m ros2_deadline_monitor.analyze``) and never imports rclpy;
-bags are read with ``rosbags``. Errors are one ``ERROR: ...`` line on stderr and exit code 1
-(2 for usage errors and invalid expectations or baselines), never a traceback. ``--check``
-turns it into a CI gate (exit 3 when an expectation fails); several bags are analyzed in
-parallel worker processes (``--jobs``) and summarized in one table.
+bags are read with ``rosbags``. Errors are one ``ERROR: ...`` line on stderr, never a
+traceback, with ``monitor``'s exit codes for the same mistakes: 2 for a bad command line
+(``shell/usage.py``'s one-line refusal), a bad config file (missing, unknown parameter with
+"did you mean", invalid value), invalid expectations or baselines and output paths that
+cannot be written (checked before the analysis starts); 1 for a bag that cannot be read.
+``--check`` turns it into a CI gate (exit 3 when an expectation fails); several bags are
+analyzed in parallel worker processes (``--jobs``) and summarized in one table.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import textwrap
 import time
 from typing import TextIO
 
-from ros2_deadline_monitor.core.errors import ExpectationError, MonitorError
+from ros2_deadline_monitor.core.errors import ConfigError, ExpectationError, MonitorError
 from ros2_deadline_monitor.core.expectations import (
     CLOCK_LIMITS,
     Expectations,
@@ -29,6 +32,7 @@ from ros2_deadline_monitor.core.expectations import (
 )
 from ros2_deadline_monitor.core.junit import junit_xml
 from ros2_deadline_monitor.core.topic_flags import add_topic_flags, topic_flags
+from ros2_deadline_monitor.shell import usage
 
 from .accumulate import EXACT_CAP, REL_BIN
 from .bag import BagSource
@@ -86,7 +90,8 @@ always, since bags carry no publication sequence numbers).
 
 Exit status: 0 success (with --check: every expectation held, nothing regressed), 1 a bag
 could not be analyzed (one line on stderr; with several bags: any of them, even if another
-failed, as the verdict is incomplete), 2 usage error or invalid expectation / baseline,
+failed, as the verdict is incomplete), 2 usage error, bad config file (missing, unknown or
+invalid parameter), invalid expectation / baseline or an output that cannot be written,
 3 an expectation failed or (with --baseline) a figure regressed, with --check.
 """
 
@@ -120,7 +125,7 @@ def _limit_help(spec: LimitSpec) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """Build the command line of ``analyze``."""
-    parser = argparse.ArgumentParser(
+    parser = usage.UsageParser(
         prog='analyze', description=DESCRIPTION, epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('bag', metavar='BAG', nargs='+',
@@ -200,7 +205,7 @@ def _csv_text(result: BagResult) -> str:
 
 
 class UsageError(ExpectationError):
-    """Options that do not go together (exit status 2)."""
+    """Options that do not go together, a bad config file or output (exit status 2)."""
 
 
 def _expectations(args: argparse.Namespace, file_config: FileConfig | None) -> Expectations:
@@ -216,9 +221,50 @@ def _expectations(args: argparse.Namespace, file_config: FileConfig | None) -> E
     return base.with_overrides(every_topic=topic, clock=clock)
 
 
+def _writable_file(flag: str, target: str | None) -> None:
+    """Refuse an output file that cannot be written, before any bag is read."""
+    if not target or target == '-':
+        return
+    path = Path(target)
+    folder = path.parent
+    if path.is_dir():
+        raise UsageError(f'{flag} {target}: is a folder, expected a file name')
+    if not folder.is_dir():
+        raise UsageError(f'{flag} {target}: folder {str(folder)!r} does not exist')
+    if not os.access(path if path.exists() else folder, os.W_OK):
+        raise UsageError(f'{flag} {target}: not writable')
+
+
+def _writable_folder(flag: str, target: str | None) -> None:
+    """Refuse an output folder that cannot be made or written (its missing parts are made)."""
+    if not target:
+        return
+    path = Path(target)
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise UsageError(f'{flag} {target}: {str(existing)!r} is a file, not a folder')
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise UsageError(f'{flag} {target}: {str(existing)!r} is not writable')
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Check every output path first: a typo must not cost a whole analysis."""
+    for flag in ('json', 'csv', 'html', 'junit'):
+        _writable_file(f'--{flag}', getattr(args, flag))
+    _writable_folder('--plot', args.plot)
+
+
 def _job(args: argparse.Namespace) -> CheckJob:
     """Read and validate everything the gate needs before any bag is opened."""
-    file_config: FileConfig | None = load_config(args.config) if args.config else None
+    _check_outputs(args)
+    try:
+        file_config: FileConfig | None = load_config(args.config) if args.config else None
+    except ExpectationError:
+        raise
+    except ConfigError as err:  # monitor exits 2 for a bad params file: so does analyze
+        raise UsageError(str(err)) from None
     expectations = _expectations(args, file_config)
     baseline = load_baseline(args.baseline) if args.baseline else None
     if args.check and expectations.empty and baseline is None:
@@ -368,7 +414,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-    except SystemExit as exit_:
+    except usage.UsageError as err:
+        sys.stderr.write(f'ERROR: {err} (see analyze --help)\n')
+        return EXIT_USAGE
+    except SystemExit as exit_:  # --help
         return int(exit_.code or 0) if not isinstance(exit_.code, str) else 2
     try:
         return run(args, sys.stdout, sys.stderr)

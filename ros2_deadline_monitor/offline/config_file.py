@@ -16,12 +16,20 @@ from typing import Any
 
 from ros2_deadline_monitor.core.config import AnalysisConfig, TopicConfig
 from ros2_deadline_monitor.core.errors import ConfigError
-from ros2_deadline_monitor.core.expectations import Expectations, expectations_from
+from ros2_deadline_monitor.core.expectations import (
+    Expectations,
+    expectations_from,
+    is_expectation,
+)
 from ros2_deadline_monitor.core.parameters import (
+    all_names,
     AUTO,
     check_unique_topics,
+    did_you_mean,
     parse_topic_ids,
     settings_from,
+    template_param,
+    TEMPLATE_SPECS,
     topic_config_from,
     topic_param,
     TOPIC_SPECS,
@@ -33,6 +41,8 @@ __all__ = ['AUTO', 'FileConfig', 'flatten', 'load_config', 'parse_parameters']
 
 NODE_NAME = 'deadline_monitor'
 TOPIC_FIELDS = frozenset(spec.name for spec in TOPIC_SPECS)
+LIBRARY_PREFIXES = ('qos_overrides.', 'diagnostic_updater.')
+"""Parameters of rclpy and diagnostic_updater a file may set for the live node: not checked."""
 
 
 @dataclass(frozen=True)
@@ -40,9 +50,11 @@ class FileConfig:
     """What the analyzer takes from a parameter file.
 
     ``clocks`` holds the identifiers whose clock was ``auto`` (the analyzer decides from the
-    bag); ``clock_topic`` is the node's ``clock_topic``; ``warnings`` names keys that look
-    like typos (``topic.<id>.<unknown field>``); ``expectations`` holds the
-    ``topic.<id>.expect.*`` and ``clock.expect.*`` limits.
+    bag); ``clock_topic`` is the node's ``clock_topic``; ``warnings`` names settings of
+    topics not listed in ``topics`` (ignored, as by the live node); ``expectations`` holds
+    the ``topic.<id>.expect.*`` and ``clock.expect.*`` limits. An unknown parameter (a typo)
+    is an error, not a warning: analyzed without it, a bag's figures would silently rest on
+    a default (a period learned instead of the one meant).
     """
 
     path: str
@@ -142,13 +154,19 @@ def parse_parameters(values: Mapping[str, Any], path: str = '<parameters>',
     auto = {topic_id for topic_id in ids
             if values.get(topic_param(topic_id, 'clock'), AUTO) == AUTO}
     warnings = []
+    known = {*all_names(ids), *(template_param(spec.name) for spec in TEMPLATE_SPECS)}
+    unknown = []
     for name in sorted(values):
         parts = name.split('.')
-        if len(parts) == 3 and parts[0] == 'topic' and parts[2] != 'expect':
-            if parts[2] not in TOPIC_FIELDS:
-                warnings.append(f'{name}: unknown setting, ignored')
-            elif parts[1] not in ids:
-                warnings.append(f'{name}: {parts[1]!r} is not listed in topics, ignored')
+        if name in known or is_expectation(name) or name.startswith(LIBRARY_PREFIXES):
+            continue
+        if (len(parts) == 3 and parts[0] == 'topic' and parts[1] not in ids
+                and parts[2] in TOPIC_FIELDS):
+            warnings.append(f'{name}: {parts[1]!r} is not listed in topics, ignored')
+        else:
+            unknown.append(f'unknown parameter {name}{did_you_mean(name, known)}')
+    if unknown:
+        raise ConfigError('; '.join(unknown))
     settings = settings_from(values)
     use_sim_time = values.get(USE_SIM_TIME)
     return FileConfig(

@@ -196,6 +196,8 @@ def _recorded_table(recorded: RecordedStats, t0_ns: int) -> str:
     lines = [f'Recorded monitor stats ({", ".join(recorded.stats_topics)}: '
              f'{recorded.messages:,} reports):']
     lines.append(render(header, rows, groups) if rows else '(no topics in the reports)')
+    if any(t.period_learned for t in recorded.topics):
+        lines.append('* period learned by the monitor from the first intervals')
     clock = recorded.clock
     if clock is not None:
         lines.append(
@@ -218,8 +220,11 @@ def format_table(result: BagResult) -> str:
            f'{bag.message_count:,} messages in {bag.topic_count} topics)']
     if result.topics:
         out += ['', _topic_rows(result.topics)]
-        legend = ['* period learned from the first intervals. Misses per rule: response = '
-                  'end - scheduled slot > deadline; interval = interval > period + jitter.']
+        # The footnote of the '*' only where a period was learned, not given.
+        learned = ('* period learned from the first intervals. '
+                   if any(t.period_learned for t in result.topics) else '')
+        legend = [f'{learned}Misses per rule: response = end - scheduled slot > deadline; '
+                  'interval = interval > period + jitter.']
         for t in result.topics:
             details = (f'{t.topic}: deadline {_ms(t.deadline_ns, 3)} ms, jitter '
                        f'{_ms(t.jitter_ns, 3)} ms, start from {t.start_source}, timer clock '

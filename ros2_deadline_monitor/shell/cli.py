@@ -60,6 +60,13 @@ Each TOPIC given here is added to those (a TOPIC already configured keeps its id
 and the per-topic flags apply to the TOPICs given here only (and with --all to every topic
 found in the graph). Precedence: flags here, then -p, then the params file.
 
+At every report (stats_period_s, 1 s by default) a line per topic goes to stdout, like
+ros2 topic hz: rate and max interval over the rolling window, then messages, misses,
+skipped and lost since start, and the level with its reason; '-' where there is nothing to
+measure. Plain text when stdout is a pipe or a file. More than 10
+topics: one summary line and the 10 worst that are not OK. --quiet prints none, --watch
+shows the table instead.
+
 --all leaves out infrastructure topics (/clock, /rosout, /parameter_events, /diagnostics*,
 /tf_static, /robot_description, /events/write_split), hidden topics (a name part starting
 with _, e.g. actions' _action/*), the monitor's own topics and other monitors' stats; a topic
@@ -67,6 +74,7 @@ is adopted once it has a publisher and stays monitored (and times out) when they
 
 Examples:
   monitor /demo/cmd --period-ms 10 --stamp start
+  monitor /demo/cmd --quiet --ros-args -p summary_file:=run.json
   monitor /demo/cmd --watch --ros-args -p use_sim_time:=true
   monitor --all --watch
   monitor --ros-args --params-file config/monitor.yaml --log-level deadline_monitor:=debug
@@ -89,9 +97,13 @@ def build_parser() -> argparse.ArgumentParser:
     per_topic = parser.add_argument_group(
         'per-topic settings (for every TOPIC above; the same flags as analyze)')
     add_topic_flags(per_topic, clock_default="'sim' with use_sim_time:=true, else 'wall'")
-    view = parser.add_argument_group('view')
-    view.add_argument('--watch', action='store_true',
-                      help='show the live table of the watch executable in this terminal')
+    view = parser.add_argument_group(
+        'view (default: a line per topic at every report on stdout, like ros2 topic hz)')
+    shown = view.add_mutually_exclusive_group()
+    shown.add_argument('--watch', action='store_true',
+                       help='show the live table of the watch executable in this terminal')
+    shown.add_argument('--quiet', action='store_true',
+                       help='print no line per report (the log and the summary remain)')
     served = parser.add_argument_group('Prometheus (the parameters metrics_port, metrics_bind)')
     served.add_argument('--metrics-port', type=int, metavar='PORT',
                         help='serve every figure on http://ADDR:PORT/metrics (1024-65535; '
@@ -110,6 +122,7 @@ class CommandLine:
     flags: TopicFlags = TopicFlags()
     watch: bool = False
     all_topics: bool = False
+    quiet: bool = False
     metrics: tuple[tuple[str, Any], ...] = ()
     """Monitor-wide parameters given as flags (``--metrics-port``), as (name, value)."""
 
@@ -138,7 +151,8 @@ def parse_command_line(argv: Sequence[str]) -> CommandLine:
     metrics = tuple((name, value) for name, value in (
         ('metrics_port', args.metrics_port), ('metrics_bind', args.metrics_bind))
         if value is not None)
-    return CommandLine(tuple(args.topics), flags, args.watch, args.all_topics, metrics)
+    return CommandLine(tuple(args.topics), flags, args.watch, args.all_topics, args.quiet,
+                       metrics)
 
 
 def topic_overrides(command: CommandLine, configured: Mapping[str, str],
@@ -233,6 +247,7 @@ def _run(args: list[str], signals: StopSignals) -> int:
     from rclpy.parameter import Parameter
 
     from ros2_deadline_monitor.shell.monitor_node import MonitorNode, NODE_NAME, StartupError
+    from ros2_deadline_monitor.shell.report_lines import ReportPrinter
     from ros2_deadline_monitor.shell.watch import Display, make_display, StatsWatcher
 
     try:
@@ -252,6 +267,7 @@ def _run(args: list[str], signals: StopSignals) -> int:
     node = view_node = None
     executor: SingleThreadedExecutor | None = None
     display: Display | None = None
+    printer: ReportPrinter | None = None
     code = 0
     try:
         try:
@@ -277,11 +293,21 @@ def _run(args: list[str], signals: StopSignals) -> int:
                                                            file=sys.stderr))
             StatsWatcher(view_node, topic, display)
             executor.add_node(view_node)
+        elif not command.quiet:
+            try:
+                printer = ReportPrinter(sys.stdout)
+            except (AttributeError, OSError, ValueError):  # no stdout (closed, `>&-`)
+                printer = None
+            else:
+                node.report_sinks.append(printer.show)
         while not stop.is_set() and not node.expired and rclpy.ok():
             executor.spin_once(timeout_sec=SPIN_TIMEOUT_S)
         if display is not None:
             display.close()  # leave the alternate screen: the summary must stay readable
             display = None
+        if printer is not None:
+            printer.close()  # the last report's lines before the summary
+            printer = None
         if rclpy.ok():
             code = node.finish().exit_code
     except (KeyboardInterrupt, ExternalShutdownException):
@@ -289,6 +315,8 @@ def _run(args: list[str], signals: StopSignals) -> int:
     finally:
         if display is not None:
             display.close()
+        if printer is not None:
+            printer.close()
         if executor is not None:
             # Shut down, not left to rclpy's Executor.__del__: destroying its SIGINT guard
             # condition there could raise at exit and print a traceback (seen under load).

@@ -11,6 +11,7 @@ Steady time, so a frozen ``/clock`` is still reported (DESIGN.md §7).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 import time
 from typing import Any
@@ -93,6 +94,8 @@ class MonitorNode(Node):
         self._metrics: metrics.MetricsEndpoint | None = None
         self._standing: frozenset[str] = frozenset()
         """The topics whose snapshot stood at the previous report (``snapshot``)."""
+        self.report_sinks: list[Callable[[Snapshot], None]] = []
+        """Called with each report's snapshot on the stats timer (the terminal lines)."""
         self.parameters = NodeParameters(self)
         errors = self.parameters.declare_globals()
         if errors:
@@ -436,7 +439,9 @@ class MonitorNode(Node):
         until = self._stats_timer.time_until_next_call()
         if until is not None:
             self._stats_expected_ns = now_mono + until
-        self.publish_stats()
+        snapshot = self.publish_stats()
+        for sink in self.report_sinks:
+            sink(snapshot)
 
     # -- reporting -----------------------------------------------------------------------
 

@@ -5,14 +5,23 @@ stats message becomes a ``View`` of formatted strings (``view_of``), which print
 plain lines (``plain_lines``, for pipes and logs) or as a coloured ``rich`` table. Messages are
 read by attribute, so the functions take any object shaped like ``MonitorStats``; nothing here
 imports rclpy.
+
+Counts read ``total (window)``: ``20 (2)`` is 20 since the monitor started, 2 of them in its
+rolling window (the last 10 s), not "2 new since the last refresh": a line under the table
+says so, with the window's span. Each row ends with the reason of its level. ``Silence``
+tells when reports stopped coming (the monitor gone or starved): the view then says so above
+the last table it had.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 import math
 import time
 from typing import Any
+
+from ros2_deadline_monitor.core.format import short_seconds
 
 LEVEL_NAMES = {0: 'OK', 1: 'WARN', 2: 'ERROR', 3: 'STALE'}
 """``diagnostic_msgs/DiagnosticStatus`` levels by value."""
@@ -20,8 +29,10 @@ LEVEL_STYLES = {'OK': 'green', 'WARN': 'yellow', 'ERROR': 'bold red', 'STALE': '
 SEVERITY = {'ERROR': 0, 'STALE': 1, 'WARN': 2, 'OK': 3}
 """Sort order, worst first: an error, then a topic never heard (STALE), then a warning."""
 COLUMNS = ('topic', 'rate Hz', 'max wall ms', 'max sim ms', 'misses', 'skipped', 'lost',
-           'level')
-NUMERIC = frozenset(COLUMNS[1:-1])
+           'level', 'reason')
+NUMERIC = frozenset(COLUMNS[1:-2])
+COUNTS_LEGEND = 'misses, skipped, lost: total since start (in the window{span})'
+"""Says how to read ``20 (2)``, under the table (``span``: ``, the last 10 s`` or '')."""
 NONE = '-'
 RICH_MISSING = ('the live table needs the Python package rich (apt: python3-rich, pip: rich); '
                 'printing plain lines instead')
@@ -44,15 +55,24 @@ class View:
     clock: str
     clock_level: str
     rows: tuple[Row, ...]
+    legend: str = ''
+    """How to read the counts (``COUNTS_LEGEND``)."""
 
 
 def _number(value: float, digits: int) -> str:
     return NONE if value is None or not math.isfinite(value) else f'{value:.{digits}f}'
 
 
+def window_text(window_s: float) -> str:
+    """Name the rolling window by its wall span, ``10 s``, or ``window`` when it has none."""
+    if window_s is None or not math.isfinite(window_s) or window_s <= 0:
+        return 'window'
+    return f'{short_seconds(round(window_s * 1e9))} s'
+
+
 def _count(total: int, window: int) -> str:
-    """Total since start, with this window's share when there is one: ``20 (+2)``."""
-    return f'{total} (+{window})' if window else str(total)
+    """Total since start, then the window's share: ``20 (2)`` (``COUNTS_LEGEND``)."""
+    return f'{total} ({window})'
 
 
 def level_name(level: int) -> str:
@@ -73,6 +93,7 @@ def _row(topic: Any) -> Row:
         _count(topic.skipped_periods_total, topic.skipped_periods),
         lost,
         level,
+        ' '.join(topic.status.split()),
     )
     return Row(cells, level, topic.status)
 
@@ -102,7 +123,13 @@ def view_of(stats: Any, source: str) -> View:
              f'{_number(stats.window_sim_s, 1)} s sim')
     rows = sorted((_row(topic) for topic in stats.topics),
                   key=lambda row: (SEVERITY.get(row.level, -1), row.cells[0]))
-    return View(title, clock_line(stats.clock), level_name(stats.clock.level), tuple(rows))
+    span = max((topic.window_wall_s for topic in stats.topics
+                if math.isfinite(topic.window_wall_s)), default=0.0)
+    span = span if span > 0 else stats.window_wall_s
+    legend = COUNTS_LEGEND.format(span=f', the last {window_text(span)}'
+                                  if window_text(span) != 'window' else '')
+    return View(title, clock_line(stats.clock), level_name(stats.clock.level), tuple(rows),
+                legend)
 
 
 def plain_lines(view: View) -> list[str]:
@@ -118,6 +145,7 @@ def plain_lines(view: View) -> list[str]:
     lines = [view.title, f'{view.clock} [{view.clock_level}]']
     if view.rows:
         lines += [line(cells) for cells in table]
+        lines.append(view.legend)
     else:
         lines.append('(no topics monitored)')
     return lines
@@ -131,16 +159,62 @@ def rich_table(view: View) -> Any:
 
     table = Table(title=None, expand=False, header_style='bold')
     for name in COLUMNS:
+        # Only the reason gives way on a narrow terminal: cut with '...', one line a row.
         table.add_column(name, justify='right' if name in NUMERIC else 'left',
-                         no_wrap=name == 'topic')
+                         no_wrap=name != 'reason')
     for row in view.rows:
         style = LEVEL_STYLES.get(row.level, '')
-        table.add_row(*row.cells[:-1], Text(row.level, style=style))
+        table.add_row(*row.cells[:-2], Text(row.level, style=style),
+                      Text(row.cells[-1], no_wrap=True, overflow='ellipsis'))
     clock = Text(view.clock + ' ')
     clock.append(f'[{view.clock_level}]', style=LEVEL_STYLES.get(view.clock_level, ''))
     parts: list[Any] = [Text(view.title, style='bold'), clock]
-    parts.append(table if view.rows else Text('(no topics monitored)'))
+    parts.append(Group(table, Text(view.legend, style='dim')) if view.rows
+                 else Text('(no topics monitored)'))
     return Group(*parts)
+
+
+def silence_line(silent_ns: int, last_wall_s: float | None = None) -> str:
+    """Say that reports stopped: ``no report for 12 s: monitor gone? (last at 12:00:01)``."""
+    when = (f' (last at {time.strftime("%H:%M:%S", time.localtime(last_wall_s))})'
+            if last_wall_s else '')
+    return f'no report for {silent_ns // 1_000_000_000} s: monitor gone?{when}'
+
+
+class Silence:
+    """Tell when reports stopped coming, from when they came (pure: callers pass ``now_ns``).
+
+    Reports are silent after ``FACTOR`` times their usual interval (the longest of the last
+    few, so a monitor reporting every 5 s is not called gone after 3), and never before
+    ``MIN_NS``; before the first report nothing is silent (the view says it is waiting).
+    """
+
+    FACTOR = 3
+    MIN_NS = 2_000_000_000
+    KEPT = 5
+
+    def __init__(self) -> None:
+        """Start with no report seen."""
+        self._last_ns: int | None = None
+        self._intervals: deque[int] = deque(maxlen=self.KEPT)
+
+    def report(self, now_ns: int) -> None:
+        """Note a report at ``now_ns`` (a monotonic clock)."""
+        if self._last_ns is not None:
+            self._intervals.append(now_ns - self._last_ns)
+        self._last_ns = now_ns
+
+    def threshold_ns(self) -> int:
+        """Return how long a silence lasts before it counts."""
+        usual = max(self._intervals, default=0)
+        return max(self.MIN_NS, self.FACTOR * usual)
+
+    def silent_ns(self, now_ns: int) -> int | None:
+        """Return how long reports have been silent, once past the threshold, else None."""
+        if self._last_ns is None:
+            return None
+        silent = now_ns - self._last_ns
+        return silent if silent > self.threshold_ns() else None
 
 
 def rich_available() -> bool:

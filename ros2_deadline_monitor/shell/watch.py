@@ -3,7 +3,8 @@
 It only subscribes to ``MonitorStats``, so it works next to any monitor (started by hand, by
 ``ros2 launch`` or inside ``monitor --watch``). In a terminal it draws a ``rich`` table, levels
 in colour, worst topic first; when stdout is not a terminal (or with ``--plain``) it prints
-plain lines, one block per report, that a file or ``grep`` can take.
+plain lines, one block per report, that a file or ``grep`` can take. When reports stop coming
+(the monitor exited, crashed or is starved) it says so: ``no report for 12 s: monitor gone?``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import argparse
 from collections.abc import Callable
 import sys
 import threading
+import time
 from typing import Any, Protocol, TextIO
 
 from ros2_deadline_monitor.core.config import check_topic_name
@@ -37,6 +39,9 @@ class Display(Protocol):
     def show(self, stats: Any) -> None:
         """Show one ``MonitorStats`` message."""
 
+    def silent(self, text: str) -> None:
+        """Say that reports stopped coming (``terminal_view.silence_line``)."""
+
     def close(self) -> None:
         """Leave the terminal as it was."""
 
@@ -48,12 +53,21 @@ class PlainDisplay:
         """Write to ``stream``; ``source`` names the stats topic in each block's title."""
         self._stream = stream
         self._source = source
+        self._said_silent = False
 
     def show(self, stats: Any) -> None:
         """Print the report and a blank line."""
         lines = terminal_view.plain_lines(terminal_view.view_of(stats, self._source))
         self._stream.write('\n'.join(lines) + '\n\n')
         self._stream.flush()
+        self._said_silent = False
+
+    def silent(self, text: str) -> None:
+        """Print the silence once (a log must not fill with it); again after a report."""
+        if not self._said_silent:
+            self._stream.write(text + '\n\n')
+            self._stream.flush()
+            self._said_silent = True
 
     def close(self) -> None:
         """Nothing to restore."""
@@ -74,6 +88,7 @@ class LiveDisplay:
         from rich.text import Text
 
         self._source = source
+        self._table: Any = None
         self._live = Live(Text(f'waiting for {source} ...'), console=Console(file=stream),
                           auto_refresh=False, screen=screen, transient=False)
         self._live.start(refresh=True)
@@ -81,7 +96,17 @@ class LiveDisplay:
     def show(self, stats: Any) -> None:
         """Redraw the table with this report."""
         view = terminal_view.view_of(stats, self._source)
-        self._live.update(terminal_view.rich_table(view), refresh=True)
+        self._table = terminal_view.rich_table(view)
+        self._live.update(self._table, refresh=True)
+
+    def silent(self, text: str) -> None:
+        """Put the silence above the last table, in red (redrawn as the seconds go by)."""
+        from rich.console import Group
+        from rich.text import Text
+
+        warning = Text(text, style='bold red')
+        self._live.update(warning if self._table is None else Group(warning, self._table),
+                          refresh=True)
 
     def close(self) -> None:
         """Stop redrawing; the last table stays on the terminal (unless on the alt screen)."""
@@ -111,6 +136,8 @@ class StatsWatcher:
         self.display = display
         self.count = count
         self.received = 0
+        self.silence = terminal_view.Silence()
+        self._last_wall_s: float | None = None
         self.done = threading.Event()
         self._subscription = node.create_subscription(MonitorStats, topic, self._on_stats,
                                                       STATS_QOS)
@@ -119,9 +146,18 @@ class StatsWatcher:
         if self.done.is_set():
             return
         self.received += 1
+        self.silence.report(time.monotonic_ns())
+        stamp = msg.header.stamp
+        self._last_wall_s = stamp.sec + stamp.nanosec * 1e-9 or None
         self.display.show(msg)
         if self.count and self.received >= self.count:
             self.done.set()
+
+    def check(self, now_ns: int | None = None) -> None:
+        """Tell the display when reports stopped coming (call it every second or so)."""
+        silent = self.silence.silent_ns(time.monotonic_ns() if now_ns is None else now_ns)
+        if silent is not None:
+            self.display.silent(terminal_view.silence_line(silent, self._last_wall_s))
 
 
 def stats_topic(namespace: str, node_name: str) -> str:
@@ -139,10 +175,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Show a running deadline monitor's figures as a live table: the clock "
                     '(RTF over the window and since start, worst bin, sim time) above one '
                     'row per topic (rate, max interval wall/sim, misses, skipped, lost, '
-                    'level), worst first. Reads <namespace>/<node>/stats (MonitorStats).',
-        epilog="Counts are totals since the monitor started, with this window's share in "
-               'parentheses; lost is "?" when several writers share a topic. Plain lines '
-               'when stdout is not a terminal. Example: watch --namespace robot1')
+                    'level and its reason), worst first. Reads <namespace>/<node>/stats '
+                    '(MonitorStats).',
+        epilog='Counts read "20 (2)": 20 since the monitor started, 2 of them in its rolling '
+               'window (the last 10 s; a line under the table says so); lost is "?" when '
+               'several writers share a topic. Each row ends with the reason of its level. '
+               'When reports stop coming, the view says "no report for N s: monitor '
+               'gone?". Plain lines when stdout is not a terminal. Example: watch '
+               '--namespace robot1')
     parser.add_argument('--namespace', default='', metavar='NS',
                         help="namespace of the monitor (default: '', the root)")
     parser.add_argument('--node', default=NODE_NAME, metavar='NAME',
@@ -197,6 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         signals.wake(node)
         while not signals.stop.is_set() and not watcher.done.is_set() and rclpy.ok():
             executor.spin_once(timeout_sec=SPIN_TIMEOUT_S)
+            watcher.check()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except BrokenPipeError:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 import sqlite3
 
@@ -65,12 +66,18 @@ def test_parser_converts_ms_and_collects_topics() -> None:
     ['bag', '--baseline-tolerance', 'x'],
     ['bag', '--period-ms', '0'], ['bag', '--period-ms', 'nan'],
     ['bag', '--period-ms', '10', '--rate-hz', '100'], ['bag', '--rate-hz', '0'],
+    ['bag', '--bogus'], ['bag', '--jsn', 'x.json'],
 ])
 def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(argv) == 2
-    captured = capsys.readouterr()
-    assert 'usage: analyze' in captured.err
-    assert 'Traceback' not in captured.err
+    """One line, as monitor says it (shell/usage.py), not argparse's usage block."""
+    line = one_error(capsys, 2, argv)
+    assert line.endswith('(see analyze --help)')
+    assert 'usage:' not in line
+
+
+def test_an_unknown_flag_reads_as_in_monitor(capsys: pytest.CaptureFixture[str]) -> None:
+    line = one_error(capsys, 2, ['bag', '--bogus'])
+    assert line == 'ERROR: unrecognized arguments: --bogus (see analyze --help)'
 
 
 def test_help_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
@@ -369,16 +376,92 @@ def test_config_errors(bags, text: str | None, expected: str, tmp_path: Path,
     config = tmp_path / 'monitor.yaml'
     if text is not None:
         config.write_text(text)
-    line = one_error(capsys, 1, [str(ref.path), '--config', str(config)])
+    line = one_error(capsys, 2, [str(ref.path), '--config', str(config)])  # as monitor
     assert expected in line
 
 
-def test_unwritable_output(bags, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize('params, expected', [
+    ('    topic.cmd.perod_ms: 10.0\n',
+     'unknown parameter topic.cmd.perod_ms (did you mean topic.cmd.period_ms?)'),
+    ('    stats_perod_s: 2.0\n', 'unknown parameter stats_perod_s (did you mean stats_period_s?)'),
+    ('    topic.cmd.perod_ms: 10.0\n    use_sim_tme: true\n',
+     'topic.cmd.period_ms?); unknown parameter use_sim_tme (did you mean use_sim_time?)'),
+])
+def test_an_unknown_config_key_is_an_error_with_did_you_mean(
+        bags, tmp_path: Path, capsys: pytest.CaptureFixture[str], params: str,
+        expected: str) -> None:
+    """A typo must not leave the period to be learned in silence: exit 2, nothing analyzed."""
     ref = bags.reference(tmp_path / 'bag', 'mcap')
-    target = tmp_path / 'missing_dir' / 'out.json'
-    assert main([str(ref.path), '--no-progress', '--json', str(target)]) == 1
+    config = tmp_path / 'monitor.yaml'
+    config.write_text('deadline_monitor:\n  ros__parameters:\n    topics: [cmd]\n'
+                      '    topic.cmd.name: /demo/cmd\n' + params)
+    line = one_error(capsys, 2, [str(ref.path), '--config', str(config)])
+    assert line.startswith(f'ERROR: {config}: unknown parameter ')
+    assert line.endswith(expected)
+
+
+def test_library_parameters_and_unlisted_topics_are_not_errors(
+        bags, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """What the live node takes without an error: rclpy's and diagnostic_updater's own."""
+    ref = bags.reference(tmp_path / 'bag', 'mcap')
+    config = tmp_path / 'monitor.yaml'
+    config.write_text('deadline_monitor:\n  ros__parameters:\n    topics: [cmd]\n'
+                      '    topic.cmd.name: /demo/cmd\n    topic.cmd.period_ms: 10.0\n'
+                      '    topic.other.period_ms: 5.0\n    all_topics.stamp: start\n'
+                      '    diagnostic_updater.period: 1.0\n'
+                      '    qos_overrides./parameter_events.publisher.depth: 10\n')
+    data = analyze_json(tmp_path, str(ref.path), '--config', str(config))
+    assert [t['name'] for t in data['topics']] == ['cmd']
     err = capsys.readouterr().err
-    assert err.startswith('ERROR: cannot write') and err.count('\n') == 1
+    assert "WARNING: topic.other.period_ms: 'other' is not listed in topics, ignored" in err
+
+
+@pytest.mark.parametrize('flag', ['--json', '--csv', '--html', '--junit'])
+def test_an_output_into_a_missing_folder_is_refused_before_the_analysis(
+        flag: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The bag does not even exist: the output path is what is refused, at once."""
+    target = tmp_path / 'missing_dir' / 'out'
+    line = one_error(capsys, 2, [str(tmp_path / 'no_bag'), flag, str(target)])
+    assert line == (f"ERROR: {flag} {target}: folder '{target.parent}' does not exist")
+
+
+def test_outputs_that_cannot_be_written_are_refused_first(
+        bags, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ref = bags.reference(tmp_path / 'bag', 'mcap')
+    a_file = tmp_path / 'a_file'
+    a_file.write_text('')
+    line = one_error(capsys, 2, [str(ref.path), '--plot', str(a_file / 'plots')])
+    assert line == f"ERROR: --plot {a_file / 'plots'}: '{a_file}' is a file, not a folder"
+    line = one_error(capsys, 2, [str(ref.path), '--html', str(tmp_path)])
+    assert line == f'ERROR: --html {tmp_path}: is a folder, expected a file name'
+    assert capsys.readouterr().out == ''  # nothing was analyzed
+    if os.geteuid() != 0:  # root may write anywhere
+        locked = tmp_path / 'locked'
+        locked.mkdir(mode=0o500)
+        line = one_error(capsys, 2, [str(ref.path), '--csv', str(locked / 'out.csv')])
+        assert line == f"ERROR: --csv {locked / 'out.csv'}: not writable"
+        line = one_error(capsys, 2, [str(ref.path), '--plot', str(locked / 'a' / 'b')])
+        assert line == f"ERROR: --plot {locked / 'a' / 'b'}: '{locked}' is not writable"
+
+
+def test_a_plot_folder_is_made_with_its_missing_parents(bags, tmp_path: Path) -> None:
+    ref = bags.reference(tmp_path / 'bag', 'mcap')
+    pytest.importorskip('matplotlib')
+    target = tmp_path / 'a' / 'b'
+    assert main([str(ref.path), '--no-progress', '--plot', str(target)]) == 0
+    assert any(target.glob('*.png'))
+
+
+def test_the_learned_period_footnote_only_when_learned(
+        bags, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ref = bags.reference(tmp_path / 'bag', 'mcap')
+    assert main([str(ref.path), '--no-progress', '--period-ms', '10']) == 0
+    given = capsys.readouterr().out
+    assert 'period learned' not in given and '*' not in given
+    assert 'Misses per rule: response = ' in given
+    assert main([str(ref.path), '--no-progress']) == 0
+    learned = capsys.readouterr().out
+    assert '10.000*' in learned and '* period learned from the first intervals.' in learned
 
 
 def test_clock_message_layout_matches_the_reader(bags) -> None:

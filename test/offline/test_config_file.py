@@ -99,11 +99,16 @@ def test_invalid_values_are_rejected(values: dict, message: str) -> None:
         parse_parameters(values)
 
 
-def test_typos_are_reported(tmp_path: Path) -> None:
-    config = parse_parameters({'topics': ['a'], 'topic.a.perod_ms': 3.0,
-                               'topic.b.period_ms': 3.0, 'stats_period_s': 2.0})
-    assert config.warnings == ('topic.a.perod_ms: unknown setting, ignored',
-                               "topic.b.period_ms: 'b' is not listed in topics, ignored")
+def test_typos_are_errors_with_did_you_mean(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r'^unknown parameter topic\.a\.perod_ms \(did you '
+                                          r'mean topic\.a\.period_ms\?\)$'):
+        parse_parameters({'topics': ['a'], 'topic.a.perod_ms': 3.0, 'stats_period_s': 2.0})
+
+
+def test_settings_of_unlisted_topics_are_warnings() -> None:
+    config = parse_parameters({'topics': ['a'], 'topic.b.period_ms': 3.0,
+                               'stats_period_s': 2.0})
+    assert config.warnings == ("topic.b.period_ms: 'b' is not listed in topics, ignored",)
 
 
 def test_file_level_errors(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from ros2_deadline_monitor.offline.analyze import build_parser, main
+from ros2_deadline_monitor.shell.usage import UsageError
 
 MS = 1_000_000
 T0 = 1_700_000_000_000_000_000
@@ -18,7 +19,7 @@ GAPS_MS = (0, 50, 700, 20, 20, 2710, 5000, 5)
 def test_kind_flag_is_checked() -> None:
     assert build_parser().parse_args(['bag', '--kind', 'event']).kind == 'event'
     assert build_parser().parse_args(['bag']).kind is None
-    with pytest.raises(SystemExit):
+    with pytest.raises(UsageError, match="invalid choice: 'periodic'"):  # one line, exit 2
         build_parser().parse_args(['bag', '--kind', 'periodic'])
 
 

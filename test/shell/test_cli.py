@@ -192,3 +192,11 @@ def test_watch_refuses_a_bad_command_line_in_one_line(argv, capsys):
     lines = captured.err.splitlines()
     assert len(lines) == 1 and lines[0].startswith('ERROR: '), captured.err
     assert 'Traceback' not in captured.err
+
+
+def test_quiet_and_watch_choose_the_view():
+    assert not parse_command_line(['/a']).quiet
+    assert parse_command_line(['/a', '--quiet']).quiet
+    assert parse_command_line(['/a', '--watch']).watch
+    with pytest.raises(UsageError, match='--quiet: not allowed with argument --watch'):
+        parse_command_line(['/a', '--watch', '--quiet'])

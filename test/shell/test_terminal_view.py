@@ -6,6 +6,7 @@ import io
 import math
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -34,14 +35,16 @@ def stats_message():
     stats.clock.sim_time_s = 12.5
     stats.clock.simulator_rtf = math.nan
     cmd = topic('cmd', 1, rate_wall_hz=98.04, deadline_misses_total=20, deadline_misses=2,
-                skipped_periods_total=10, skipped_periods=1)
+                skipped_periods_total=10, skipped_periods=1, window_wall_s=10.0,
+                status='2 misses (response rule), 1 skipped periods in window')
     cmd.interval_wall.max_ms = 22.51
     cmd.interval_sim.max_ms = 22.0
     stats.topics = [
         topic('ok', 0, rate_wall_hz=50.0),
         cmd,
         topic('quiet', 3),
-        topic('dead', 2, loss_known=False, messages_lost_total=3),
+        topic('dead', 2, loss_known=False, messages_lost_total=3,
+              status='no message for 2 s (timeout 1 s)'),
     ]
     return stats
 
@@ -52,10 +55,14 @@ def test_rows_are_sorted_worst_first_and_formatted():
     assert [row.level for row in view.rows] == ['ERROR', 'STALE', 'WARN', 'OK']
     cmd = dict(zip(terminal_view.COLUMNS, view.rows[2].cells, strict=True))
     assert cmd == {'topic': '/cmd', 'rate Hz': '98.0', 'max wall ms': '22.51',
-                   'max sim ms': '22.00', 'misses': '20 (+2)', 'skipped': '10 (+1)',
-                   'lost': '0', 'level': 'WARN'}
+                   'max sim ms': '22.00', 'misses': '20 (2)', 'skipped': '10 (1)',
+                   'lost': '0 (0)', 'level': 'WARN',
+                   'reason': '2 misses (response rule), 1 skipped periods in window'}
+    assert view.legend == ('misses, skipped, lost: total since start (in the window, the last '
+                           '10 s)')
     dead = dict(zip(terminal_view.COLUMNS, view.rows[0].cells, strict=True))
     assert dead['lost'] == '?' and dead['rate Hz'] == '-' and dead['max wall ms'] == '-'
+    assert dead['reason'] == 'no message for 2 s (timeout 1 s)'
     assert view.clock == ('clock: RTF 0.887 (window), 0.950 (since start), worst 100 ms bin '
                           '0.003, sim time 12.500 s')
     assert view.clock_level == 'WARN'
@@ -65,10 +72,12 @@ def test_rows_are_sorted_worst_first_and_formatted():
 def test_plain_lines_are_aligned_and_free_of_escape_codes():
     lines = terminal_view.plain_lines(terminal_view.view_of(stats_message(), '/s'))
     assert lines[1].endswith('[WARN]')
-    header, *rows = lines[2:]
+    header, *rows, legend = lines[2:]
     assert header.split() == ['topic', 'rate', 'Hz', 'max', 'wall', 'ms', 'max', 'sim', 'ms',
-                              'misses', 'skipped', 'lost', 'level']
+                              'misses', 'skipped', 'lost', 'level', 'reason']
     assert len({line.index('  ', len('/quiet')) for line in rows[:2]}) == 1
+    assert rows[2].endswith('WARN   2 misses (response rule), 1 skipped periods in window')
+    assert legend.startswith('misses, skipped, lost: total since start (in the window')
     assert all('\x1b' not in line for line in lines)
 
 
@@ -89,6 +98,8 @@ def test_the_rich_table_colours_the_levels():
     assert '\x1b[1;31mERROR' in text  # bold red
     assert '\x1b[33mWARN' in text and '\x1b[32mOK' in text and '\x1b[35mSTALE' in text
     assert text.index('/dead') < text.index('/quiet') < text.index('/cmd') < text.index('/ok')
+    assert 'reason' in text and 'no message for 2 s (timeout 1 s)' in text
+    assert 'misses, skipped, lost: total since start' in text
 
 
 class FakeTerminal(io.StringIO):
@@ -127,3 +138,89 @@ def test_the_monitor_never_imports_rich():
 ])
 def test_stats_topic(namespace, topic):
     assert watch.stats_topic(namespace, 'deadline_monitor') == topic
+
+
+S = 1_000_000_000
+
+
+def test_silence_counts_only_after_reports_began_and_past_three_intervals():
+    silence = terminal_view.Silence()
+    assert silence.silent_ns(100 * S) is None  # waiting for the first report: not silent
+    silence.report(0)
+    assert silence.silent_ns(2 * S) is None  # the floor: never before 2 s
+    assert silence.silent_ns(2 * S + 1) == 2 * S + 1
+    for at in (5, 10, 15):  # a monitor reporting every 5 s
+        silence.report(at * S)
+    assert silence.silent_ns(15 * S + 15 * S) is None
+    assert silence.silent_ns(15 * S + 15 * S + 1) == 15 * S + 1
+    silence.report(31 * S)
+    assert silence.silent_ns(31 * S + S) is None
+
+
+def test_the_silence_line():
+    assert terminal_view.silence_line(12 * S + 999) == 'no report for 12 s: monitor gone?'
+    line = terminal_view.silence_line(3 * S, 1_700_000_000.0)
+    assert line.startswith('no report for 3 s: monitor gone? (last at ')
+
+
+def test_a_plain_display_says_the_silence_once_per_silence():
+    stream = io.StringIO()
+    display = watch.PlainDisplay(stream, '/s')
+    display.show(stats_message())
+    display.silent('no report for 3 s: monitor gone?')
+    display.silent('no report for 4 s: monitor gone?')
+    display.show(stats_message())
+    display.silent('no report for 5 s: monitor gone?')
+    text = stream.getvalue()
+    assert text.count('monitor gone?') == 2
+    assert '4 s' not in text
+    assert text.index('3 s: monitor gone?') < text.rindex('/cmd') < text.index('5 s: monitor')
+
+
+def test_the_live_table_shows_the_silence_above_the_last_table():
+    stream = FakeTerminal()
+    display = watch.LiveDisplay(stream, '/s')
+    try:
+        display.show(stats_message())
+        display.silent('no report for 12 s: monitor gone?')
+    finally:
+        display.close()
+    text = stream.getvalue()
+    last = text[text.rindex('no report for 12 s: monitor gone?'):]
+    assert '/cmd' in last and '20 (2)' in last
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.said: list[str] = []
+
+    def show(self, stats) -> None:
+        pass
+
+    def silent(self, text: str) -> None:
+        self.said.append(text)
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_watcher_tells_the_display_when_reports_stop(ros_context):
+    """A report handed to the watcher's callback, then checks at chosen monotonic times."""
+    import rclpy
+
+    node = rclpy.create_node('watch_silence_test', context=ros_context)
+    try:
+        recorder = Recorder()
+        watcher = watch.StatsWatcher(node, '/silence_test/stats', recorder)
+        watcher.check(time.monotonic_ns() + 100 * S)
+        assert recorder.said == []  # no report yet: waiting, not silent
+        watcher._on_stats(stats_message())
+        now = time.monotonic_ns()
+        watcher.check(now + S)
+        assert recorder.said == []
+        watcher.check(now + 12 * S)
+        assert len(recorder.said) == 1
+        assert recorder.said[0].startswith(('no report for 11 s', 'no report for 12 s'))
+        assert 'monitor gone? (last at ' in recorder.said[0]
+    finally:
+        node.destroy_node()

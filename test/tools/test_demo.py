@@ -7,6 +7,7 @@ import pytest
 from ros2_deadline_monitor.tools.cycle_record import CycleRecord
 from ros2_deadline_monitor.tools.demo import (
     build_parser,
+    busy_signs,
     clock_rate_sentence,
     format_phase,
     headline,
@@ -14,6 +15,7 @@ from ros2_deadline_monitor.tools.demo import (
     PHASES,
     run_phase,
     StatsListener,
+    too_busy,
     truth_figures,
 )
 
@@ -169,9 +171,6 @@ def test_demo_command_prints_a_table_and_exits_cleanly(installed_executable):
 @pytest.mark.parametrize(('rtf', 'worst', 'says'), [
     (0.998, 0.973, 'the simulator kept pace (RTF 0.998 against a target of 1, worst 100 ms '
                    'window 0.973)'),
-    # A user's run: RTF 0.887 and one 100 ms window at 0.003 must not read "kept pace".
-    (0.887, 0.003, 'the simulator fell behind (RTF 0.887 against a target of 1, worst 100 '
-                   'ms window 0.003)'),
     (0.990, 0.200, 'kept pace on average (RTF 0.990 against a target of 1) but not '
                    'throughout (worst 100 ms window 0.200)'),
     (math.nan, math.nan, 'no RTF was measured'),
@@ -184,6 +183,107 @@ def test_the_closing_sentence_says_what_the_figures_say(rtf, worst, says):
     assert says in text
     assert text.endswith('; the control loop did not keep its deadlines.')
     assert ('kept pace' in text) == (rtf >= 0.95)
+
+
+def test_a_stand_in_behind_its_target_is_not_blamed_on_the_simulator():
+    """A user's run: RTF 0.887 from sim_clock, which does no work: the machine was busy."""
+    result = PhaseResult('sim_rtf1_injected', 'stalled', 100.0, 50,
+                         monitor={'rtf': 0.887, 'rtf_100ms_min': 0.003, 'misses': 20,
+                                  'skipped': 10})
+    text = headline([result])
+    assert text.startswith('This machine was too busy to reproduce the reference measurement')
+    assert 'the monitor measured RTF 0.887 against a target of 1' in text
+    assert 'simulator fell behind' not in text and 'kept pace' not in text
+    assert text.endswith('Measured: RTF 0.887 and 20 deadline misses, 10 skipped periods in '
+                         'the same run.')
+
+
+def clean_run() -> list[PhaseResult]:
+    """Five phases as the reference gives them on an idle machine (synthetic figures)."""
+    def phase(name, truth, monitor, rtf=None):
+        return PhaseResult(name, PHASE[name].title, 100.0, 50, truth=truth,
+                           monitor={'rtf': math.nan if rtf is None else rtf,
+                                    'rtf_100ms_min': 0.98, 'throttled': 0, **monitor},
+                           sim_clock={} if rtf is None else {'rtf': rtf})
+    return [
+        phase('wall_baseline', {'misses': 0, 'skipped': 0}, {'misses': 0, 'skipped': 0}),
+        phase('wall_injected', {'misses': 20, 'skipped': 10}, {'misses': 20, 'skipped': 10}),
+        phase('sim_rtf1', {'misses': 0, 'skipped': 0}, {'misses': 0, 'skipped': 0}, 0.9995),
+        phase('sim_rtf1_injected', {'misses': 20, 'skipped': 10},
+              {'misses': 20, 'skipped': 10}, 1.0),
+        phase('sim_rtf05', {'misses': 0, 'skipped': 0}, {'misses': 0, 'skipped': 0}, 0.499),
+    ]
+
+
+def test_a_clean_run_keeps_the_normal_verdict():
+    results = clean_run()
+    assert [busy_signs(r) for r in results] == [[]] * 5
+    assert too_busy(results) is None
+    assert headline(results) == (
+        'RTF 1.000 and 20 deadline misses, 10 skipped periods in the same run: the simulator '
+        'kept pace (RTF 1.000 against a target of 1, worst 100 ms window 0.980); the control '
+        'loop did not keep its deadlines.')
+    assert 'busy' not in format_phase(results[0])
+
+
+def test_a_busy_baseline_says_the_machine_was_too_busy_and_how_to_rerun():
+    """The issue's laptop: misses and skipped periods without a stall, RTF 0.85-0.90."""
+    results = clean_run()
+    results[0].truth.update(misses=9, skipped=22)
+    results[0].monitor.update(misses=9, skipped=22)
+    results[2].sim_clock['rtf'] = 0.87
+    results[3].sim_clock['rtf'] = 0.9
+    results[3].monitor.update(rtf=0.88, misses=31, skipped=32)
+    text = headline(results)
+    assert text.startswith('This machine was too busy to reproduce the reference measurement')
+    assert ('wall_baseline: no stall was injected, yet the controller missed 9 deadlines and '
+            'skipped 22 periods by its own record') in text
+    assert 'sim_rtf1: sim_clock reached RTF 0.870 against a target of 1' in text
+    assert 'sim_rtf1_injected: sim_clock reached RTF 0.900' in text
+    assert 'sim_rtf05' not in text and 'wall_injected' not in text
+    assert 'never throttled (0 CPU quota periods)' in text
+    assert 'Close other programs' in text and '--duration-s 10' in text
+    assert 'simulator fell behind' not in text
+    assert text.endswith('Measured: RTF 0.880 and 31 deadline misses, 32 skipped periods in '
+                         'the same run.')
+    assert 'this machine was busy' in format_phase(results[0])
+
+
+@pytest.mark.parametrize(('name', 'truth', 'monitor', 'sim_clock', 'says'), [
+    ('wall_baseline', {'misses': 0, 'skipped': 1}, {}, {}, 'skipped 1 periods by its own'),
+    ('wall_baseline', {'misses': 0, 'skipped': 0}, {'misses': 2, 'skipped': 0}, {},
+     'the monitor counted 2 deadline misses and 0 skipped periods'),
+    ('wall_injected', {'misses': 25, 'skipped': 12}, {'misses': 25, 'skipped': 12}, {}, None),
+    ('sim_rtf05', {}, {}, {'rtf': 0.49}, None),  # within 5 % of 0.5
+    ('sim_rtf05', {}, {}, {'rtf': 0.45}, 'sim_clock reached RTF 0.450 against a target of 0.5'),
+    ('sim_rtf1', {}, {'rtf': 1.08}, {}, 'the monitor measured RTF 1.080'),  # ahead is odd too
+    ('sim_rtf1', {}, {'rtf': math.nan}, {'rtf': None}, None),  # unknown: no claim
+])
+def test_busy_signs_compare_each_phase_with_what_it_should_give(name, truth, monitor,
+                                                                 sim_clock, says):
+    result = PhaseResult(name, PHASE[name].title, 100.0, 50, truth=truth, monitor=monitor,
+                         sim_clock=sim_clock)
+    signs = busy_signs(result)
+    assert (signs == []) == (says is None)
+    if says:
+        assert says in signs[0]
+
+
+def test_a_failed_phase_makes_no_claim_about_the_machine():
+    result = PhaseResult('wall_baseline', 'x', 100.0, 50, truth={'misses': 3}, error='boom')
+    assert busy_signs(result) == []
+
+
+@pytest.mark.parametrize(('throttled', 'says'), [
+    (None, 'The cgroup counters were unavailable.'),
+    (4, 'The cgroup was throttled in 20 CPU quota periods'),  # 4 in each of 5 phases
+])
+def test_the_verdict_says_what_the_cgroup_saw(throttled, says):
+    results = clean_run()
+    results[0].truth['misses'] = 3
+    for result in results:
+        result.monitor['throttled'] = throttled
+    assert says in too_busy(results)
 
 
 def test_the_closing_sentence_without_misses():
