@@ -166,3 +166,84 @@ def test_analyze_on_the_recorded_bag_gives_the_live_monitors_totals(
     print(f'sent {sent}; live {live_totals}; offline {offline_totals}')
     assert live_totals == offline_totals
     assert live['messages'] == sent and live['skipped_periods'] > 0
+
+
+PRODUCER = r"""
+import json, sys, time
+import rclpy
+from rclpy.duration import Duration
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.signals import SignalHandlerOptions
+from std_msgs.msg import String
+from deadline_monitor_test_msgs.msg import MixedLayout
+
+count = int(sys.argv[1])
+rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+node = rclpy.create_node('record_producer')
+latched = node.create_publisher(String, '/rec/latched', QoSProfile(
+    depth=1, reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.TRANSIENT_LOCAL))
+latched.publish(String(data='map'))
+print('latched', flush=True)
+sys.stdin.readline()  # the recorder runs: now a topic it has not seen yet
+pub = node.create_publisher(MixedLayout, '/rec/late', QoSProfile(
+    depth=count, reliability=ReliabilityPolicy.RELIABLE))
+deadline = time.monotonic() + 30.0
+while pub.get_subscription_count() < 1:
+    if time.monotonic() > deadline:
+        sys.exit('no reader matched /rec/late')
+    time.sleep(0.01)
+time.sleep(0.5)  # the reader's own discovery of this writer
+for i in range(count):
+    pub.publish(MixedLayout(last=float(i)))
+    time.sleep(0.002)
+for p in (pub, latched):
+    p.wait_for_all_acked(Duration(seconds=10))
+print(json.dumps({'late': count, 'latched': 1}), flush=True)
+sys.stdin.readline()
+node.destroy_node()
+rclpy.try_shutdown()
+"""
+
+
+def test_all_records_latched_and_late_topics_and_sigterm_closes_the_bag(
+        installed_executable, processes, wait_for, tmp_path, test_msgs):
+    import signal
+    import sys
+
+    from rosbags.highlevel import AnyReader
+
+    from ros2_deadline_monitor.offline.bag import BagSource
+
+    producer = subprocess.Popen([sys.executable, '-c', PRODUCER, '200'], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    processes.append(producer)
+    assert producer.stdout.readline().strip() == 'latched', producer.stderr.read()
+    bag = tmp_path / 'run'
+    record = start_record(installed_executable, processes, tmp_path, '--all', '-o', str(bag))
+    wait_for(lambda: 'recording /rec/latched (std_msgs/msg/String, reliable, transient local)'
+             in record_output(tmp_path), timeout=30.0, what='the latched topic recorded')
+    producer.stdin.write('go\n')
+    producer.stdin.flush()
+    sent = json.loads(producer.stdout.readline())
+    record.send_signal(signal.SIGTERM)
+    assert record.wait(timeout=30) == 0, record_output(tmp_path)
+    producer.stdin.write('exit\n')
+    producer.stdin.flush()
+    assert producer.wait(timeout=30) == 0
+
+    output = record_output(tmp_path)
+    assert 'recording /rec/late (deadline_monitor_test_msgs/msg/MixedLayout, reliable)' in output
+    assert f'recorded {sent["late"] + 1} messages into {bag}' in output
+    with AnyReader([bag]) as reader:
+        # Neither /rosout nor /parameter_events (--all skips them as monitor --all does).
+        assert {c.topic: c.msgcount for c in reader.connections} == {
+            '/rec/latched': sent['latched'], '/rec/late': sent['late']}
+        late = next(c for c in reader.connections if c.topic == '/rec/late')
+        assert late.msgdef.data.startswith('bool flag\nfloat64[3] vector\n')
+        assert '\nMSG: std_msgs/Header\n' in late.msgdef.data
+        lasts = [reader.deserialize(raw, c.msgtype).last for c, _, raw in reader.messages([late])]
+        assert lasts == [float(i) for i in range(sent['late'])]
+    with BagSource(bag) as source:  # analyze's reader, with the bag's own definitions
+        assert source.has_leading_stamp('std_msgs/msg/String') is False
+        assert source.typestore(['deadline_monitor_test_msgs/msg/MixedLayout'])
