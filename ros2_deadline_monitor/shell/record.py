@@ -8,8 +8,9 @@ For users of the PyPI set-up, who have no ``ros2 bag``: the bag is what ``analyz
 ``ros2 bag info/play`` too (every connection stores its message definition, see
 ``bag_writer.py``). Messages are never deserialized (DESIGN.md §6): each subscription is raw,
 on a node no executor spins, and its queue is taken in batches every ``TAKE_PERIOD_S`` from the
-main thread, as the monitor does (``subscriptions.make_drain``). A batch is written in log-time
-order as it is taken, so memory is bounded by the reader queues and one MCAP chunk.
+main thread, as the monitor does (``subscriptions.make_drain``), and written in log-time
+order after waiting ``REORDER_NS`` (``bag_writer.InOrder``). Memory is bounded by the reader
+queues, that wait and one MCAP chunk.
 
 The log time of a message is the middleware timestamp the live monitor takes as its arrival
 (``--log-time``, the monitor's ``arrival_timestamp``: the writer-side source timestamp by
@@ -27,14 +28,13 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from operator import itemgetter
 import sys
 from typing import Any, TextIO
 
 from ros2_deadline_monitor.core.config import NS_PER_S
 from ros2_deadline_monitor.core.parameters import ARRIVAL_TIMESTAMPS
 from ros2_deadline_monitor.core.topic_selection import excluded_reason
-from ros2_deadline_monitor.shell.bag_writer import BagWriter, RecordError
+from ros2_deadline_monitor.shell.bag_writer import BagWriter, InOrder, RecordError
 from ros2_deadline_monitor.shell.stop_signals import StopSignals
 from ros2_deadline_monitor.shell.usage import (
     check_ros_arguments,
@@ -57,6 +57,10 @@ POLL_EVERY = 5
 TOPIC_DEPTH = 1000
 """Reader queue of a topic: ten take periods of a 1 kHz topic; a full one is reported."""
 CLOCK_DEPTH = 1000
+REORDER_NS = 200_000_000
+"""Taken messages wait this long (log time, behind the newest one taken) before they are
+written, in log-time order: two take periods, so a message that arrived just after a take
+is still written before the later messages of the next one."""
 EXIT_ERROR = 1
 
 DESCRIPTION = """\
@@ -81,7 +85,7 @@ analyze on the bag counts what the live monitor counted.
 Examples:
   record /demo/cmd -o run1            (Ctrl-C to stop)
   analyze run1 --stamp start
-  record --all -o runs/$(date +%F_%H%M%S) --ros-args -r __ns:=/robot1
+  record --all /deadline_monitor/stats -o runs/$(date +%F_%H%M%S)
 
 Exit status: 0 after SIGINT/SIGTERM (the bag is closed and complete), 1 when writing
 failed, 2 for a bad command line or an output path that exists or cannot be created.
@@ -155,10 +159,6 @@ def bag_qos(profile: Any) -> Any:
                bool(profile.avoid_ros_namespace_conventions))
 
 
-Batch = list[tuple[int, Any, bytes]]
-"""Messages taken in one go: ``(log time ns, bag connection, raw bytes)``."""
-
-
 def _ignore(raw: bytes, info: dict[str, Any]) -> None:
     """Do nothing: the callback of a subscription no executor spins is never called."""
 
@@ -172,14 +172,14 @@ class RecordedTopic:
     """
 
     def __init__(self, node: Any, writer: BagWriter, topic: str, arrival_key: str,
-                 depth: int, batch: Batch) -> None:
+                 depth: int, ordered: InOrder) -> None:
         """Prepare; subscribing waits for ``poll``."""
         self._node = node
         self._writer = writer
         self.topic = topic
         self._arrival_key = arrival_key
         self._depth = depth
-        self._batch = batch
+        self._ordered = ordered
         self.type_name = ''
         self._connection: Any = None
         self._subscription: Any = None
@@ -268,10 +268,10 @@ class RecordedTopic:
         if all(p.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL
                for p in publishers):
             profile.durability = DurabilityPolicy.TRANSIENT_LOCAL  # latched: get the history
-        connection, append = self._connection, self._batch.append
+        connection, add = self._connection, self._ordered.add
 
         def record(arrival_ns: int, raw: bytes, sequence: int) -> None:
-            append((arrival_ns, connection, raw))
+            add(connection, arrival_ns, raw)
 
         self._subscription = self._node.create_subscription(
             msg_class, self.topic, _ignore, profile,
@@ -286,7 +286,7 @@ class RecordedTopic:
             f'{"reliable" if choice.reliable else "best effort"}{latched})')
 
     def take(self) -> int:
-        """Append every queued message to the batch; return how many."""
+        """Hand every queued message to the writer's ``InOrder``; return how many."""
         if self._drain is None:
             return 0
         count = self._drain()
@@ -297,7 +297,7 @@ class RecordedTopic:
         return count
 
     def close(self) -> None:
-        """Destroy the subscription (take first: what is queued still counts)."""
+        """Destroy the subscription (``Recorder.close`` takes what is queued first)."""
         if self._subscription is not None:
             self._node.destroy_subscription(self._subscription)
         self._drain = self._subscription = None
@@ -306,9 +306,9 @@ class RecordedTopic:
 class Recorder:
     """The topics of one recording, taken in batches into one bag.
 
-    ``take`` empties every reader queue and writes the messages in log-time order; ``poll``
-    reads the graph (and with ``all_topics`` adopts new topics). Both run on the caller's
-    thread; nothing here spins an executor.
+    ``take`` empties every reader queue and writes the messages that waited ``REORDER_NS``,
+    in log-time order; ``poll`` reads the graph (and with ``all_topics`` adopts new topics).
+    Both run on the caller's thread; nothing here spins an executor.
     """
 
     def __init__(self, node: Any, writer: BagWriter, topics: Sequence[str], *,
@@ -319,7 +319,7 @@ class Recorder:
         self._writer = writer
         self._arrival_key = arrival_key
         self._all = all_topics
-        self._batch: Batch = []
+        self._ordered = InOrder(writer.write, REORDER_NS)
         self._clock = node.resolve_topic_name(CLOCK_TOPIC)
         self.topics: dict[str, RecordedTopic] = {}
         for topic in (self._clock, *topics):
@@ -331,7 +331,7 @@ class Recorder:
         if name not in self.topics:
             depth = CLOCK_DEPTH if name == self._clock else TOPIC_DEPTH
             self.topics[name] = RecordedTopic(self._node, self._writer, name,
-                                              self._arrival_key, depth, self._batch)
+                                              self._arrival_key, depth, self._ordered)
 
     def poll(self) -> None:
         """Look at the graph: adopt new topics (``all_topics``), subscribe those that can be."""
@@ -348,24 +348,16 @@ class Recorder:
             topic.poll()
 
     def take(self) -> int:
-        """Write every queued message, in log-time order; return how many."""
-        batch = self._batch
+        """Take every queued message; write those that waited long enough; return how many."""
         for topic in self.topics.values():
             topic.take()
-        if not batch:
-            return 0
-        batch.sort(key=itemgetter(0))
-        write = self._writer.write
-        for log_time_ns, connection, raw in batch:
-            write(connection, log_time_ns, raw)
-        count = len(batch)
-        batch.clear()
-        return count
+        return self._ordered.flush()
 
     def close(self) -> None:
-        """Write what is still queued, then destroy the subscriptions."""
+        """Write what is still queued or waiting, then destroy the subscriptions."""
         try:
             self.take()
+            self._ordered.flush(everything=True)
         finally:
             for topic in self.topics.values():
                 topic.close()

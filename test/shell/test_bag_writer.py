@@ -16,6 +16,7 @@ from ros2_deadline_monitor.shell.bag_writer import (
     BagWriter,
     check_output_path,
     Definitions,
+    InOrder,
     RecordError,
     share_definition,
 )
@@ -200,3 +201,24 @@ def test_the_publishers_qos_is_stored_for_playback(tmp_path):
     with AnyReader([tmp_path / 'run']) as reader:
         (connection,) = reader.connections
         assert connection.ext.offered_qos_profiles == [latched]
+
+
+def test_messages_taken_out_of_order_are_written_in_log_time_order():
+    written = []
+    ordered = InOrder(lambda connection, t, raw: written.append((t, connection, raw)), 10)
+    # Topic by topic: b's message at 5 comes after a's at 8; equal times keep their order.
+    for connection, t in (('a', 3), ('a', 8), ('b', 5), ('b', 8)):
+        ordered.add(connection, t, b'%d' % t)
+    assert ordered.flush() == 0 and ordered.waiting == 4  # the newest is 8: all within 10
+    ordered.add('a', 14, b'14')
+    ordered.add('b', 4, b'4')  # late, still within the wait
+    assert ordered.flush() == 2  # newest 14: 3 and 4 are 10 older or more
+    assert written == [(3, 'a', b'3'), (4, 'b', b'4')]
+    ordered.add('a', 30, b'30')
+    assert ordered.flush() == 4  # newest 30: up to 20
+    assert [t for t, _, _ in written] == [3, 4, 5, 8, 8, 14]
+    assert [c for t, c, _ in written if t == 8] == ['a', 'b']
+    ordered.add('b', 2, b'2')  # later than the wait: written at once, out of order
+    assert ordered.flush() == 1 and written[-1] == (2, 'b', b'2')
+    assert ordered.flush(everything=True) == 1 and written[-1][0] == 30
+    assert ordered.waiting == 0 and ordered.flush(everything=True) == 0

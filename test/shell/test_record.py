@@ -11,6 +11,7 @@ controller sent, with the definitions other tools need.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
 import pytest
@@ -45,8 +46,9 @@ def test_bad_command_lines_are_one_sentence(argv, message):
 
 
 def run(installed_executable, *args: str, timeout: float = 60.0) -> subprocess.CompletedProcess:
+    # A fixed width: argparse wraps the usage line at the terminal's.
     return subprocess.run([str(installed_executable('record')), *args], capture_output=True,
-                          text=True, timeout=timeout)
+                          text=True, timeout=timeout, env={**os.environ, 'COLUMNS': '100'})
 
 
 def test_help_lists_what_it_takes(installed_executable):
