@@ -190,18 +190,22 @@ print('latched', flush=True)
 sys.stdin.readline()  # the recorder runs: now a topic it has not seen yet
 pub = node.create_publisher(MixedLayout, '/rec/late', QoSProfile(
     depth=count, reliability=ReliabilityPolicy.RELIABLE))
+# A best effort writer: a reliable reader would not match it.
+lossy = node.create_publisher(String, '/rec/lossy', QoSProfile(
+    depth=count, reliability=ReliabilityPolicy.BEST_EFFORT))
 deadline = time.monotonic() + 30.0
-while pub.get_subscription_count() < 1:
+while pub.get_subscription_count() < 1 or lossy.get_subscription_count() < 1:
     if time.monotonic() > deadline:
-        sys.exit('no reader matched /rec/late')
+        sys.exit('no reader matched /rec/late and /rec/lossy')
     time.sleep(0.01)
-time.sleep(0.5)  # the reader's own discovery of this writer
+time.sleep(0.5)  # the reader's own discovery of these writers
 for i in range(count):
     pub.publish(MixedLayout(last=float(i)))
+    lossy.publish(String(data=str(i)))
     time.sleep(0.002)
 for p in (pub, latched):
     p.wait_for_all_acked(Duration(seconds=10))
-print(json.dumps({'late': count, 'latched': 1}), flush=True)
+print(json.dumps({'late': count, 'latched': 1, 'lossy': count}), flush=True)
 sys.stdin.readline()
 node.destroy_node()
 rclpy.try_shutdown()
@@ -236,11 +240,14 @@ def test_all_records_latched_and_late_topics_and_sigterm_closes_the_bag(
 
     output = record_output(tmp_path)
     assert 'recording /rec/late (deadline_monitor_test_msgs/msg/MixedLayout, reliable)' in output
-    assert f'recorded {sent["late"] + 1} messages into {bag}' in output
+    assert 'recording /rec/lossy (std_msgs/msg/String, best effort)' in output
     with AnyReader([bag]) as reader:
+        counts = {c.topic: c.msgcount for c in reader.connections}
+        # Best effort may lose a message even here; a reliable reader would get none.
+        assert 0 < counts.pop('/rec/lossy') <= sent['lossy']
         # Neither /rosout nor /parameter_events (--all skips them as monitor --all does).
-        assert {c.topic: c.msgcount for c in reader.connections} == {
-            '/rec/latched': sent['latched'], '/rec/late': sent['late']}
+        assert counts == {'/rec/latched': sent['latched'], '/rec/late': sent['late']}
+        assert f'recorded {reader.message_count} messages into {bag}' in output
         late = next(c for c in reader.connections if c.topic == '/rec/late')
         assert late.msgdef.data.startswith('bool flag\nfloat64[3] vector\n')
         assert '\nMSG: std_msgs/Header\n' in late.msgdef.data
