@@ -15,6 +15,7 @@ translated here, at the boundary.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
+import contextlib
 import heapq
 import itertools
 import os
@@ -230,13 +231,18 @@ class BagWriter:
         return sum(self.counts.values())
 
     def close(self) -> None:
-        """Finish the MCAP file (index, summary) and write ``metadata.yaml``; safe twice."""
+        """Finish the MCAP file (index, summary) and write ``metadata.yaml``; safe twice.
+
+        When that fails the file is closed all the same (``mcap recover`` may save it).
+        """
         writer, self._writer = self._writer, None
         if writer is None:
             return
         try:
             writer.close()
         except Exception as err:  # OSError (disk full), rosbags: the boundary
+            with contextlib.suppress(Exception):
+                writer.abort()
             raise RecordError(f'cannot finish {self.path}: {_describe(err)}') from err
 
     def __enter__(self) -> BagWriter:
@@ -244,7 +250,11 @@ class BagWriter:
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  traceback: TracebackType | None) -> None:
-        self.close()
+        if kind is None:
+            self.close()
+            return
+        with contextlib.suppress(RecordError):  # the error in flight says what went wrong
+            self.close()
 
 
 class InOrder:

@@ -191,14 +191,15 @@ def _run(args: list[str], signals: StopSignals) -> int:
         pass
     finally:
         try:
-            if recorder is not None:
-                recorder.close()
-        except RecordError:
-            pass  # already reported; the bag is still closed below
+            if recorder is not None:  # after a write error no more is written
+                recorder.close(write=code == 0)
+        except RecordError as err:
+            code = _error(str(err), code=EXIT_ERROR)
         try:
             writer.close()
         except RecordError as err:
-            code = _error(str(err), code=EXIT_ERROR)
+            if code == 0:  # one line: the first error says what went wrong
+                code = _error(str(err), code=EXIT_ERROR)
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()

@@ -250,11 +250,12 @@ class Recorder:
             topic.take()
         return self._ordered.flush()
 
-    def close(self) -> None:
-        """Write what is still queued or waiting, then destroy the subscriptions."""
+    def close(self, write: bool = True) -> None:
+        """Write what is still queued or waiting (unless not ``write``); end the subscriptions."""
         try:
-            self.take()
-            self._ordered.flush(everything=True)
+            if write:
+                self.take()
+                self._ordered.flush(everything=True)
         finally:
             for topic in self.topics.values():
                 topic.close()

@@ -222,3 +222,19 @@ def test_messages_taken_out_of_order_are_written_in_log_time_order():
     assert ordered.flush() == 1 and written[-1] == (2, 'b', b'2')
     assert ordered.flush(everything=True) == 1 and written[-1][0] == 30
     assert ordered.waiting == 0 and ordered.flush(everything=True) == 0
+
+
+def test_a_full_disk_is_one_sentence_while_writing_and_when_closing(full_disk):
+    definitions = Definitions()
+    payload = b'\x00\x01\x00\x00' + bytes(1000)
+    with pytest.raises(RecordError, match=r'^cannot write to .*/small/big: .*No space left'):
+        with BagWriter(full_disk / 'big', definitions) as writer:
+            blob = writer.add_topic('/blob', 'std_msgs/msg/ByteMultiArray')
+            for i in range(2000):  # 2 MB: the first 1 MiB chunk does not fit
+                writer.write(blob, T0 + i, payload)
+    writer = BagWriter(full_disk / 'small', definitions).open()
+    blob = writer.add_topic('/blob', 'std_msgs/msg/ByteMultiArray')
+    for i in range(200):  # 200 kB: held in the open chunk until the bag is closed
+        writer.write(blob, T0 + i, payload)
+    with pytest.raises(RecordError, match=r'^cannot finish .*/small/small: .*No space left'):
+        writer.close()

@@ -256,3 +256,55 @@ def test_all_records_latched_and_late_topics_and_sigterm_closes_the_bag(
     with BagSource(bag) as source:  # analyze's reader, with the bag's own definitions
         assert source.has_leading_stamp('std_msgs/msg/String') is False
         assert source.typestore(['deadline_monitor_test_msgs/msg/MixedLayout'])
+
+
+BULK = r"""
+import sys, time
+import rclpy
+from rclpy.duration import Duration
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.signals import SignalHandlerOptions
+from std_msgs.msg import String
+
+rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+node = rclpy.create_node('bulk_producer')
+pub = node.create_publisher(String, sys.argv[1], QoSProfile(
+    depth=1000, reliability=ReliabilityPolicy.RELIABLE))
+deadline = time.monotonic() + 30.0
+while pub.get_subscription_count() < 1:
+    if time.monotonic() > deadline:
+        sys.exit('no reader matched')
+    time.sleep(0.01)
+time.sleep(0.5)
+for i in range(200):
+    pub.publish(String(data='x' * 1000))
+    time.sleep(0.001)
+pub.wait_for_all_acked(Duration(seconds=10))
+print('sent', flush=True)
+sys.stdin.readline()
+node.destroy_node()
+rclpy.try_shutdown()
+"""
+
+
+def test_a_full_disk_is_one_error_line_and_exit_1(installed_executable, processes, full_disk,
+                                                   tmp_path):
+    import signal
+    import sys
+
+    bag = full_disk / 'run1'
+    record = start_record(installed_executable, processes, tmp_path, '/rec/bulk', '-o', str(bag))
+    producer = subprocess.Popen([sys.executable, '-c', BULK, '/rec/bulk'], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    processes.append(producer)
+    # 200 kB acknowledged by the recorder: more than the 64 kB disk holds.
+    assert producer.stdout.readline().strip() == 'sent', producer.stderr.read()
+    record.send_signal(signal.SIGINT)
+    assert record.wait(timeout=30) == 1, record_output(tmp_path)
+    producer.stdin.write('exit\n')
+    producer.stdin.flush()
+    assert producer.wait(timeout=30) == 0
+    errors = [line for line in record_output(tmp_path).splitlines() if 'ERROR' in line]
+    assert len(errors) == 1 and errors[0].startswith('ERROR: cannot '), errors
+    assert 'No space left on device' in errors[0]
+    assert 'Traceback' not in record_output(tmp_path)
