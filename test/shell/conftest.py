@@ -595,4 +595,5 @@ def full_disk(tmp_path: Any) -> Iterator[Any]:
     try:
         yield folder
     finally:
-        subprocess.run(['umount', str(folder)], check=True)
+        # Lazy: a file a failed test left open must not keep the mount.
+        subprocess.run(['umount', '--lazy', str(folder)], check=True)
