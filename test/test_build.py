@@ -17,7 +17,7 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = 'ros2_deadline_monitor'
-EXECUTABLES = ('monitor', 'sim_clock', 'demo_controller', 'demo', 'analyze')
+EXECUTABLES = ('monitor', 'sim_clock', 'demo_controller', 'demo', 'analyze', 'record')
 PATH_VARIABLES = ('AMENT_PREFIX_PATH', 'CMAKE_PREFIX_PATH', 'COLCON_PREFIX_PATH', 'PYTHONPATH',
                   'LD_LIBRARY_PATH', 'PATH')
 NOT_SOURCE = shutil.ignore_patterns(

@@ -24,6 +24,7 @@ EXECUTABLES = {
     'demo_controller': 'ros2_deadline_monitor.tools.demo_controller:main',
     'demo': 'ros2_deadline_monitor.tools.demo:main',
     'analyze': 'ros2_deadline_monitor.offline.analyze:main',
+    'record': 'ros2_deadline_monitor.shell.record:main',
 }
 MESSAGES = ('IntervalStats', 'TopicStats', 'ClockStats', 'HostStats', 'MonitorStats')
 

@@ -26,8 +26,6 @@ from dataclasses import dataclass
 import sys
 from typing import Any, TextIO
 
-from ros2_deadline_monitor.core.config import check_topic_name
-from ros2_deadline_monitor.core.errors import ConfigError
 from ros2_deadline_monitor.core.parameters import ALL_TOPICS, template_param, topic_param, TOPICS
 from ros2_deadline_monitor.core.topic_flags import (
     add_topic_flags,
@@ -38,6 +36,7 @@ from ros2_deadline_monitor.core.topic_flags import (
 from ros2_deadline_monitor.shell.stop_signals import SPIN_TIMEOUT_S, StopSignals
 from ros2_deadline_monitor.shell.usage import (
     check_ros_arguments,
+    check_topic_names,
     EXIT_USAGE,
     init_rclpy,
     UsageError,
@@ -138,16 +137,7 @@ def parse_command_line(argv: Sequence[str]) -> CommandLine:
         raise UsageError(f'{", ".join(flags.given())} given but no TOPIC: name the topics '
                          'they are for (e.g. monitor /demo/cmd --period-ms 10), give --all, '
                          'or set -p topic.<id>.<setting> for topics of a params file')
-    seen: set[str] = set()
-    for topic in args.topics:
-        try:
-            check_topic_name(topic)
-        except ConfigError:
-            raise UsageError(f'invalid topic name {topic!r} (e.g. /demo/cmd: letters, digits '
-                             'and underscores between slashes)') from None
-        if topic in seen:
-            raise UsageError(f'topic {topic} is given twice')
-        seen.add(topic)
+    check_topic_names(args.topics)
     metrics = tuple((name, value) for name, value in (
         ('metrics_port', args.metrics_port), ('metrics_bind', args.metrics_bind))
         if value is not None)

@@ -17,6 +17,9 @@ import re
 import sys
 import tempfile
 
+from ros2_deadline_monitor.core.config import check_topic_name
+from ros2_deadline_monitor.core.errors import ConfigError
+
 EXIT_USAGE = 2
 LOG_LEVELS = ('debug', 'info', 'warn', 'error', 'fatal', 'unset')
 """What rcutils accepts after ``--log-level`` (in any case), alone or as ``NAME:=LEVEL``."""
@@ -32,6 +35,20 @@ class UsageParser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         """Raise ``UsageError`` with argparse's message."""
         raise UsageError(message)
+
+
+def check_topic_names(topics: Sequence[str]) -> None:
+    """Raise ``UsageError`` for an invalid topic name or one given twice (monitor, record)."""
+    seen: set[str] = set()
+    for topic in topics:
+        try:
+            check_topic_name(topic)
+        except ConfigError:
+            raise UsageError(f'invalid topic name {topic!r} (e.g. /demo/cmd: letters, digits '
+                             'and underscores between slashes)') from None
+        if topic in seen:
+            raise UsageError(f'topic {topic} is given twice')
+        seen.add(topic)
 
 
 def ros_arguments(argv: Sequence[str]) -> Iterator[list[str]]:

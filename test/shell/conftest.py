@@ -579,3 +579,21 @@ def run_tool(installed_executable: Callable[[str], Any], tmp_path: Any,
         return process
 
     return start
+
+
+@pytest.fixture
+def full_disk(tmp_path: Any) -> Iterator[Any]:
+    """Yield a folder on a 64 KiB tmpfs: a full disk (skipped where mounting is not allowed)."""
+    import subprocess
+
+    folder = tmp_path / 'small'
+    folder.mkdir()
+    mounted = subprocess.run(['mount', '-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', str(folder)],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f'cannot mount a small tmpfs: {mounted.stderr.strip()}')
+    try:
+        yield folder
+    finally:
+        # Lazy: a file a failed test left open must not keep the mount.
+        subprocess.run(['umount', '--lazy', str(folder)], check=True)

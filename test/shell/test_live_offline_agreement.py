@@ -8,10 +8,10 @@ raw bytes too short for a stamp now and then, and twice resets its world (sim ti
 back), the second reset 20 cycles after the first, with a stall between them.
 One writer per topic, so messages lost stays meaningful.
 
-The in-process monitor measures it live. A recorder in this process subscribes raw with
-``(msg, info)`` and writes every message into an MCAP with rosbags, with the log time the
-monitor uses: the writer-side ``source_timestamp`` of every message, the /clock samples
-included (the monitor's ``arrival_timestamp: source``). Then
+The in-process monitor measures it live. The installed ``record`` executable writes the topic
+and /clock into an MCAP bag, raw, with the log time the monitor uses: the writer-side
+``source_timestamp`` of every message, the /clock samples included (the monitor's
+``arrival_timestamp: source``, ``record``'s default ``--log-time``). Then
 ``analyze`` reads that bag with the same parameter file, and its totals (messages, misses,
 skipped, lost, malformed, resets) must equal the live monitor's final report. Nothing in the
 stream sits near a threshold (responses are 0, 12 or 22 ms against D = 10 ms; the cycle after
@@ -22,9 +22,9 @@ recorder's receive times cannot change a count.
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
-import threading
 
 TOPIC = '/ctrl'
 DURATION_S = 5.0
@@ -134,60 +134,18 @@ rclpy.try_shutdown()
 """
 
 
-class Recorder:
-    """Keeps every message of the topic and of /clock, raw, with the middleware timestamps."""
-
-    def __init__(self, context) -> None:
-        from rclpy.node import Node
-        from rclpy.qos import QoSProfile, ReliabilityPolicy
-        from rosgraph_msgs.msg import Clock
-        from std_msgs.msg import Header
-
-        self.node = Node('bag_recorder', context=context)
-        self.lock = threading.Lock()
-        self.messages: list[tuple[str, int, bytes]] = []
-        qos = QoSProfile(depth=10_000, reliability=ReliabilityPolicy.RELIABLE)
-        self.node.create_subscription(Header, TOPIC, self._on_topic, qos, raw=True)
-        self.node.create_subscription(Clock, '/clock', self._on_clock, qos, raw=True)
-
-    def _on_topic(self, raw: bytes, info: dict) -> None:
-        with self.lock:
-            self.messages.append((TOPIC, info['source_timestamp'], bytes(raw)))
-
-    def _on_clock(self, raw: bytes, info: dict) -> None:
-        with self.lock:
-            self.messages.append(('/clock', info['source_timestamp'], bytes(raw)))
-
-    def count(self, topic: str) -> int:
-        """Return how many messages of ``topic`` arrived."""
-        with self.lock:
-            return sum(1 for m in self.messages if m[0] == topic)
-
-    def write_mcap(self, path) -> None:
-        """Write everything into an MCAP bag, in log-time order."""
-        from rosbags.rosbag2 import StoragePlugin, Writer
-        from rosbags.typesys import get_typestore, Stores
-
-        store = get_typestore(Stores.ROS2_JAZZY)
-        with self.lock:
-            messages = sorted(self.messages, key=lambda m: m[1])
-        with Writer(path, version=9, storage_plugin=StoragePlugin.MCAP) as writer:
-            conns = {
-                TOPIC: writer.add_connection(TOPIC, 'std_msgs/msg/Header', typestore=store),
-                '/clock': writer.add_connection('/clock', 'rosgraph_msgs/msg/Clock',
-                                                typestore=store),
-            }
-            for topic, t, raw in messages:
-                writer.write(conns[topic], t, raw)
-
-
 def test_analyze_on_the_recorded_bag_gives_the_live_totals(
-        ros_context, spin, observer, start_monitor, installed_executable, processes, wait_for,
-        tmp_path):
+        observer, start_monitor, installed_executable, processes, wait_for, tmp_path):
     import yaml
 
-    recorder = Recorder(ros_context)
-    spin(recorder.node, destroy=True)
+    from ros2_deadline_monitor.offline.bag import BagSource
+
+    bag = tmp_path / 'run'
+    record_log = open(tmp_path / 'record.log', 'w+')  # noqa: SIM115 - closed by `processes`
+    recorder = subprocess.Popen([str(installed_executable('record')), TOPIC, '-o', str(bag)],
+                                stdout=record_log, stderr=subprocess.STDOUT)
+    recorder.log = record_log
+    processes.append(recorder)
     start_monitor(**{name.replace('.', '__'): value for name, value in PARAMS.items()})
     producer = subprocess.Popen(
         [sys.executable, '-c', PRODUCER, TOPIC, str(DURATION_S),
@@ -199,9 +157,13 @@ def test_analyze_on_the_recorded_bag_gives_the_live_totals(
     sent = json.loads(out.strip().splitlines()[-1])
     assert sent['resets'] == len(RESET_BEFORE) and sent['malformed'] > 0
 
-    wait_for(lambda: recorder.count(TOPIC) == sent['messages']
-             and recorder.count('/clock') == sent['clock'], timeout=15.0,
-             what='every message at the recorder')
+    # Every message was acknowledged by the recorder's reliable readers: SIGINT takes what is
+    # still queued and closes the bag.
+    recorder.send_signal(signal.SIGINT)
+    assert recorder.wait(timeout=30) == 0, (tmp_path / 'record.log').read_text()
+    with BagSource(bag) as source:
+        assert {name: topic.count for name, topic in source.topics.items()} == {
+            TOPIC: sent['messages'], '/clock': sent['clock']}
     stats = wait_for(lambda: (s := observer.latest_stats()) is not None and any(
         t.name == 'ctrl' and t.messages_total >= sent['cycles'] for t in s.topics)
         and s.clock.messages_total == sent['clock'] and s, timeout=15.0,
@@ -214,8 +176,6 @@ def test_analyze_on_the_recorded_bag_gives_the_live_totals(
 
     config = tmp_path / 'monitor.yaml'
     config.write_text(yaml.safe_dump({'deadline_monitor': {'ros__parameters': PARAMS}}))
-    bag = tmp_path / 'run'
-    recorder.write_mcap(bag)
     result_path = tmp_path / 'result.json'
     done = subprocess.run(
         [str(installed_executable('analyze')), str(bag), '--config', str(config), '--json',
