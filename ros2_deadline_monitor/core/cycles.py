@@ -268,6 +268,9 @@ class _Totals:
     runs: int = 0
     unattributed: int = 0
     cycles: int = 0
+    across_loss: int = 0
+    stamps_back: int = 0
+    stamps_shared: int = 0
     interval_wall: _IntervalSum = field(default_factory=_IntervalSum)
     interval_sim: _IntervalSum = field(default_factory=_IntervalSum)
 
@@ -294,6 +297,10 @@ class _Stream:
     prev_start_timer: int = NO_VALUE
     prev_start_wall: int = NO_VALUE
     prev_start_sim: int = NO_VALUE
+    last_stamp: int = NO_VALUE
+    """Its latest header start on the timer clock, placed or not (stamps going back)."""
+    unseen: int = 0
+    """Cycles it ran since its latest placed one that no grid saw (lost, or not placed)."""
 
     def anchor(self, epoch: int) -> None:
         """Start a new grid and new intervals (after an outage or a period change)."""
@@ -515,6 +522,7 @@ class CycleAnalyzer:
             if self._config.clock == 'sim':
                 stream.grid = GridState()
                 stream.prev_start_timer = NO_VALUE
+                stream.last_stamp = NO_VALUE
         if self._config.clock == 'sim':
             self._gap_prev_timer = NO_VALUE
             self._rows.clear()
@@ -542,11 +550,17 @@ class CycleAnalyzer:
             arrival, np.where(foreign, NO_VALUE, stamp), clock)
         age = self._age(arrival, stamp, end_timer, clock)
         placed = (start_timer != NO_VALUE) & ~malformed & ~foreign
+        attributed = np.ones(len(arrival), bool)
         if guessed is not None and guessed.any():
             # Its producer is a guess: counted as a message, never as a cycle.
             self._totals.unattributed += int(guessed.sum())
             self._unattributed_at = int(arrival[guessed][-1])
             placed &= ~guessed
+            attributed = ~guessed
+        if self._start_source == 'header':
+            placed &= ~self._out_of_order(streams, start_timer,
+                                          placed & (stamp != NO_VALUE))
+        absent = self._unseen_before(streams, lost, placed, attributed)
         if not placed.all():
             for serial in streams[fresh & ~placed].tolist():  # the next one starts afresh
                 if serial in self._streams:
@@ -556,8 +570,9 @@ class CycleAnalyzer:
             start_timer, end_timer = start_timer[keep], end_timer[keep]
             start_wall, start_sim = start_wall[keep], start_sim[keep]
             age, streams, fresh = age[keep], streams[keep], fresh[keep]
+            absent = absent[keep]
         batch = (arrival, age, size, lost, start_timer, end_timer, start_wall, start_sim,
-                 streams, fresh)
+                 streams, fresh, absent)
         if self._timing is None and self._config.kind != 'event':
             self._learning.append(batch)
             self._learning_count += len(arrival)
@@ -574,6 +589,65 @@ class CycleAnalyzer:
             self._timing = resolve_timing(self._config, learn_period(diffs), True,
                                           self._analysis.target_rtf)
         self._analyze(*batch)
+
+    def _out_of_order(self, streams: np.ndarray, start_timer: np.ndarray,
+                      stamped: np.ndarray) -> np.ndarray:
+        """Header starts at or before the previous one of the same producer: not placed.
+
+        A producer's timer starts its cycles one after the other: a stamp going back is no
+        cycle start (counted; when the stamps stay back, the next one re-anchors the grid),
+        and a stamp shared with the cycle before means several cycles share a slot (a burst
+        stamped once: counted). Neither is placed on the grid, nor read as skipped periods:
+        the producer ran that cycle (``_unseen_before``).
+        """
+        out = np.zeros(len(streams), bool)
+        if not stamped.any():
+            return out
+        back_total = shared_total = 0
+        for serial in np.unique(streams[stamped]).tolist():
+            mine = np.flatnonzero(stamped & (streams == serial))
+            starts = start_timer[mine]
+            stream = self._streams.get(serial)
+            before = np.empty(len(starts), np.int64)
+            before[0] = stream.last_stamp if stream is not None else NO_VALUE
+            before[1:] = starts[:-1]
+            known = before != NO_VALUE
+            back = known & (starts < before)
+            shared = known & (starts == before)
+            out[mine] = back | shared
+            back_total += int(back.sum())
+            shared_total += int(shared.sum())
+            if stream is not None:
+                stream.last_stamp = int(starts[-1])
+        self._totals.stamps_back += back_total
+        self._totals.stamps_shared += shared_total
+        return out
+
+    def _unseen_before(self, streams: np.ndarray, lost: np.ndarray, placed: np.ndarray,
+                       attributed: np.ndarray) -> np.ndarray:
+        """Cycles each event's producer ran since its previous placed cycle that no grid saw.
+
+        The lost ones (gaps in its sequence numbers) and the ones received but not placed
+        (malformed, a foreign, shared or back stamp) took slots of its grid: they are no
+        skipped periods (``replay``'s ``lost``), and the interval across them is not one of
+        the producer's. Unplaced events at the end of a batch carry over to the next one.
+        """
+        absent = lost.copy()
+        out = attributed & ~placed
+        if not out.any() and not any(s.unseen for s in self._streams.values()):
+            return absent
+        for serial in np.unique(streams).tolist():
+            stream = self._streams.get(serial)
+            mine = np.flatnonzero(streams == serial)
+            add = np.where(out[mine], 1 + lost[mine], 0)
+            running = np.cumsum(add) + (stream.unseen if stream is not None else 0)
+            at = np.flatnonzero(placed[mine])
+            if len(at):
+                upto = running[at]
+                absent[mine[at]] += upto - np.concatenate(([0], upto[:-1]))
+            if stream is not None:
+                stream.unseen = int(running[-1] - (running[at[-1]] if len(at) else 0))
+        return absent
 
     def _learned_a_window(self, arrival: np.ndarray) -> bool:
         """Tell whether the cycles waiting to learn the period span a window (a slow topic)."""
@@ -816,7 +890,7 @@ class CycleAnalyzer:
     def _analyze(self, arrival: np.ndarray, age: np.ndarray, size: np.ndarray,
                  lost: np.ndarray, start_timer: np.ndarray, end_timer: np.ndarray,
                  start_wall: np.ndarray, start_sim: np.ndarray, streams: np.ndarray,
-                 fresh: np.ndarray) -> None:
+                 fresh: np.ndarray, absent: np.ndarray) -> None:
         if len(arrival) == 0:
             return
         if not self._rows_drained:
@@ -824,7 +898,8 @@ class CycleAnalyzer:
             # forgotten: a slow topic keeps the rows of its window, not hours of them. A
             # consumer that drains the rows gets every one of them.
             self._rows.drop_before('arrival', int(arrival[-1]) - self._window_ns())
-        columns = (arrival, age, size, lost, start_timer, end_timer, start_wall, start_sim)
+        columns = (arrival, age, size, lost, start_timer, end_timer, start_wall, start_sim,
+                   absent)
         epochs = self._outage_epochs(arrival, end_timer)
         serials = np.unique(streams)
         if len(serials) == 1 and epochs is None and not fresh.any():
@@ -850,10 +925,12 @@ class CycleAnalyzer:
                      age: np.ndarray,
                      size: np.ndarray, lost: np.ndarray, start_timer: np.ndarray,
                      end_timer: np.ndarray, start_wall: np.ndarray,
-                     start_sim: np.ndarray) -> dict[str, np.ndarray]:
+                     start_sim: np.ndarray, absent: np.ndarray) -> dict[str, np.ndarray]:
         """Rows of consecutive cycles of one producer within one epoch, on its own grid.
 
-        An event topic has no grid: its rows carry intervals (gaps), age and size only.
+        An event topic has no grid: its rows carry intervals (gaps), age and size only. An
+        interval across cycles no grid saw (``absent``: lost, or not placed) is not one of
+        the producer's: left out of every interval figure and the interval rule (counted).
         """
         stream = self._streams.get(serial)
         if stream is None:  # forgotten past MAX_STREAMS within this batch: a fresh grid
@@ -865,6 +942,13 @@ class CycleAnalyzer:
         interval_timer = _no_negative(_diff_with(stream.prev_start_timer, start_timer))
         interval_wall = _no_negative(_diff_with(stream.prev_start_wall, start_wall))
         interval_sim = _no_negative(_diff_with(stream.prev_start_sim, start_sim))
+        across = absent > 0
+        if across.any():
+            self._totals.across_loss += int((across & (_diff_with(
+                stream.prev_start_timer, start_timer) != NO_VALUE)).sum())
+            interval_timer = np.where(across, NO_VALUE, interval_timer)
+            interval_wall = np.where(across, NO_VALUE, interval_wall)
+            interval_sim = np.where(across, NO_VALUE, interval_sim)
         stream.prev_start_timer = int(start_timer[-1])
         stream.prev_start_wall = int(start_wall[-1])
         stream.prev_start_sim = int(start_sim[-1])
@@ -880,7 +964,7 @@ class CycleAnalyzer:
                 interval_timer=interval_timer, interval_wall=interval_wall,
                 interval_sim=interval_sim, lateness=none, response=none, skipped=zero,
                 missed=zero, lost=lost, size=size, age=age)
-        slots, skipped = replay(start_timer, timing.period_ns, stream.grid)
+        slots, skipped = replay(start_timer, timing.period_ns, stream.grid, absent)
         response = end_timer - slots
         missed = classify_misses(timing.rule, interval_timer, response, timing)
         self._totals.misses += int(missed.sum())
@@ -1003,6 +1087,9 @@ class CycleAnalyzer:
             producers=self._producers(since),
             unattributed_total=totals.unattributed,
             loss_note=loss_note,
+            intervals_across_loss_total=totals.across_loss,
+            stamps_back_total=totals.stamps_back,
+            stamps_shared_total=totals.stamps_shared,
         )
 
 

@@ -280,6 +280,18 @@ TOPIC: tuple[Figure, ...] = (
            'producer and per restart, each analyzed on its own grid',
            _r(lambda r: r.producer_runs_total if r.producer_runs_total > 1 else None), TOTALS,
            'producer_runs_total'),
+    Figure('intervals across loss total', '', 'intervals spanning cycles the producer ran but '
+           'the monitor never saw (lost, or received without a usable start): not the '
+           "producer's intervals, left out of the interval figures and the misses (shown once "
+           'there are any)',
+           _r(lambda r: r.intervals_across_loss_total or None), TOTALS),
+    Figure('stamps back total', '', "start stamps earlier than the producer's previous one: "
+           'not placed on the grid, never skipped periods (shown once there are any)',
+           _r(lambda r: r.stamps_back_total or None), TOTALS),
+    Figure('shared stamps total', '', "start stamps equal to the producer's previous one "
+           '(several cycles share a slot): not placed on the grid, never skipped periods '
+           '(shown once there are any)',
+           _r(lambda r: r.stamps_shared_total or None), TOTALS),
     Figure('unattributed total', '', 'messages of several producers without sequence numbers '
            'to tell them apart: counted, no cycle figure uses them',
            _r(lambda r: r.unattributed_total or None), TOTALS, 'unattributed_total'),

@@ -106,6 +106,13 @@ class TopicReport:
     """Messages of several producers without sequence numbers: no cycle figure uses them."""
     loss_note: str = ''
     """Why loss is unknown (``loss_known`` False), '' when it is known."""
+    intervals_across_loss_total: int = 0
+    """Intervals spanning cycles the monitor never saw (lost, or received without a usable
+    start): not the producer's intervals, left out of the interval figures and misses."""
+    stamps_back_total: int = 0
+    """Header starts earlier than the producer's previous one: not placed on the grid."""
+    stamps_shared_total: int = 0
+    """Header starts equal to the producer's previous one (several cycles share a slot)."""
 
 
 @dataclass(frozen=True)

@@ -102,8 +102,9 @@ class _Topic:
     streak: int = 0
     streak_rising: bool = False
     fallback: FallbackStatus | None = None
-    seen: tuple[int, int, int] = (0, 0, 0)
-    """Foreign stamps, outages and unattributed messages at the previous snapshot."""
+    seen: tuple[int, ...] = (0, 0, 0, 0, 0)
+    """Foreign stamps, outages, unattributed messages, stamps going back and shared stamps
+    at the previous snapshot."""
     version: int = 0
     """Counts the changes to what its snapshot depends on from outside the stream: its
     settings, what the graph and its subscription say, its timing, its event totals."""
@@ -799,7 +800,8 @@ def _stream_notes(topic: _Topic, report: TopicReport, level: Level,
     warn = False
     names = ', '.join(topic.publishers)
     several = max(topic.writers, report.producers)
-    seen = (report.foreign_stamps_total, report.outages_total, report.unattributed_total)
+    seen = (report.foreign_stamps_total, report.outages_total, report.unattributed_total,
+            report.stamps_back_total, report.stamps_shared_total)
     if report.unattributed_total and several > 1:
         warn = seen[2] > topic.seen[2]
         why = ('no sequence numbers' if not report.producer_runs_total or topic.writers > 1
@@ -816,6 +818,16 @@ def _stream_notes(topic: _Topic, report: TopicReport, level: Level,
         other = 'wall (Unix)' if report.timer_clock == 'sim' else 'sim or another'
         notes.append(f'{report.foreign_stamps_total} start stamps on the {other} clock, not '
                      f'the {report.timer_clock} timer clock: counted, not placed on the grid')
+    if report.stamps_back_total:
+        warn = warn or seen[3] > topic.seen[3]
+        notes.append(f'stamps went back {report.stamps_back_total} times: those cycles were '
+                     'not placed on the grid (the grid re-anchors when the stamps stay back), '
+                     'never counted as skipped periods')
+    if report.stamps_shared_total:
+        warn = warn or seen[4] > topic.seen[4]
+        notes.append(f'several cycles share a slot: {report.stamps_shared_total} messages '
+                     'carried the start stamp of the one before (the stamp is no cycle start '
+                     'for them): not placed on the grid, never counted as skipped periods')
     if report.outages_total:
         warn = warn or seen[1] > topic.seen[1]
         anchored = ': the grid re-anchored after each' if report.kind == 'timer' else ''

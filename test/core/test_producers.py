@@ -133,9 +133,11 @@ def test_losses_are_counted_within_each_producer_run():
     end = run(s, 'cmd', [], events)
     r = s.snapshot(end + MS, final=True).topics[0].report
     assert r.messages_lost_total == 3 and r.unattributed_total == 0
-    # A lost cycle looks like a skipped period on its producer's grid, as with one producer.
-    assert r.skipped_periods_total == 3
-    assert r.interval_wall.min_ns == PERIOD and r.interval_wall.max_ns == 3 * PERIOD
+    # Lost is not skipped: its producer ran the lost cycles, and the intervals across them
+    # are none of its own (left out, counted).
+    assert r.skipped_periods_total == 0
+    assert r.interval_wall.min_ns == PERIOD and r.interval_wall.max_ns == PERIOD
+    assert r.intervals_across_loss_total == 2
     assert r.producer_runs_total == 2
 
 
@@ -247,7 +249,9 @@ def test_sim_stamps_on_a_wall_clock_topic_and_future_stamps_are_foreign():
     a.process(None)
     r = a.report(events[-1][0] + MS)
     assert r.foreign_stamps_total == 2
-    assert r.messages_total == 100 and r.messages == 98
+    # After the stamp 0.5 s ahead, the next one goes back: counted, not placed.
+    assert r.stamps_back_total == 1
+    assert r.messages_total == 100 and r.messages == 97
     assert r.interval_wall.max_ns < 2 * S
 
 
