@@ -271,6 +271,8 @@ class _Totals:
     across_loss: int = 0
     stamps_back: int = 0
     stamps_shared: int = 0
+    sim_unknown: int = 0
+    foreign_ahead: int = 0
     interval_wall: _IntervalSum = field(default_factory=_IntervalSum)
     interval_sim: _IntervalSum = field(default_factory=_IntervalSum)
 
@@ -354,6 +356,9 @@ class CycleAnalyzer:
         """Publishers the graph shows (the session keeps it current): with several and no
         sequence numbers to tell them apart, no per-cycle figure is computed."""
         self._offered_period_ns: int | None = None
+        self.sim_unknown = False
+        """Sim time is unknown (several /clock publishers; the session keeps it current): a
+        sim-clock topic's messages are counted, never analyzed as cycles."""
         self._resolve()
 
     @property
@@ -536,6 +541,13 @@ class CycleAnalyzer:
         if malformed.any():
             self._totals.malformed += int(malformed.sum())
             stamp = np.where(malformed, NO_VALUE, stamp)
+        if self.sim_unknown and self._config.clock == 'sim':
+            # No timer-clock time to place a cycle on: counted as messages (and losses).
+            self._totals.sim_unknown += len(arrival)
+            for stream in self._streams.values():
+                stream.anchor(stream.epoch)
+            self._gap_prev_timer = NO_VALUE
+            return
         if self.writers > 1 and not known_seq(seq):
             # Several producers and nothing to tell them apart: their cycles would share one
             # grid. Counted as messages, never as cycles (the status says why).
@@ -786,17 +798,21 @@ class CycleAnalyzer:
         if self._config.clock == 'wall':
             now = arrival
         elif clock is not None and clock.has_samples:
-            now = clock.sim_at(arrival)
+            # At most the sim time of the next /clock sample: while /clock is silent, sim
+            # time may go on unseen, and a stamp ahead of the last sample is no sign of
+            # another clock (the same stamps read the same way live and from a bag).
+            now = clock.sim_bound(arrival)
         else:
             now = np.full(len(arrival), NO_VALUE, np.int64)
         stamped = stamp != NO_VALUE
         now_known = now != NO_VALUE
         now_epoch = np.where(now_known, now >= EPOCH_SCALE_NS, False)
-        foreign = stamped & (
-            ((stamp >= EPOCH_SCALE_NS) != now_epoch)
-            | (now_known & (stamp > now + FOREIGN_TOLERANCE_NS)))
+        other_scale = stamped & ((stamp >= EPOCH_SCALE_NS) != now_epoch)
+        ahead = stamped & ~other_scale & now_known & (stamp > now + FOREIGN_TOLERANCE_NS)
+        foreign = other_scale | ahead
         if foreign.any():
             self._totals.foreign += int(foreign.sum())
+            self._totals.foreign_ahead += int(ahead.sum())
             self._foreign_at = int(arrival[foreign][-1])
         return foreign
 
@@ -1090,6 +1106,8 @@ class CycleAnalyzer:
             intervals_across_loss_total=totals.across_loss,
             stamps_back_total=totals.stamps_back,
             stamps_shared_total=totals.stamps_shared,
+            sim_unknown_total=totals.sim_unknown,
+            foreign_ahead_total=totals.foreign_ahead,
         )
 
 

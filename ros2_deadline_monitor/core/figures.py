@@ -261,7 +261,8 @@ TOPIC: tuple[Figure, ...] = (
     Figure('QoS deadline events total', '', "middleware 'requested deadline missed' events",
            _r(lambda r: r.qos_deadline_events_total), TOTALS, 'qos_deadline_events_total',
            always=True),
-    Figure('sim resets total', '', "sim-time resets that cleared this topic's sim state",
+    Figure('sim resets total', '', "sim-time resets (back) and jumps (forward) that cleared "
+           "this topic's sim state",
            _r(lambda r: r.resets_total), TOTALS, 'resets_total', always=True),
     Figure('foreign stamps total', '', 'start stamps that cannot be on the timer clock (Unix '
            'time under sim, sim time under wall, or in the future beyond 1 s): counted, never '
@@ -393,6 +394,9 @@ CLOCK: tuple[Figure, ...] = (
            _c(lambda r: r.paused if r.messages_total else None), HEADLINE, 'paused'),
     Figure('sim resets', '', 'sim time jumped back (world reset) in the window',
            _c(lambda r: r.resets), HEADLINE, always=True),
+    Figure('sim jumps', '', 'sim time jumped forward (a seek: far more sim time than the wall '
+           'step allows at any plausible RTF) in the window; like a reset, kept out of RTF',
+           _c(lambda r: r.jumps), HEADLINE, always=True),
     Figure('sim time', 's', 'latest /clock value', _c(lambda r: to_s(r.sim_time_ns)),
            HEADLINE, 'sim_time_s'),
 
@@ -404,6 +408,8 @@ CLOCK: tuple[Figure, ...] = (
            TOTALS, 'messages_total', always=True),
     Figure('sim resets total', '', 'sim-time resets since start', _c(lambda r: r.resets_total),
            TOTALS, 'resets_total', always=True),
+    Figure('sim jumps total', '', 'sim time jumped forward since start',
+           _c(lambda r: r.jumps_total), TOTALS, always=True),
 
     Figure('RTF max bin', '', 'best fixed wall window', _c(lambda r: r.rtf_bin_max), DETAILS,
            'rtf_bin_max'),

@@ -113,6 +113,11 @@ class TopicReport:
     """Header starts earlier than the producer's previous one: not placed on the grid."""
     stamps_shared_total: int = 0
     """Header starts equal to the producer's previous one (several cycles share a slot)."""
+    sim_unknown_total: int = 0
+    """Messages of a sim-clock topic received while sim time was unknown (several /clock
+    publishers): counted, never analyzed as cycles."""
+    foreign_ahead_total: int = 0
+    """Of the foreign stamps, those on the timer clock's scale but ahead of it beyond 1 s."""
 
 
 @dataclass(frozen=True)
@@ -173,6 +178,10 @@ class ClockReport:
     rtf_bin_min_run: float = NAN
     """Worst fixed-window RTF over the whole run (across reports and resets)."""
     rtf_bin_min_run_at_ns: int | None = None
+    jumps_total: int = 0
+    """Sim time jumped forward (a seek), since start and in the window: like a reset, each
+    started RTF afresh and cleared every topic's sim-time state."""
+    jumps: int = 0
 
 
 @dataclass(frozen=True)

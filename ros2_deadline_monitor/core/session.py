@@ -410,7 +410,16 @@ class Session:
             topic.version += 1
 
     def clock_publishers(self, count: int) -> None:
-        """Note the publishers of /clock in the graph (several make sim time alternate)."""
+        """Note the publishers of /clock in the graph (several make sim time alternate).
+
+        With several, sim time is theirs in turn: RTF and every figure on sim time are
+        unknown (``RtfAnalyzer.mixed``, ``CycleAnalyzer.sim_unknown``) rather than mixed;
+        once one is left, RTF starts afresh.
+        """
+        mixed = count > 1
+        if self._rtf.mixed and not mixed:
+            self._rtf.new_epoch()
+        self._rtf.mixed = mixed
         self._clock_publishers = count
 
     def simulator_rtf(self, value: float) -> None:
@@ -456,7 +465,10 @@ class Session:
         topic.resets_applied = self._resets
         analyzer = topic.analyzer
         timing, totals = analyzer.timing, analyzer.event_totals
-        analyzer.process(self._rtf if self._rtf.has_samples else None, walls, new, horizon)
+        mixed = self._rtf.mixed
+        analyzer.sim_unknown = mixed
+        analyzer.process(self._rtf if self._rtf.has_samples and not mixed else None, walls, new,
+                         horizon)
         if analyzer.timing != timing or analyzer.event_totals != totals:
             topic.version += 1
 
@@ -816,8 +828,14 @@ def _stream_notes(topic: _Topic, report: TopicReport, level: Level,
     if report.foreign_stamps_total:
         warn = warn or seen[0] > topic.seen[0]
         other = 'wall (Unix)' if report.timer_clock == 'sim' else 'sim or another'
-        notes.append(f'{report.foreign_stamps_total} start stamps on the {other} clock, not '
-                     f'the {report.timer_clock} timer clock: counted, not placed on the grid')
+        scale = report.foreign_stamps_total - report.foreign_ahead_total
+        if scale:
+            notes.append(f'{scale} start stamps on the {other} clock, not the '
+                         f'{report.timer_clock} timer clock: counted, not placed on the grid')
+        if report.foreign_ahead_total:
+            notes.append(f'{report.foreign_ahead_total} start stamps more than 1 s ahead of '
+                         f'the {report.timer_clock} timer clock: counted, not placed on the '
+                         'grid')
     if report.stamps_back_total:
         warn = warn or seen[3] > topic.seen[3]
         notes.append(f'stamps went back {report.stamps_back_total} times: those cycles were '
@@ -828,6 +846,9 @@ def _stream_notes(topic: _Topic, report: TopicReport, level: Level,
         notes.append(f'several cycles share a slot: {report.stamps_shared_total} messages '
                      'carried the start stamp of the one before (the stamp is no cycle start '
                      'for them): not placed on the grid, never counted as skipped periods')
+    if report.sim_unknown_total:
+        notes.append(f'{report.sim_unknown_total} messages not analyzed as cycles: sim time '
+                     'unknown while several publishers were on /clock (their sim times mix)')
     if report.outages_total:
         warn = warn or seen[1] > topic.seen[1]
         anchored = ': the grid re-anchored after each' if report.kind == 'timer' else ''
