@@ -56,6 +56,9 @@ LEARN_MAX_SNAP = 0.01
 LEARN_MAX_MS_SNAP = 0.005
 """... and to whole milliseconds within at most this share (0.5 %), however widely the
 intervals spread: 45, 55, 90 and 110 Hz lie 1 % from a whole number of ms."""
+BURST_SLOTS_RATIO = 1.5
+"""A learning window whose intervals span more slots of the period learned from them than
+this many per interval is burst-like (``_burst_like``): a third of its slots skipped."""
 LEARN_MIN_INTERVALS = 3
 """A slow topic learns its period from the intervals of its first window once they are at
 least this many, instead of waiting for ``learn_intervals`` of them."""
@@ -125,6 +128,26 @@ def _configured_period(estimate_ns: float, tolerance: float) -> int:
     if by_hz:
         return round(1e9 / whole_hz)
     return max(1, round(estimate_ns))
+
+
+def _burst_like(intervals_ns: np.ndarray, period_ns: int) -> str:
+    """Why a learning window is no timer's rhythm, or '' when the period fits it.
+
+    A period learned from burst-like intervals (messages delivered in batches, a timer
+    catching up) is a fraction of the real one: its grid holds far more slots than the
+    window has cycles, and every later window would count the difference as skipped
+    periods (135,497 at 10 kHz). A window whose intervals span more than
+    ``BURST_SLOTS_RATIO`` slots each of the learned period is rejected.
+    """
+    if not len(intervals_ns):
+        return 'no interval between distinct cycle starts to learn the period from'
+    slots = float(intervals_ns.sum()) / period_ns
+    if slots <= BURST_SLOTS_RATIO * len(intervals_ns):
+        return ''
+    mean_ms = float(intervals_ns.mean()) / NS_PER_MS
+    return (f'intervals came in bursts: a period of {period_ns / NS_PER_MS:.4g} ms learned '
+            f'from them gives {slots:.0f} slots for {len(intervals_ns)} intervals (mean '
+            f'{mean_ms:.4g} ms); period not learned from that window')
 
 
 def classify_misses(rule: str, interval_timer_ns: np.ndarray, response_ns: np.ndarray,
@@ -273,6 +296,8 @@ class _Totals:
     stamps_shared: int = 0
     sim_unknown: int = 0
     foreign_ahead: int = 0
+    age_unknown: int = 0
+    unlearned: int = 0
     interval_wall: _IntervalSum = field(default_factory=_IntervalSum)
     interval_sim: _IntervalSum = field(default_factory=_IntervalSum)
 
@@ -356,6 +381,8 @@ class CycleAnalyzer:
         """Publishers the graph shows (the session keeps it current): with several and no
         sequence numbers to tell them apart, no per-cycle figure is computed."""
         self._offered_period_ns: int | None = None
+        self._learn_note = ''
+        """Why the latest learning window was rejected ('' once a period is learned)."""
         self.sim_unknown = False
         """Sim time is unknown (several /clock publishers; the session keeps it current): a
         sim-clock topic's messages are counted, never analyzed as cycles."""
@@ -596,9 +623,16 @@ class CycleAnalyzer:
             self._learning_count = 0
             diffs = _stream_diffs(batch[4], batch[8])
             diffs = diffs[diffs > 0]
-            if len(diffs) == 0:
+            period = learn_period(diffs) if len(diffs) else 0
+            burst = _burst_like(diffs, period)
+            if burst:
+                # Not the timer's rhythm (batched delivery, a timer catching up): its grid
+                # would call most slots skipped. Counted, and the next window learns afresh.
+                self._totals.unlearned += len(batch[0])
+                self._learn_note = burst
                 return
-            self._timing = resolve_timing(self._config, learn_period(diffs), True,
+            self._learn_note = ''
+            self._timing = resolve_timing(self._config, period, True,
                                           self._analysis.target_rtf)
         self._analyze(*batch)
 
@@ -823,7 +857,9 @@ class CycleAnalyzer:
         A stamp at the scale of the timer clock's end is aged on that clock; a wall-scale
         stamp on a sim-clock topic (a header stamped with the wall clock) on the wall
         clock; a sim-scale stamp on a wall-clock topic on sim time when /clock is known. A
-        zero stamp is an unset header, not a message from 1970.
+        zero stamp is an unset header, not a message from 1970. A stamp more than
+        ``FOREIGN_TOLERANCE_NS`` ahead of its arrival is on no plausible clock (a stamp in
+        2038, an hour ahead): its age is unknown (counted), never a negative figure.
         """
         age = np.full(len(arrival), NO_VALUE, np.int64)
         stamped = (stamp != NO_VALUE) & (stamp != 0)
@@ -842,6 +878,10 @@ class CycleAnalyzer:
                 sim = clock.sim_in_step(arrival)
                 on_sim = other & ~epoch & (sim != NO_VALUE)
                 age[on_sim] = sim[on_sim] - stamp[on_sim]
+        ahead = (age != NO_VALUE) & (age < -FOREIGN_TOLERANCE_NS)
+        if ahead.any():
+            self._totals.age_unknown += int(ahead.sum())
+            age[ahead] = NO_VALUE
         return age
 
     def _place(self, arrival: np.ndarray, stamp: np.ndarray, clock: RtfAnalyzer | None
@@ -1108,6 +1148,9 @@ class CycleAnalyzer:
             stamps_shared_total=totals.stamps_shared,
             sim_unknown_total=totals.sim_unknown,
             foreign_ahead_total=totals.foreign_ahead,
+            age_unknown_total=totals.age_unknown,
+            unlearned_total=totals.unlearned,
+            learn_note=self._learn_note,
         )
 
 

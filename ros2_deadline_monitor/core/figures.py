@@ -293,6 +293,13 @@ TOPIC: tuple[Figure, ...] = (
            '(several cycles share a slot): not placed on the grid, never skipped periods '
            '(shown once there are any)',
            _r(lambda r: r.stamps_shared_total or None), TOTALS),
+    Figure('unlearned total', '', 'messages of learning windows whose intervals came in '
+           'bursts (no timer rhythm to learn the period from): counted, never analyzed as '
+           'cycles (shown once there are any)',
+           _r(lambda r: r.unlearned_total or None), TOTALS),
+    Figure('age unknown total', '', 'messages whose header stamp lay more than 1 s ahead of '
+           'their arrival (on no plausible clock): no age (shown once there are any)',
+           _r(lambda r: r.age_unknown_total or None), TOTALS),
     Figure('unattributed total', '', 'messages of several producers without sequence numbers '
            'to tell them apart: counted, no cycle figure uses them',
            _r(lambda r: r.unattributed_total or None), TOTALS, 'unattributed_total'),

@@ -118,6 +118,12 @@ class TopicReport:
     publishers): counted, never analyzed as cycles."""
     foreign_ahead_total: int = 0
     """Of the foreign stamps, those on the timer clock's scale but ahead of it beyond 1 s."""
+    age_unknown_total: int = 0
+    """Header stamps more than 1 s ahead of their arrival: on no plausible clock, no age."""
+    unlearned_total: int = 0
+    """Messages of learning windows rejected as burst-like: counted, never analyzed."""
+    learn_note: str = ''
+    """Why the latest learning window was rejected ('' when none was, or once learned)."""
 
 
 @dataclass(frozen=True)

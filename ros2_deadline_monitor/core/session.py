@@ -846,6 +846,13 @@ def _stream_notes(topic: _Topic, report: TopicReport, level: Level,
         notes.append(f'several cycles share a slot: {report.stamps_shared_total} messages '
                      'carried the start stamp of the one before (the stamp is no cycle start '
                      'for them): not placed on the grid, never counted as skipped periods')
+    if report.unlearned_total:
+        why = f' (latest: {report.learn_note})' if report.learn_note else ''
+        notes.append(f'{report.unlearned_total} messages of burst-like learning windows not '
+                     f'analyzed as cycles{why}')
+    if report.age_unknown_total:
+        notes.append(f'age unknown for {report.age_unknown_total} messages: their header '
+                     'stamps lay more than 1 s ahead of their arrival (on no plausible clock)')
     if report.sim_unknown_total:
         notes.append(f'{report.sim_unknown_total} messages not analyzed as cycles: sim time '
                      'unknown while several publishers were on /clock (their sim times mix)')

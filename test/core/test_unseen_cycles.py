@@ -127,3 +127,74 @@ def test_arrival_timing_has_no_loss_exclusion_without_sequence_numbers():
     r = a.report(OFF + S)
     assert r.skipped_periods_total == 2 and r.intervals_across_loss_total == 0
     assert np.isclose(r.interval_wall.max_ns, 30 * MS)
+
+
+def test_ages_only_for_stamps_on_a_plausible_clock():
+    # Arrival timing (stamp: none) on a wall topic: a stamp in 2038, one an hour ahead, one
+    # 0.5 s ahead (skew between hosts: kept), the rest 3 ms old.
+    a = CycleAnalyzer(TopicConfig(name='a', topic='/a', period_ns=10 * MS, stamp='none'))
+    y2038 = 2_147_483_000 * S
+    for i in range(50):
+        arrival = OFF + i * 10 * MS
+        stamp = {10: y2038, 20: arrival + 3600 * S, 30: arrival + 500 * MS}.get(
+            i, arrival - 3 * MS)
+        a.record(arrival, stamp, i + 1, 8)
+    a.process(None)
+    r = a.report(OFF + S)
+    assert r.age_unknown_total == 2
+    assert r.age_max_ns == 3 * MS
+    assert r.age_mean_ns == (47 * 3 * MS - 500 * MS) / 48
+    assert r.skipped_periods_total == 0  # arrival timing: the stamps place no cycle
+
+
+def _ten_khz(n, batched_until):
+    """Yield ``(arrival, start, seq)`` of a 10 kHz producer (cycle k starts at k x 100 µs).
+
+    Until cycle ``batched_until`` its messages arrive in batches of 10 every millisecond,
+    2 µs apart (delivery batching).
+    """
+    for k in range(n):
+        start = OFF + k * 100_000
+        arrival = (OFF + (k // 10 + 1) * MS + (k % 10) * 2_000 if k < batched_until
+                   else start + 50_000)
+        yield arrival, start, k + 1
+
+
+def test_a_burst_like_first_window_is_not_learned_from():
+    # Arrival timing: the first window's intervals are 2 µs within a batch; a period learned
+    # from them would call nine slots in ten skipped. Rejected; learned once regular.
+    a = CycleAnalyzer(TopicConfig(name='a', topic='/a', stamp='none'))
+    for arrival, _, seq in _ten_khz(2000, batched_until=200):
+        a.record(arrival, NO_VALUE, seq, 8)
+        if seq % 50 == 0:
+            a.process(None)
+    a.process(None)
+    r = a.report(OFF + S)
+    assert r.period_learned and r.period_ns == 100_000
+    assert r.unlearned_total > 0 and r.learn_note == ''
+    assert r.skipped_periods_total == 0
+    # Every message accounted for: analyzed as a cycle or counted as unlearned.
+    assert r.messages_total == 2000 == a.run_totals().cycles + r.unlearned_total
+
+
+def test_a_topic_batched_for_good_says_why_its_period_is_unknown():
+    a = CycleAnalyzer(TopicConfig(name='a', topic='/a', stamp='none'))
+    for arrival, _, seq in _ten_khz(1000, batched_until=1000):
+        a.record(arrival, NO_VALUE, seq, 8)
+        if seq % 50 == 0:
+            a.process(None)
+    r = a.report(OFF + S)
+    assert r.period_ns is None and r.skipped_periods_total == 0
+    assert r.messages_total == 1000 and r.unlearned_total >= 950
+    assert 'intervals came in bursts' in r.learn_note
+
+
+def test_stamps_learn_the_period_of_a_batched_topic():
+    a = CycleAnalyzer(TopicConfig(name='a', topic='/a', stamp='start'))
+    for arrival, start, seq in _ten_khz(1000, batched_until=1000):
+        a.record(arrival, start, seq, 8)
+        if seq % 50 == 0:
+            a.process(None)
+    r = a.report(OFF + S)
+    assert r.period_ns == 100_000 and r.unlearned_total == 0
+    assert r.skipped_periods_total == 0 and r.messages_total == a.run_totals().cycles
