@@ -68,6 +68,10 @@ def clock_level(report: ClockReport, thresholds: Thresholds, now_wall_ns: int,
         level = Level.ERROR if expected else Level.WARN
         return level, f'/clock silent for {short_seconds(silent_ns)} s (simulator stalled?)'
     level, text = _rtf_level(report, thresholds, target_rtf)
+    if report.non_monotonic:
+        return Level.ERROR, (f'sim time went back {report.resets} times in this window: '
+                             '/clock is not monotonic (jitter, or sources taking turns); RTF '
+                             'unknown')
     if report.resets:
         # Said whatever else is wrong: a world reset explains odd figures in this window.
         level, text = max(level, Level.WARN), (f'{text}; sim time jumped back '

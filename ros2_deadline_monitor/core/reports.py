@@ -188,6 +188,8 @@ class ClockReport:
     """Sim time jumped forward (a seek), since start and in the window: like a reset, each
     started RTF afresh and cleared every topic's sim-time state."""
     jumps: int = 0
+    non_monotonic: bool = False
+    """Sim time went back more than ``NON_MONOTONIC_RESETS`` times in the window: no RTF."""
 
 
 @dataclass(frozen=True)

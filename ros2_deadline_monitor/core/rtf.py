@@ -23,6 +23,11 @@ JUMP_MIN_NS = 1_000_000_000
 /clock of a fast simulator, stay steps): sim time that jumps forward (DESIGN.md §4)."""
 
 
+NON_MONOTONIC_RESETS = 5
+"""More resets than this in one report window are no world resets but a /clock that is not
+monotonic (jitter back and forth, sources taking turns): that window's RTF is unknown."""
+
+
 def is_jump(dwall_ns: int, dsim_ns: int) -> bool:
     """Tell whether sim time moved forward by ``dsim_ns`` in ``dwall_ns`` only by a seek."""
     return dsim_ns > max(JUMP_MAX_RTF * dwall_ns, JUMP_MIN_NS)
@@ -267,6 +272,9 @@ class RtfAnalyzer:
             jumps_total=self.jumps_total, jumps=jumps)
         if len(wall) < 2 or messages == 0 or self.mixed:
             return empty if not self.mixed else _unmeasured(empty)
+        if resets > NON_MONOTONIC_RESETS:
+            # Each reset restarts the epoch: the spans left are short and end on jitter.
+            return replace(_unmeasured(empty), non_monotonic=True)
         span_wall = int(wall[-1] - wall[0])
         span_sim = int(sim[-1] - sim[0])
         gaps = np.diff(wall)

@@ -106,3 +106,16 @@ def test_clock_silent_while_the_producer_goes_on_is_no_outage_nor_foreign():
     assert 'wall (Unix)' not in final.reason
     # While /clock was silent the clock said so (and no topic was blamed for it).
     assert any('/clock silent' in snap.clock.reason for snap in snaps)
+
+
+def test_a_clock_jittering_back_and_forth_has_no_rtf():
+    # One publisher, RTF 1.0, each sample 0.6 ms early or late in turn: 500 "resets" a
+    # second. RTF would read from spans between them (1.37-3.29); it is unknown instead.
+    s = Session(AnalysisConfig(), use_sim_time=True, start_wall_ns=OFF)
+    for k in range(1000):
+        s.clock_sample(OFF + k * MS, k * MS + (600_000 if k % 2 else -600_000) + S)
+    snap = s.snapshot(OFF + S)
+    r = snap.clock.report
+    assert r.non_monotonic and r.resets == 499
+    assert math.isnan(r.rtf) and math.isnan(r.rtf_total)
+    assert snap.clock.level.name == 'ERROR' and 'not monotonic' in snap.clock.reason
