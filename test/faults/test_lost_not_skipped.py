@@ -108,3 +108,106 @@ def test_a_lossy_reader_counts_lost_never_skipped(participant, observer, start_m
           f'{truth.skipped}), misses {stats.deadline_misses_total} (producer at most '
           f'{truth.misses}), max interval {stats.interval_wall.max_ms:.3f} ms (producer '
           f'{np.diff(starts).max() / 1e6:.3f} ms), intervals across a loss left out: {across}')
+
+
+class OddStamps:
+    """A timer that stamps its cycles oddly and records what it did (its truth).
+
+    ``back_every``: every n-th stamp reads 1 s early (stamps going back). ``burst``: each
+    cycle publishes that many messages sharing the cycle's stamp, its scheduled time on the
+    grid of its first cycle (so a late timer tick shows no skipped period of its own).
+    Publishes only while the monitor's subscription is matched.
+    """
+
+    def __init__(self, node: Any, topic: str, period_ns: int, *, back_every: int = 0,
+                 burst: int = 1) -> None:
+        self.period_ns = period_ns
+        from rclpy.qos import QoSProfile
+        from std_msgs.msg import Header
+
+        self.node = node
+        self.header = Header
+        self.publisher = node.create_publisher(Header, topic, QoSProfile(depth=1000))
+        self.back_every = back_every
+        self.burst = burst
+        self.starts: list[int] = []
+        self.sent = 0
+        self.back = 0
+        self.lock = threading.Lock()
+        self.running = True
+        self.timer = node.create_timer(period_ns / 1e9, self._tick)
+
+    def _tick(self) -> None:
+        now = self.node.get_clock().now().nanoseconds
+        with self.lock:
+            if not self.running or not self.publisher.get_subscription_count():
+                return
+            self.starts.append(now)
+            stamp = now
+            if self.burst > 1:
+                stamp = self.starts[0] + (len(self.starts) - 1) * self.period_ns
+            if self.back_every and len(self.starts) % self.back_every == 0:
+                stamp -= 1_000_000_000
+                self.back += 1
+            sec, nanosec = divmod(stamp, 1_000_000_000)
+            for _ in range(self.burst):
+                msg = self.header()
+                msg.stamp.sec, msg.stamp.nanosec = sec, nanosec
+                self.publisher.publish(msg)
+                self.sent += 1
+
+    def stop(self) -> int:
+        """Stop publishing; return the messages sent."""
+        with self.lock:
+            self.running = False
+            return self.sent
+
+
+def test_stamps_going_back_are_counted_never_skipped(participant, observer, start_monitor,
+                                                     wait_for, key_values):
+    # Issue 47: 1,948 skipped periods in a run of 400 slots, no note.
+    start_monitor(topics=['cmd'], topic__cmd__name='/back/cmd', topic__cmd__period_ms=20.0,
+                  topic__cmd__stamp='start', topic__cmd__rule='interval',
+                  topic__cmd__timeout_s=30.0, stats_period_s=0.5, window_s=60.0)
+    part = participant()
+    producer = OddStamps(part.node('back_controller'), '/back/cmd', 20 * MS, back_every=10)
+    part.start()
+    wait_for(lambda: len(producer.starts) >= 400, timeout=40, what='400 cycles')
+    sent = producer.stop()
+    stats = wait_for(lambda: (t := observer.topic_stats('cmd')) is not None
+                     and t.messages_total == sent and t, timeout=20,
+                     what='every message counted')
+    truth = count_cycles(np.array(producer.starts, np.int64),
+                         np.array(producer.starts, np.int64), 20 * MS)
+    assert stats.messages_lost_total == 0
+    assert stats.skipped_periods_total == truth.skipped
+    status = wait_for(lambda: (s := observer.status(': topic cmd')) is not None
+                      and key_values(s).get('messages total') == str(sent) and s,
+                      what='the topic diagnostic of the last report')
+    assert key_values(status)['stamps back total'] == str(producer.back)
+    assert f'stamps went back {producer.back} times' in status.message
+    print(f'\nstamps back: {producer.back} of {sent}, skipped {stats.skipped_periods_total} '
+          f'(producer: {truth.skipped})')
+
+
+def test_bursts_sharing_a_stamp_are_said_to_share_a_slot(participant, observer, start_monitor,
+                                                         wait_for, key_values):
+    # Issue 47: 10 messages sharing one stamp every 100 ms, period 10 ms: 629 of 661 skipped.
+    start_monitor(topics=['cmd'], topic__cmd__name='/burst/cmd', topic__cmd__period_ms=10.0,
+                  topic__cmd__stamp='start', topic__cmd__timeout_s=30.0, stats_period_s=0.5,
+                  window_s=60.0)
+    part = participant()
+    producer = OddStamps(part.node('burst_controller'), '/burst/cmd', 100 * MS, burst=10)
+    part.start()
+    wait_for(lambda: len(producer.starts) >= 30, timeout=40, what='30 bursts')
+    sent = producer.stop()
+    stats = wait_for(lambda: (t := observer.topic_stats('cmd')) is not None
+                     and t.messages_total == sent and t, timeout=20,
+                     what='every message counted')
+    assert stats.messages_lost_total == 0
+    assert stats.skipped_periods_total == 0
+    status = wait_for(lambda: (s := observer.status(': topic cmd')) is not None
+                      and key_values(s).get('messages total') == str(sent) and s,
+                      what='the topic diagnostic of the last report')
+    assert key_values(status)['shared stamps total'] == str(sent - len(producer.starts))
+    assert 'several cycles share a slot' in status.message
