@@ -383,6 +383,9 @@ class CycleAnalyzer:
         self._offered_period_ns: int | None = None
         self._learn_note = ''
         """Why the latest learning window was rejected ('' once a period is learned)."""
+        self.clock_silent_after: int | None = None
+        """Wall time of the last /clock sample while /clock is silent beyond its timeout (the
+        session keeps it current): sim time after it is unknown, not the last sample's."""
         self.sim_unknown = False
         """Sim time is unknown (several /clock publishers; the session keeps it current): a
         sim-clock topic's messages are counted, never analyzed as cycles."""
@@ -903,11 +906,20 @@ class CycleAnalyzer:
             start_wall = np.where(start_wall != NO_VALUE, start_wall, arrival)
         else:
             start = clock.sim_at(arrival) if have_clock else unknown
+            if have_clock:
+                # Inside a /clock silence beyond its timeout, sim time went on unseen (or
+                # stood): an arrival has no known sim time there; such a cycle is counted,
+                # not placed, and takes its slot unseen (``_unseen_before``).
+                silent = clock.in_silence(arrival, self._analysis.thresholds.clock_timeout_ns)
+                if self.clock_silent_after is not None:
+                    silent |= arrival > self.clock_silent_after
+                start = np.where(silent, NO_VALUE, start)
             start_wall = arrival
         end = np.where(end != NO_VALUE, np.maximum(end, start), start)
         return start, end, start_wall, start
 
-    def _outage_epochs(self, arrival: np.ndarray, end_timer: np.ndarray) -> np.ndarray | None:
+    def _outage_epochs(self, arrival: np.ndarray, end_timer: np.ndarray,
+                       absent: np.ndarray) -> np.ndarray | None:
         """Count silences longer than the timeout; return each event's epoch (None: no new one).
 
         The silence is measured on the timer clock between consecutive cycles of the topic
@@ -924,7 +936,9 @@ class CycleAnalyzer:
         self._gap_prev_timer = int(end_timer[-1])
         if timeout is None:
             return None
-        outage = (gap_timer != NO_VALUE) & (gap_timer > timeout)
+        # Cycles the producer ran unseen in the gap (lost, not placed) split it: a silence
+        # is one longer than the timeout between any two of its cycles, spread evenly.
+        outage = (gap_timer != NO_VALUE) & (gap_timer / (absent + 1) > timeout)
         if not outage.any():
             return None
         durations = np.where(gap_wall[outage] != NO_VALUE, gap_wall[outage], gap_timer[outage])
@@ -956,7 +970,7 @@ class CycleAnalyzer:
             self._rows.drop_before('arrival', int(arrival[-1]) - self._window_ns())
         columns = (arrival, age, size, lost, start_timer, end_timer, start_wall, start_sim,
                    absent)
-        epochs = self._outage_epochs(arrival, end_timer)
+        epochs = self._outage_epochs(arrival, end_timer, absent)
         serials = np.unique(streams)
         if len(serials) == 1 and epochs is None and not fresh.any():
             self._rows.extend(**self._analyze_run(int(serials[0]), self._epoch, False,

@@ -235,6 +235,16 @@ class RtfAnalyzer:
         out[inside] = np.maximum(sim[i], sim[i + 1])
         return out
 
+    def in_silence(self, wall_ns: np.ndarray, limit_ns: int) -> np.ndarray:
+        """Tell which wall times lie between two /clock samples more than ``limit_ns`` apart."""
+        wall, _ = self._all()
+        idx = np.searchsorted(wall, wall_ns, side='right') - 1
+        inside = (idx >= 0) & (idx + 1 < len(wall))
+        out = np.zeros(len(wall_ns), bool)
+        i = idx[inside]
+        out[inside] = (wall[i + 1] - wall[i]) > limit_ns
+        return out
+
     def wall_at(self, sim_ns: np.ndarray) -> np.ndarray:
         """Wall time at which sim time first reached each value, within the current epoch."""
         wall, sim = self._chronological(self._epoch_start)

@@ -191,6 +191,8 @@ class Session:
         self._resets = 0
         self._reset_walls: deque[int] = deque(maxlen=RESETS_KEPT)
         self._clock_publishers: int | None = None
+        self._clock_silent_after: int | None = None
+        """Wall time of the last /clock sample while /clock is silent beyond its timeout."""
         self._simulator_rtf = math.nan
         self._reported = False
         self._reports = 0
@@ -442,10 +444,13 @@ class Session:
 
     def _horizon(self, now_wall_ns: int | None, force: bool) -> int | None:
         last = self._rtf.last_wall_ns
+        # /clock silent beyond its timeout: sim time after its last sample is unknown.
+        self._clock_silent_after = last if (
+            last is not None and now_wall_ns is not None
+            and now_wall_ns - last > self._analysis.thresholds.clock_timeout_ns) else None
         if force or last is None:
             return None
-        if (now_wall_ns is not None
-                and now_wall_ns - last > self._analysis.thresholds.clock_timeout_ns):
+        if self._clock_silent_after is not None:
             return None  # /clock silent: nothing later will place these events better
         return last
 
@@ -467,6 +472,7 @@ class Session:
         timing, totals = analyzer.timing, analyzer.event_totals
         mixed = self._rtf.mixed
         analyzer.sim_unknown = mixed
+        analyzer.clock_silent_after = self._clock_silent_after
         analyzer.process(self._rtf if self._rtf.has_samples and not mixed else None, walls, new,
                          horizon)
         if analyzer.timing != timing or analyzer.event_totals != totals:

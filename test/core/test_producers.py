@@ -214,13 +214,16 @@ def test_a_restart_under_sim_time_through_the_session():
 def test_a_silence_of_the_same_writer_re_anchors_and_keeps_its_losses():
     a = CycleAnalyzer(TopicConfig(name='a', topic='/a', period_ns=PERIOD, stamp='start'))
     first = wall_producer(OFF, 2.0)
-    # 3 s without a message reaching the monitor; the writer's numbers went on (lost).
+    # 3 s without a message reaching the monitor; the writer's numbers went on (lost): it
+    # ran its 300 cycles, so that is loss, no silence of the producer (issue 47), and the
+    # grid goes on across it (300 slots, 300 cycles lost, no skipped period).
     second = wall_producer(OFF + 5 * S, 2.0, first_seq=first[-1][2] + 300 + 1)
     for wall, stamp, seq in first + second:
         a.record(wall, stamp, seq, 8)
     a.process(None)
     r = a.report(second[-1][0] + MS)
-    assert r.outages_total == 1 and r.skipped_periods_total == 0
+    assert r.outages_total == 0 and r.skipped_periods_total == 0
+    assert r.intervals_across_loss_total == 1
     assert r.messages_lost_total == 300  # measured before, still measured
     assert r.producer_runs_total == 1
 

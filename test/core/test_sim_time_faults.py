@@ -7,6 +7,7 @@ arrival order, a snapshot a second; the producers' truth is known by constructio
 import math
 
 from ros2_deadline_monitor.core.config import AnalysisConfig, TopicConfig
+from ros2_deadline_monitor.core.ring import NO_VALUE
 from ros2_deadline_monitor.core.session import Session
 
 MS = 1_000_000
@@ -119,3 +120,34 @@ def test_a_clock_jittering_back_and_forth_has_no_rtf():
     assert r.non_monotonic and r.resets == 499
     assert math.isnan(r.rtf) and math.isnan(r.rtf_total)
     assert snap.clock.level.name == 'ERROR' and 'not monotonic' in snap.clock.reason
+
+
+def test_clock_silent_under_an_arrival_timed_producer_is_no_outage_nor_skips():
+    # The same silence, a producer without stamps (its cycle start is its arrival, on sim
+    # time): inside the silence its sim times are unknown, not the last sample's.
+    s = Session(AnalysisConfig(), use_sim_time=True, start_wall_ns=OFF)
+    s.configure({'cmd': TopicConfig(name='cmd', topic='/cmd', period_ns=10 * MS,
+                                    stamp='none', clock='sim')})
+    seq, _ = run(s, 13 * S, lambda wall: wall - OFF,
+                 clock_on=lambda wall: not OFF + 2 * S <= wall < OFF + 11 * S)
+    r = s.snapshot(OFF + 13 * S + MS, final=True).topics[0].report
+    assert r.messages_total == seq == 1300
+    assert r.outages_total == 0 and r.skipped_periods_total == 0
+    assert s.snapshot(OFF + 13 * S + 2 * MS, final=True).topics[0].run.cycles < 1300
+
+
+def test_the_same_silence_offline_gives_the_same_counts():
+    # A bag replay feeds every /clock sample before the events it places (no silence seen
+    # while processing): the events inside the 9 s gap are unknown the same way.
+    s = Session(AnalysisConfig(), use_sim_time=True, start_wall_ns=OFF)
+    s.configure({'cmd': TopicConfig(name='cmd', topic='/cmd', period_ns=10 * MS,
+                                    stamp='none', clock='sim')})
+    for k in range(13_000):
+        wall = OFF + k * MS
+        if not OFF + 2 * S <= wall < OFF + 11 * S:
+            s.clock_sample(wall, wall - OFF)
+        if k % 10 == 0:
+            s.message('cmd', wall + 200_000, NO_VALUE, k // 10 + 1, 16)
+    r = s.snapshot(OFF + 13 * S + MS, final=True).topics[0].report
+    assert r.messages_total == 1300
+    assert r.outages_total == 0 and r.skipped_periods_total == 0

@@ -198,3 +198,18 @@ def test_stamps_learn_the_period_of_a_batched_topic():
     r = a.report(OFF + S)
     assert r.period_ns == 100_000 and r.unlearned_total == 0
     assert r.skipped_periods_total == 0 and r.messages_total == a.run_totals().cycles
+
+
+def test_a_pause_with_a_loss_before_it_is_still_an_outage():
+    # 100 Hz, the message before a 5 s pause lost: 2 cycles in 5 s is a silence (timeout
+    # 1 s), re-anchored as an outage, never 499 skipped periods.
+    a = analyzer()
+    starts = [OFF + i * 10 * MS for i in range(100)] + [OFF + 5 * S + i * 10 * MS
+                                                         for i in range(100)]
+    for seq, start in enumerate(starts, 1):
+        if seq != 100:
+            a.record(start + DELIVERY, start, seq, 8)
+    a.process(None)
+    r = a.report(OFF + 7 * S)
+    assert r.messages_lost_total == 1
+    assert r.outages_total == 1 and r.skipped_periods_total == 0
