@@ -56,6 +56,9 @@ LEARN_MAX_SNAP = 0.01
 LEARN_MAX_MS_SNAP = 0.005
 """... and to whole milliseconds within at most this share (0.5 %), however widely the
 intervals spread: 45, 55, 90 and 110 Hz lie 1 % from a whole number of ms."""
+BURST_SLOTS_RATIO = 1.5
+"""A learning window whose intervals span more slots of the period learned from them than
+this many per interval is burst-like (``_burst_like``): a third of its slots skipped."""
 LEARN_MIN_INTERVALS = 3
 """A slow topic learns its period from the intervals of its first window once they are at
 least this many, instead of waiting for ``learn_intervals`` of them."""
@@ -125,6 +128,26 @@ def _configured_period(estimate_ns: float, tolerance: float) -> int:
     if by_hz:
         return round(1e9 / whole_hz)
     return max(1, round(estimate_ns))
+
+
+def _burst_like(intervals_ns: np.ndarray, period_ns: int) -> str:
+    """Why a learning window is no timer's rhythm, or '' when the period fits it.
+
+    A period learned from burst-like intervals (messages delivered in batches, a timer
+    catching up) is a fraction of the real one: its grid holds far more slots than the
+    window has cycles, and every later window would count the difference as skipped
+    periods (135,497 at 10 kHz). A window whose intervals span more than
+    ``BURST_SLOTS_RATIO`` slots each of the learned period is rejected.
+    """
+    if not len(intervals_ns):
+        return 'no interval between distinct cycle starts to learn the period from'
+    slots = float(intervals_ns.sum()) / period_ns
+    if slots <= BURST_SLOTS_RATIO * len(intervals_ns):
+        return ''
+    mean_ms = float(intervals_ns.mean()) / NS_PER_MS
+    return (f'intervals came in bursts: a period of {period_ns / NS_PER_MS:.4g} ms learned '
+            f'from them gives {slots:.0f} slots for {len(intervals_ns)} intervals (mean '
+            f'{mean_ms:.4g} ms); period not learned from that window')
 
 
 def classify_misses(rule: str, interval_timer_ns: np.ndarray, response_ns: np.ndarray,
@@ -268,6 +291,13 @@ class _Totals:
     runs: int = 0
     unattributed: int = 0
     cycles: int = 0
+    across_loss: int = 0
+    stamps_back: int = 0
+    stamps_shared: int = 0
+    sim_unknown: int = 0
+    foreign_ahead: int = 0
+    age_unknown: int = 0
+    unlearned: int = 0
     interval_wall: _IntervalSum = field(default_factory=_IntervalSum)
     interval_sim: _IntervalSum = field(default_factory=_IntervalSum)
 
@@ -294,6 +324,10 @@ class _Stream:
     prev_start_timer: int = NO_VALUE
     prev_start_wall: int = NO_VALUE
     prev_start_sim: int = NO_VALUE
+    last_stamp: int = NO_VALUE
+    """Its latest header start on the timer clock, placed or not (stamps going back)."""
+    unseen: int = 0
+    """Cycles it ran since its latest placed one that no grid saw (lost, or not placed)."""
 
     def anchor(self, epoch: int) -> None:
         """Start a new grid and new intervals (after an outage or a period change)."""
@@ -347,6 +381,14 @@ class CycleAnalyzer:
         """Publishers the graph shows (the session keeps it current): with several and no
         sequence numbers to tell them apart, no per-cycle figure is computed."""
         self._offered_period_ns: int | None = None
+        self._learn_note = ''
+        """Why the latest learning window was rejected ('' once a period is learned)."""
+        self.clock_silent_after: int | None = None
+        """Wall time of the last /clock sample while /clock is silent beyond its timeout (the
+        session keeps it current): sim time after it is unknown, not the last sample's."""
+        self.sim_unknown = False
+        """Sim time is unknown (several /clock publishers; the session keeps it current): a
+        sim-clock topic's messages are counted, never analyzed as cycles."""
         self._resolve()
 
     @property
@@ -515,6 +557,7 @@ class CycleAnalyzer:
             if self._config.clock == 'sim':
                 stream.grid = GridState()
                 stream.prev_start_timer = NO_VALUE
+                stream.last_stamp = NO_VALUE
         if self._config.clock == 'sim':
             self._gap_prev_timer = NO_VALUE
             self._rows.clear()
@@ -528,6 +571,13 @@ class CycleAnalyzer:
         if malformed.any():
             self._totals.malformed += int(malformed.sum())
             stamp = np.where(malformed, NO_VALUE, stamp)
+        if self.sim_unknown and self._config.clock == 'sim':
+            # No timer-clock time to place a cycle on: counted as messages (and losses).
+            self._totals.sim_unknown += len(arrival)
+            for stream in self._streams.values():
+                stream.anchor(stream.epoch)
+            self._gap_prev_timer = NO_VALUE
+            return
         if self.writers > 1 and not known_seq(seq):
             # Several producers and nothing to tell them apart: their cycles would share one
             # grid. Counted as messages, never as cycles (the status says why).
@@ -542,11 +592,17 @@ class CycleAnalyzer:
             arrival, np.where(foreign, NO_VALUE, stamp), clock)
         age = self._age(arrival, stamp, end_timer, clock)
         placed = (start_timer != NO_VALUE) & ~malformed & ~foreign
+        attributed = np.ones(len(arrival), bool)
         if guessed is not None and guessed.any():
             # Its producer is a guess: counted as a message, never as a cycle.
             self._totals.unattributed += int(guessed.sum())
             self._unattributed_at = int(arrival[guessed][-1])
             placed &= ~guessed
+            attributed = ~guessed
+        if self._start_source == 'header':
+            placed &= ~self._out_of_order(streams, start_timer,
+                                          placed & (stamp != NO_VALUE))
+        absent = self._unseen_before(streams, lost, placed, attributed)
         if not placed.all():
             for serial in streams[fresh & ~placed].tolist():  # the next one starts afresh
                 if serial in self._streams:
@@ -556,8 +612,9 @@ class CycleAnalyzer:
             start_timer, end_timer = start_timer[keep], end_timer[keep]
             start_wall, start_sim = start_wall[keep], start_sim[keep]
             age, streams, fresh = age[keep], streams[keep], fresh[keep]
+            absent = absent[keep]
         batch = (arrival, age, size, lost, start_timer, end_timer, start_wall, start_sim,
-                 streams, fresh)
+                 streams, fresh, absent)
         if self._timing is None and self._config.kind != 'event':
             self._learning.append(batch)
             self._learning_count += len(arrival)
@@ -569,11 +626,77 @@ class CycleAnalyzer:
             self._learning_count = 0
             diffs = _stream_diffs(batch[4], batch[8])
             diffs = diffs[diffs > 0]
-            if len(diffs) == 0:
+            period = learn_period(diffs) if len(diffs) else 0
+            burst = _burst_like(diffs, period)
+            if burst:
+                # Not the timer's rhythm (batched delivery, a timer catching up): its grid
+                # would call most slots skipped. Counted, and the next window learns afresh.
+                self._totals.unlearned += len(batch[0])
+                self._learn_note = burst
                 return
-            self._timing = resolve_timing(self._config, learn_period(diffs), True,
+            self._learn_note = ''
+            self._timing = resolve_timing(self._config, period, True,
                                           self._analysis.target_rtf)
         self._analyze(*batch)
+
+    def _out_of_order(self, streams: np.ndarray, start_timer: np.ndarray,
+                      stamped: np.ndarray) -> np.ndarray:
+        """Header starts at or before the previous one of the same producer: not placed.
+
+        A producer's timer starts its cycles one after the other: a stamp going back is no
+        cycle start (counted; when the stamps stay back, the next one re-anchors the grid),
+        and a stamp shared with the cycle before means several cycles share a slot (a burst
+        stamped once: counted). Neither is placed on the grid, nor read as skipped periods:
+        the producer ran that cycle (``_unseen_before``).
+        """
+        out = np.zeros(len(streams), bool)
+        if not stamped.any():
+            return out
+        back_total = shared_total = 0
+        for serial in np.unique(streams[stamped]).tolist():
+            mine = np.flatnonzero(stamped & (streams == serial))
+            starts = start_timer[mine]
+            stream = self._streams.get(serial)
+            before = np.empty(len(starts), np.int64)
+            before[0] = stream.last_stamp if stream is not None else NO_VALUE
+            before[1:] = starts[:-1]
+            known = before != NO_VALUE
+            back = known & (starts < before)
+            shared = known & (starts == before)
+            out[mine] = back | shared
+            back_total += int(back.sum())
+            shared_total += int(shared.sum())
+            if stream is not None:
+                stream.last_stamp = int(starts[-1])
+        self._totals.stamps_back += back_total
+        self._totals.stamps_shared += shared_total
+        return out
+
+    def _unseen_before(self, streams: np.ndarray, lost: np.ndarray, placed: np.ndarray,
+                       attributed: np.ndarray) -> np.ndarray:
+        """Cycles each event's producer ran since its previous placed cycle that no grid saw.
+
+        The lost ones (gaps in its sequence numbers) and the ones received but not placed
+        (malformed, a foreign, shared or back stamp) took slots of its grid: they are no
+        skipped periods (``replay``'s ``lost``), and the interval across them is not one of
+        the producer's. Unplaced events at the end of a batch carry over to the next one.
+        """
+        absent = lost.copy()
+        out = attributed & ~placed
+        if not out.any() and not any(s.unseen for s in self._streams.values()):
+            return absent
+        for serial in np.unique(streams).tolist():
+            stream = self._streams.get(serial)
+            mine = np.flatnonzero(streams == serial)
+            add = np.where(out[mine], 1 + lost[mine], 0)
+            running = np.cumsum(add) + (stream.unseen if stream is not None else 0)
+            at = np.flatnonzero(placed[mine])
+            if len(at):
+                upto = running[at]
+                absent[mine[at]] += upto - np.concatenate(([0], upto[:-1]))
+            if stream is not None:
+                stream.unseen = int(running[-1] - (running[at[-1]] if len(at) else 0))
+        return absent
 
     def _learned_a_window(self, arrival: np.ndarray) -> bool:
         """Tell whether the cycles waiting to learn the period span a window (a slow topic)."""
@@ -712,17 +835,21 @@ class CycleAnalyzer:
         if self._config.clock == 'wall':
             now = arrival
         elif clock is not None and clock.has_samples:
-            now = clock.sim_at(arrival)
+            # At most the sim time of the next /clock sample: while /clock is silent, sim
+            # time may go on unseen, and a stamp ahead of the last sample is no sign of
+            # another clock (the same stamps read the same way live and from a bag).
+            now = clock.sim_bound(arrival)
         else:
             now = np.full(len(arrival), NO_VALUE, np.int64)
         stamped = stamp != NO_VALUE
         now_known = now != NO_VALUE
         now_epoch = np.where(now_known, now >= EPOCH_SCALE_NS, False)
-        foreign = stamped & (
-            ((stamp >= EPOCH_SCALE_NS) != now_epoch)
-            | (now_known & (stamp > now + FOREIGN_TOLERANCE_NS)))
+        other_scale = stamped & ((stamp >= EPOCH_SCALE_NS) != now_epoch)
+        ahead = stamped & ~other_scale & now_known & (stamp > now + FOREIGN_TOLERANCE_NS)
+        foreign = other_scale | ahead
         if foreign.any():
             self._totals.foreign += int(foreign.sum())
+            self._totals.foreign_ahead += int(ahead.sum())
             self._foreign_at = int(arrival[foreign][-1])
         return foreign
 
@@ -733,7 +860,9 @@ class CycleAnalyzer:
         A stamp at the scale of the timer clock's end is aged on that clock; a wall-scale
         stamp on a sim-clock topic (a header stamped with the wall clock) on the wall
         clock; a sim-scale stamp on a wall-clock topic on sim time when /clock is known. A
-        zero stamp is an unset header, not a message from 1970.
+        zero stamp is an unset header, not a message from 1970. A stamp more than
+        ``FOREIGN_TOLERANCE_NS`` ahead of its arrival is on no plausible clock (a stamp in
+        2038, an hour ahead): its age is unknown (counted), never a negative figure.
         """
         age = np.full(len(arrival), NO_VALUE, np.int64)
         stamped = (stamp != NO_VALUE) & (stamp != 0)
@@ -752,6 +881,10 @@ class CycleAnalyzer:
                 sim = clock.sim_in_step(arrival)
                 on_sim = other & ~epoch & (sim != NO_VALUE)
                 age[on_sim] = sim[on_sim] - stamp[on_sim]
+        ahead = (age != NO_VALUE) & (age < -FOREIGN_TOLERANCE_NS)
+        if ahead.any():
+            self._totals.age_unknown += int(ahead.sum())
+            age[ahead] = NO_VALUE
         return age
 
     def _place(self, arrival: np.ndarray, stamp: np.ndarray, clock: RtfAnalyzer | None
@@ -773,11 +906,20 @@ class CycleAnalyzer:
             start_wall = np.where(start_wall != NO_VALUE, start_wall, arrival)
         else:
             start = clock.sim_at(arrival) if have_clock else unknown
+            if have_clock:
+                # Inside a /clock silence beyond its timeout, sim time went on unseen (or
+                # stood): an arrival has no known sim time there; such a cycle is counted,
+                # not placed, and takes its slot unseen (``_unseen_before``).
+                silent = clock.in_silence(arrival, self._analysis.thresholds.clock_timeout_ns)
+                if self.clock_silent_after is not None:
+                    silent |= arrival > self.clock_silent_after
+                start = np.where(silent, NO_VALUE, start)
             start_wall = arrival
         end = np.where(end != NO_VALUE, np.maximum(end, start), start)
         return start, end, start_wall, start
 
-    def _outage_epochs(self, arrival: np.ndarray, end_timer: np.ndarray) -> np.ndarray | None:
+    def _outage_epochs(self, arrival: np.ndarray, end_timer: np.ndarray,
+                       absent: np.ndarray) -> np.ndarray | None:
         """Count silences longer than the timeout; return each event's epoch (None: no new one).
 
         The silence is measured on the timer clock between consecutive cycles of the topic
@@ -794,7 +936,9 @@ class CycleAnalyzer:
         self._gap_prev_timer = int(end_timer[-1])
         if timeout is None:
             return None
-        outage = (gap_timer != NO_VALUE) & (gap_timer > timeout)
+        # Cycles the producer ran unseen in the gap (lost, not placed) split it: a silence
+        # is one longer than the timeout between any two of its cycles, spread evenly.
+        outage = (gap_timer != NO_VALUE) & (gap_timer / (absent + 1) > timeout)
         if not outage.any():
             return None
         durations = np.where(gap_wall[outage] != NO_VALUE, gap_wall[outage], gap_timer[outage])
@@ -816,7 +960,7 @@ class CycleAnalyzer:
     def _analyze(self, arrival: np.ndarray, age: np.ndarray, size: np.ndarray,
                  lost: np.ndarray, start_timer: np.ndarray, end_timer: np.ndarray,
                  start_wall: np.ndarray, start_sim: np.ndarray, streams: np.ndarray,
-                 fresh: np.ndarray) -> None:
+                 fresh: np.ndarray, absent: np.ndarray) -> None:
         if len(arrival) == 0:
             return
         if not self._rows_drained:
@@ -824,8 +968,9 @@ class CycleAnalyzer:
             # forgotten: a slow topic keeps the rows of its window, not hours of them. A
             # consumer that drains the rows gets every one of them.
             self._rows.drop_before('arrival', int(arrival[-1]) - self._window_ns())
-        columns = (arrival, age, size, lost, start_timer, end_timer, start_wall, start_sim)
-        epochs = self._outage_epochs(arrival, end_timer)
+        columns = (arrival, age, size, lost, start_timer, end_timer, start_wall, start_sim,
+                   absent)
+        epochs = self._outage_epochs(arrival, end_timer, absent)
         serials = np.unique(streams)
         if len(serials) == 1 and epochs is None and not fresh.any():
             self._rows.extend(**self._analyze_run(int(serials[0]), self._epoch, False,
@@ -850,10 +995,12 @@ class CycleAnalyzer:
                      age: np.ndarray,
                      size: np.ndarray, lost: np.ndarray, start_timer: np.ndarray,
                      end_timer: np.ndarray, start_wall: np.ndarray,
-                     start_sim: np.ndarray) -> dict[str, np.ndarray]:
+                     start_sim: np.ndarray, absent: np.ndarray) -> dict[str, np.ndarray]:
         """Rows of consecutive cycles of one producer within one epoch, on its own grid.
 
-        An event topic has no grid: its rows carry intervals (gaps), age and size only.
+        An event topic has no grid: its rows carry intervals (gaps), age and size only. An
+        interval across cycles no grid saw (``absent``: lost, or not placed) is not one of
+        the producer's: left out of every interval figure and the interval rule (counted).
         """
         stream = self._streams.get(serial)
         if stream is None:  # forgotten past MAX_STREAMS within this batch: a fresh grid
@@ -865,6 +1012,13 @@ class CycleAnalyzer:
         interval_timer = _no_negative(_diff_with(stream.prev_start_timer, start_timer))
         interval_wall = _no_negative(_diff_with(stream.prev_start_wall, start_wall))
         interval_sim = _no_negative(_diff_with(stream.prev_start_sim, start_sim))
+        across = absent > 0
+        if across.any():
+            self._totals.across_loss += int((across & (_diff_with(
+                stream.prev_start_timer, start_timer) != NO_VALUE)).sum())
+            interval_timer = np.where(across, NO_VALUE, interval_timer)
+            interval_wall = np.where(across, NO_VALUE, interval_wall)
+            interval_sim = np.where(across, NO_VALUE, interval_sim)
         stream.prev_start_timer = int(start_timer[-1])
         stream.prev_start_wall = int(start_wall[-1])
         stream.prev_start_sim = int(start_sim[-1])
@@ -880,7 +1034,7 @@ class CycleAnalyzer:
                 interval_timer=interval_timer, interval_wall=interval_wall,
                 interval_sim=interval_sim, lateness=none, response=none, skipped=zero,
                 missed=zero, lost=lost, size=size, age=age)
-        slots, skipped = replay(start_timer, timing.period_ns, stream.grid)
+        slots, skipped = replay(start_timer, timing.period_ns, stream.grid, absent)
         response = end_timer - slots
         missed = classify_misses(timing.rule, interval_timer, response, timing)
         self._totals.misses += int(missed.sum())
@@ -1003,6 +1157,14 @@ class CycleAnalyzer:
             producers=self._producers(since),
             unattributed_total=totals.unattributed,
             loss_note=loss_note,
+            intervals_across_loss_total=totals.across_loss,
+            stamps_back_total=totals.stamps_back,
+            stamps_shared_total=totals.stamps_shared,
+            sim_unknown_total=totals.sim_unknown,
+            foreign_ahead_total=totals.foreign_ahead,
+            age_unknown_total=totals.age_unknown,
+            unlearned_total=totals.unlearned,
+            learn_note=self._learn_note,
         )
 
 

@@ -274,7 +274,8 @@ TOPIC: tuple[Figure, ...] = (
     Figure('QoS deadline events total', '', "middleware 'requested deadline missed' events",
            _r(lambda r: r.qos_deadline_events_total), TOTALS, 'qos_deadline_events_total',
            always=True, metric=COUNTER),
-    Figure('sim resets total', '', "sim-time resets that cleared this topic's sim state",
+    Figure('sim resets total', '', "sim-time resets (back) and jumps (forward) that cleared "
+           "this topic's sim state",
            _r(lambda r: r.resets_total), TOTALS, 'resets_total', always=True, metric=COUNTER),
     Figure('foreign stamps total', '', 'start stamps that cannot be on the timer clock (Unix '
            'time under sim, sim time under wall, or in the future beyond 1 s): counted, never '
@@ -295,6 +296,25 @@ TOPIC: tuple[Figure, ...] = (
            'producer and per restart, each analyzed on its own grid',
            _r(lambda r: r.producer_runs_total if r.producer_runs_total > 1 else None), TOTALS,
            'producer_runs_total', metric=COUNTER),
+    Figure('intervals across loss total', '', 'intervals spanning cycles the producer ran but '
+           'the monitor never saw (lost, or received without a usable start): not the '
+           "producer's intervals, left out of the interval figures and the misses (shown once "
+           'there are any)',
+           _r(lambda r: r.intervals_across_loss_total or None), TOTALS, metric=COUNTER),
+    Figure('stamps back total', '', "start stamps earlier than the producer's previous one: "
+           'not placed on the grid, never skipped periods (shown once there are any)',
+           _r(lambda r: r.stamps_back_total or None), TOTALS, metric=COUNTER),
+    Figure('shared stamps total', '', "start stamps equal to the producer's previous one "
+           '(several cycles share a slot): not placed on the grid, never skipped periods '
+           '(shown once there are any)',
+           _r(lambda r: r.stamps_shared_total or None), TOTALS, metric=COUNTER),
+    Figure('unlearned total', '', 'messages of learning windows whose intervals came in '
+           'bursts (no timer rhythm to learn the period from): counted, never analyzed as '
+           'cycles (shown once there are any)',
+           _r(lambda r: r.unlearned_total or None), TOTALS, metric=COUNTER),
+    Figure('age unknown total', '', 'messages whose header stamp lay more than 1 s ahead of '
+           'their arrival (on no plausible clock): no age (shown once there are any)',
+           _r(lambda r: r.age_unknown_total or None), TOTALS, metric=COUNTER),
     Figure('unattributed total', '', 'messages of several producers without sequence numbers '
            'to tell them apart: counted, no cycle figure uses them',
            _r(lambda r: r.unattributed_total or None), TOTALS, 'unattributed_total',
@@ -402,6 +422,9 @@ CLOCK: tuple[Figure, ...] = (
            _c(lambda r: r.paused if r.messages_total else None), HEADLINE, 'paused'),
     Figure('sim resets', '', 'sim time jumped back (world reset) in the window',
            _c(lambda r: r.resets), HEADLINE, always=True),
+    Figure('sim jumps', '', 'sim time jumped forward (a seek: far more sim time than the wall '
+           'step allows at any plausible RTF) in the window; like a reset, kept out of RTF',
+           _c(lambda r: r.jumps), HEADLINE, always=True),
     Figure('sim time', 's', 'latest /clock value', _c(lambda r: to_s(r.sim_time_ns)),
            HEADLINE, 'sim_time_s'),
 
@@ -413,6 +436,8 @@ CLOCK: tuple[Figure, ...] = (
            TOTALS, 'messages_total', always=True, metric=COUNTER),
     Figure('sim resets total', '', 'sim-time resets since start', _c(lambda r: r.resets_total),
            TOTALS, 'resets_total', always=True, metric=COUNTER),
+    Figure('sim jumps total', '', 'sim time jumped forward since start',
+           _c(lambda r: r.jumps_total), TOTALS, always=True, metric=COUNTER),
 
     Figure('RTF max bin', '', 'best fixed wall window', _c(lambda r: r.rtf_bin_max), DETAILS,
            'rtf_bin_max'),

@@ -20,8 +20,8 @@ class GridState:
     expected_ns: int | None = None
 
 
-def replay(starts_ns: np.ndarray, period_ns: int,
-           state: GridState) -> tuple[np.ndarray, np.ndarray]:
+def replay(starts_ns: np.ndarray, period_ns: int, state: GridState,
+           lost: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Return ``(slots_ns, skipped)`` for each start and advance ``state``.
 
     ``skipped[i]`` counts the periods skipped right after cycle ``i`` started. The grid is
@@ -29,18 +29,33 @@ def replay(starts_ns: np.ndarray, period_ns: int,
     expected slot shows the true phase is earlier (the first observed cycle was late, or the
     producer restarted) and the grid moves back onto it. Lateness is therefore never
     negative, and a late first cycle cannot hide later misses.
+
+    ``lost[i]``: cycles the producer ran between cycle ``i - 1`` and cycle ``i`` that were
+    never seen (a gap in its sequence numbers). They took slots of the grid, so they are no
+    skipped periods: skipped = grid slots spanned - cycles seen - cycles known lost
+    (DESIGN.md §3). Which of the unseen cycles was late is unknown, so cycle ``i`` takes the
+    latest slot at or before its start (lateness under a period) and the slots left over
+    after the lost ones are the skipped periods; a start too early for the lost cycles to
+    fit before it shows an earlier phase and moves the grid onto it.
     """
     n = len(starts_ns)
     slots = np.empty(n, np.int64)
     skipped = np.zeros(n, np.int64)
     expected = state.expected_ns
     period = int(period_ns)
-    for i, ts in enumerate(starts_ns.tolist()):
-        slot = ts if expected is None or ts < expected else expected
+    unseen = lost.tolist() if lost is not None else [0] * n
+    for i, (ts, k) in enumerate(zip(starts_ns.tolist(), unseen, strict=True)):
+        if expected is None or ts < expected + k * period:
+            slot = ts
+        elif k > 0:
+            slot = expected + (ts - expected) // period * period
+            skipped[i] = (slot - expected) // period - k
+        else:
+            slot = expected
         nxt = slot + period
         if nxt <= ts:
             ahead = 1 + (ts - nxt) // period
-            skipped[i] = ahead
+            skipped[i] += ahead
             nxt += ahead * period
         slots[i] = slot
         expected = nxt

@@ -68,9 +68,19 @@ def clock_level(report: ClockReport, thresholds: Thresholds, now_wall_ns: int,
         level = Level.ERROR if expected else Level.WARN
         return level, f'/clock silent for {short_seconds(silent_ns)} s (simulator stalled?)'
     level, text = _rtf_level(report, thresholds, target_rtf)
+    if report.non_monotonic:
+        return Level.ERROR, (f'sim time went back {report.resets} times in this window: '
+                             '/clock is not monotonic (jitter, or sources taking turns); RTF '
+                             'unknown')
     if report.resets:
         # Said whatever else is wrong: a world reset explains odd figures in this window.
-        return max(level, Level.WARN), f'{text}; sim time jumped back {report.resets} time(s)'
+        level, text = max(level, Level.WARN), (f'{text}; sim time jumped back '
+                                               f'{report.resets} time(s)')
+    if report.jumps:
+        # A seek: RTF and every sim-time figure start afresh after it, none spans it.
+        level, text = max(level, Level.WARN), (
+            f'{text}; sim time jumped forward {report.jumps} time(s) (a seek: kept out of '
+            'RTF, sim-time state cleared)')
     return level, text
 
 
@@ -108,10 +118,11 @@ def several_clocks_level(level: Level, text: str, publishers: int, resets: int,
     """
     if publishers <= 1:
         return level, text
+    unknown = 'RTF and sim-time figures unknown (their sim times would mix)'
     if resets:
         return Level.ERROR, (f'{publishers} publishers on {clock_topic} disagree: sim time '
-                             f'jumped back {resets} time(s) in this window; {text}')
-    return max(level, Level.WARN), f'{publishers} publishers on {clock_topic}; {text}'
+                             f'jumped back {resets} time(s) in this window; {unknown}')
+    return max(level, Level.WARN), f'{publishers} publishers on {clock_topic}: {unknown}'
 
 
 def host_level(report: HostReport, stats_timer_late_ns: int = 0,

@@ -106,6 +106,24 @@ class TopicReport:
     """Messages of several producers without sequence numbers: no cycle figure uses them."""
     loss_note: str = ''
     """Why loss is unknown (``loss_known`` False), '' when it is known."""
+    intervals_across_loss_total: int = 0
+    """Intervals spanning cycles the monitor never saw (lost, or received without a usable
+    start): not the producer's intervals, left out of the interval figures and misses."""
+    stamps_back_total: int = 0
+    """Header starts earlier than the producer's previous one: not placed on the grid."""
+    stamps_shared_total: int = 0
+    """Header starts equal to the producer's previous one (several cycles share a slot)."""
+    sim_unknown_total: int = 0
+    """Messages of a sim-clock topic received while sim time was unknown (several /clock
+    publishers): counted, never analyzed as cycles."""
+    foreign_ahead_total: int = 0
+    """Of the foreign stamps, those on the timer clock's scale but ahead of it beyond 1 s."""
+    age_unknown_total: int = 0
+    """Header stamps more than 1 s ahead of their arrival: on no plausible clock, no age."""
+    unlearned_total: int = 0
+    """Messages of learning windows rejected as burst-like: counted, never analyzed."""
+    learn_note: str = ''
+    """Why the latest learning window was rejected ('' when none was, or once learned)."""
 
 
 @dataclass(frozen=True)
@@ -166,6 +184,12 @@ class ClockReport:
     rtf_bin_min_run: float = NAN
     """Worst fixed-window RTF over the whole run (across reports and resets)."""
     rtf_bin_min_run_at_ns: int | None = None
+    jumps_total: int = 0
+    """Sim time jumped forward (a seek), since start and in the window: like a reset, each
+    started RTF afresh and cleared every topic's sim-time state."""
+    jumps: int = 0
+    non_monotonic: bool = False
+    """Sim time went back more than ``NON_MONOTONIC_RESETS`` times in the window: no RTF."""
 
 
 @dataclass(frozen=True)

@@ -8,12 +8,29 @@ events handled late still get the sim time they happened at.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from .reports import ClockReport
 from .ring import NO_VALUE
 
 NAN = float('nan')
+JUMP_MAX_RTF = 1000
+"""A sim step more than this many times its wall step is no simulation running: a seek."""
+JUMP_MIN_NS = 1_000_000_000
+"""... and at least this much sim time (two samples received in the same instant, a coarse
+/clock of a fast simulator, stay steps): sim time that jumps forward (DESIGN.md §4)."""
+
+
+NON_MONOTONIC_RESETS = 5
+"""More resets than this in one report window are no world resets but a /clock that is not
+monotonic (jitter back and forth, sources taking turns): that window's RTF is unknown."""
+
+
+def is_jump(dwall_ns: int, dsim_ns: int) -> bool:
+    """Tell whether sim time moved forward by ``dsim_ns`` in ``dwall_ns`` only by a seek."""
+    return dsim_ns > max(JUMP_MAX_RTF * dwall_ns, JUMP_MIN_NS)
 
 
 class RtfAnalyzer:
@@ -32,12 +49,25 @@ class RtfAnalyzer:
         self._last: tuple[int, int] | None = None
         self.resets_total = 0
         self._window_resets = 0
+        self.jumps_total = 0
+        """Sim time jumped forward (a seek): a discontinuity like a reset, apart from it."""
+        self._window_jumps = 0
+        self.mixed = False
+        """Several publishers on /clock (the session says so): their sim times alternate, so
+        no RTF is measured from them (NaN), rather than one that mixes them."""
         self._view: tuple[int, np.ndarray, np.ndarray] | None = None
         # Fixed bins continue across reports: the last edge evaluated and the sample at it.
         self._bin_edge: int | None = None
         self._bin_from = 0
         self._bin_min_run = NAN
         self._bin_min_run_at: int | None = None
+
+    def new_epoch(self) -> None:
+        """Start RTF afresh from the next sample (several /clock publishers are gone)."""
+        self._epoch_start = self._count
+        self._epoch_first = None
+        self._bin_edge = None
+        self._bin_from = self._count
 
     @property
     def has_samples(self) -> bool:
@@ -50,13 +80,23 @@ class RtfAnalyzer:
         return self._count
 
     def record(self, wall_ns: int, sim_ns: int) -> bool:
-        """Store one /clock sample; return True when sim time jumped backwards (a reset)."""
+        """Store one /clock sample; return True at a discontinuity of sim time.
+
+        Sim time going back (a reset) or jumping forward (a seek, ``is_jump``) starts a new
+        epoch: RTF, bins and the mapping of stamps to wall time start from that sample, and
+        no sim time is interpolated across it.
+        """
         reset = False
         last = self._last
-        if last is not None and sim_ns < last[1]:
+        jump = last is not None and is_jump(wall_ns - last[0], sim_ns - last[1])
+        if last is not None and (sim_ns < last[1] or jump):
             reset = True
-            self.resets_total += 1
-            self._window_resets += 1
+            if jump:
+                self.jumps_total += 1
+                self._window_jumps += 1
+            else:
+                self.resets_total += 1
+                self._window_resets += 1
             self._epoch_start = self._count
             self._epoch_first = None
             self._bin_edge = None
@@ -76,8 +116,9 @@ class RtfAnalyzer:
         """Store samples in arrival order, as ``record`` each; return the walls of the resets.
 
         The batch form for a bag replay: each wall time is clamped to the latest before it,
-        a sim time below the previous sample's is a reset (the wall times returned are the
-        clamped ones of those samples, as ``last_wall_ns`` would say after each).
+        a sim time below the previous sample's is a reset, one far ahead of it a jump
+        (``is_jump``); the wall times returned are the clamped ones of those samples, as
+        ``last_wall_ns`` would say after each.
         """
         n = len(wall_ns)
         if n == 0:
@@ -85,19 +126,24 @@ class RtfAnalyzer:
         wall = np.asarray(wall_ns, np.int64)
         sim = np.asarray(sim_ns, np.int64)
         last = self._last
-        reset = np.zeros(n, bool)
-        reset[1:] = sim[1:] < sim[:-1]
         if last is not None:
-            reset[0] = sim[0] < last[1]
             wall = np.maximum(np.maximum.accumulate(wall), last[0])
         else:
             wall = np.maximum.accumulate(wall)
+        before_wall = np.concatenate(([last[0] if last else wall[0]], wall[:-1]))
+        before_sim = np.concatenate(([last[1] if last else sim[0]], sim[:-1]))
+        dsim = sim - before_sim
+        reset = dsim < 0
+        jump = dsim > np.maximum(JUMP_MAX_RTF * (wall - before_wall), JUMP_MIN_NS)
         first = self._count
-        at = np.flatnonzero(reset)
+        at = np.flatnonzero(reset | jump)
         if len(at):
             k = int(at[-1])
-            self.resets_total += len(at)
-            self._window_resets += len(at)
+            jumps = int(jump.sum())
+            self.resets_total += len(at) - jumps
+            self._window_resets += len(at) - jumps
+            self.jumps_total += jumps
+            self._window_jumps += jumps
             self._epoch_start = first + k
             self._epoch_first = (int(wall[k]), int(sim[k]))
             self._bin_edge = None
@@ -154,7 +200,9 @@ class RtfAnalyzer:
             dwall = wall[i + 1] - wall[i]
             dsim = sim[i + 1] - sim[i]
             into = wall_ns[inside] - wall[i]
-            grows = (dwall > 0) & (dsim > 0)
+            # Never across a reset, a pause or a jump forward (a seek).
+            grows = (dwall > 0) & (dsim > 0) & (dsim <= np.maximum(JUMP_MAX_RTF * dwall,
+                                                                   JUMP_MIN_NS))
             # float64: the product of two long gaps would overflow int64.
             add = np.floor(into * (dsim / np.where(grows, dwall, 1))).astype(np.int64)
             add = np.where(grows, np.minimum(add, dsim - 1), 0)
@@ -170,6 +218,32 @@ class RtfAnalyzer:
     def last_sim_ns(self) -> int | None:
         """Sim time of the latest sample (None before the first)."""
         return self._last[1] if self._last else None
+
+    def sim_bound(self, wall_ns: np.ndarray) -> np.ndarray:
+        """Sim time no later than which each wall time's sim time lay; NO_VALUE: unknown.
+
+        The sim time of the /clock sample after it (or of the one before, across a reset):
+        after the latest sample, while /clock is silent, sim time may have gone on unseen.
+        """
+        wall, sim = self._all()
+        out = np.full(len(wall_ns), NO_VALUE, np.int64)
+        if len(wall) == 0:
+            return out
+        idx = np.searchsorted(wall, wall_ns, side='right') - 1
+        inside = (idx >= 0) & (idx + 1 < len(wall))
+        i = idx[inside]
+        out[inside] = np.maximum(sim[i], sim[i + 1])
+        return out
+
+    def in_silence(self, wall_ns: np.ndarray, limit_ns: int) -> np.ndarray:
+        """Tell which wall times lie between two /clock samples more than ``limit_ns`` apart."""
+        wall, _ = self._all()
+        idx = np.searchsorted(wall, wall_ns, side='right') - 1
+        inside = (idx >= 0) & (idx + 1 < len(wall))
+        out = np.zeros(len(wall_ns), bool)
+        i = idx[inside]
+        out[inside] = (wall[i + 1] - wall[i]) > limit_ns
+        return out
 
     def wall_at(self, sim_ns: np.ndarray) -> np.ndarray:
         """Wall time at which sim time first reached each value, within the current epoch."""
@@ -188,8 +262,10 @@ class RtfAnalyzer:
         wall, sim = self._chronological(anchor)
         messages = self._count - max(self._window_start, self._count - self.capacity)
         resets = self._window_resets
+        jumps = self._window_jumps
         self._window_start = self._count
         self._window_resets = 0
+        self._window_jumps = 0
         last_wall = self._last[0] if self._last else None
         sim_now = self._last[1] if self._last else None
         rtf_total = NAN
@@ -202,9 +278,13 @@ class RtfAnalyzer:
             rtf_bin_min=NAN, rtf_bin_min_at_ns=None, rtf_bin_max=NAN, step_ns=NAN,
             max_wall_gap_ns=NAN, max_wall_gap_at_ns=None, resets_total=self.resets_total,
             resets=resets, paused=False, last_wall_ns=last_wall,
-            rtf_bin_min_run=self._bin_min_run, rtf_bin_min_run_at_ns=self._bin_min_run_at)
-        if len(wall) < 2 or messages == 0:
-            return empty
+            rtf_bin_min_run=self._bin_min_run, rtf_bin_min_run_at_ns=self._bin_min_run_at,
+            jumps_total=self.jumps_total, jumps=jumps)
+        if len(wall) < 2 or messages == 0 or self.mixed:
+            return empty if not self.mixed else _unmeasured(empty)
+        if resets > NON_MONOTONIC_RESETS:
+            # Each reset restarts the epoch: the spans left are short and end on jitter.
+            return replace(_unmeasured(empty), non_monotonic=True)
         span_wall = int(wall[-1] - wall[0])
         span_sim = int(sim[-1] - sim[0])
         gaps = np.diff(wall)
@@ -233,6 +313,8 @@ class RtfAnalyzer:
             last_wall_ns=last_wall,
             rtf_bin_min_run=self._bin_min_run,
             rtf_bin_min_run_at_ns=self._bin_min_run_at,
+            jumps_total=self.jumps_total,
+            jumps=jumps,
         )
 
     def _bins(self) -> tuple[float, int | None, float]:
@@ -267,3 +349,8 @@ class RtfAnalyzer:
             self._bin_min_run = float(rtf[i_min])
             self._bin_min_run_at = int(edges[i_min + 1])
         return float(rtf[i_min]), int(edges[i_min + 1]), float(rtf.max())
+
+
+def _unmeasured(report: ClockReport) -> ClockReport:
+    """Keep the counts of a report on several publishers' samples; no RTF, no sim time."""
+    return replace(report, rtf_total=NAN, sim_time_ns=None)

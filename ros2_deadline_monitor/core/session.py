@@ -102,8 +102,9 @@ class _Topic:
     streak: int = 0
     streak_rising: bool = False
     fallback: FallbackStatus | None = None
-    seen: tuple[int, int, int] = (0, 0, 0)
-    """Foreign stamps, outages and unattributed messages at the previous snapshot."""
+    seen: tuple[int, ...] = (0, 0, 0, 0, 0)
+    """Foreign stamps, outages, unattributed messages, stamps going back and shared stamps
+    at the previous snapshot."""
     version: int = 0
     """Counts the changes to what its snapshot depends on from outside the stream: its
     settings, what the graph and its subscription say, its timing, its event totals."""
@@ -190,6 +191,8 @@ class Session:
         self._resets = 0
         self._reset_walls: deque[int] = deque(maxlen=RESETS_KEPT)
         self._clock_publishers: int | None = None
+        self._clock_silent_after: int | None = None
+        """Wall time of the last /clock sample while /clock is silent beyond its timeout."""
         self._simulator_rtf = math.nan
         self._reported = False
         self._reports = 0
@@ -409,7 +412,16 @@ class Session:
             topic.version += 1
 
     def clock_publishers(self, count: int) -> None:
-        """Note the publishers of /clock in the graph (several make sim time alternate)."""
+        """Note the publishers of /clock in the graph (several make sim time alternate).
+
+        With several, sim time is theirs in turn: RTF and every figure on sim time are
+        unknown (``RtfAnalyzer.mixed``, ``CycleAnalyzer.sim_unknown``) rather than mixed;
+        once one is left, RTF starts afresh.
+        """
+        mixed = count > 1
+        if self._rtf.mixed and not mixed:
+            self._rtf.new_epoch()
+        self._rtf.mixed = mixed
         self._clock_publishers = count
 
     def simulator_rtf(self, value: float) -> None:
@@ -432,10 +444,13 @@ class Session:
 
     def _horizon(self, now_wall_ns: int | None, force: bool) -> int | None:
         last = self._rtf.last_wall_ns
+        # /clock silent beyond its timeout: sim time after its last sample is unknown.
+        self._clock_silent_after = last if (
+            last is not None and now_wall_ns is not None
+            and now_wall_ns - last > self._analysis.thresholds.clock_timeout_ns) else None
         if force or last is None:
             return None
-        if (now_wall_ns is not None
-                and now_wall_ns - last > self._analysis.thresholds.clock_timeout_ns):
+        if self._clock_silent_after is not None:
             return None  # /clock silent: nothing later will place these events better
         return last
 
@@ -455,7 +470,11 @@ class Session:
         topic.resets_applied = self._resets
         analyzer = topic.analyzer
         timing, totals = analyzer.timing, analyzer.event_totals
-        analyzer.process(self._rtf if self._rtf.has_samples else None, walls, new, horizon)
+        mixed = self._rtf.mixed
+        analyzer.sim_unknown = mixed
+        analyzer.clock_silent_after = self._clock_silent_after
+        analyzer.process(self._rtf if self._rtf.has_samples and not mixed else None, walls, new,
+                         horizon)
         if analyzer.timing != timing or analyzer.event_totals != totals:
             topic.version += 1
 
@@ -799,7 +818,8 @@ def _stream_notes(topic: _Topic, report: TopicReport, level: Level,
     warn = False
     names = ', '.join(topic.publishers)
     several = max(topic.writers, report.producers)
-    seen = (report.foreign_stamps_total, report.outages_total, report.unattributed_total)
+    seen = (report.foreign_stamps_total, report.outages_total, report.unattributed_total,
+            report.stamps_back_total, report.stamps_shared_total)
     if report.unattributed_total and several > 1:
         warn = seen[2] > topic.seen[2]
         why = ('no sequence numbers' if not report.producer_runs_total or topic.writers > 1
@@ -814,8 +834,34 @@ def _stream_notes(topic: _Topic, report: TopicReport, level: Level,
     if report.foreign_stamps_total:
         warn = warn or seen[0] > topic.seen[0]
         other = 'wall (Unix)' if report.timer_clock == 'sim' else 'sim or another'
-        notes.append(f'{report.foreign_stamps_total} start stamps on the {other} clock, not '
-                     f'the {report.timer_clock} timer clock: counted, not placed on the grid')
+        scale = report.foreign_stamps_total - report.foreign_ahead_total
+        if scale:
+            notes.append(f'{scale} start stamps on the {other} clock, not the '
+                         f'{report.timer_clock} timer clock: counted, not placed on the grid')
+        if report.foreign_ahead_total:
+            notes.append(f'{report.foreign_ahead_total} start stamps more than 1 s ahead of '
+                         f'the {report.timer_clock} timer clock: counted, not placed on the '
+                         'grid')
+    if report.stamps_back_total:
+        warn = warn or seen[3] > topic.seen[3]
+        notes.append(f'stamps went back {report.stamps_back_total} times: those cycles were '
+                     'not placed on the grid (the grid re-anchors when the stamps stay back), '
+                     'never counted as skipped periods')
+    if report.stamps_shared_total:
+        warn = warn or seen[4] > topic.seen[4]
+        notes.append(f'several cycles share a slot: {report.stamps_shared_total} messages '
+                     'carried the start stamp of the one before (the stamp is no cycle start '
+                     'for them): not placed on the grid, never counted as skipped periods')
+    if report.unlearned_total:
+        why = f' (latest: {report.learn_note})' if report.learn_note else ''
+        notes.append(f'{report.unlearned_total} messages of burst-like learning windows not '
+                     f'analyzed as cycles{why}')
+    if report.age_unknown_total:
+        notes.append(f'age unknown for {report.age_unknown_total} messages: their header '
+                     'stamps lay more than 1 s ahead of their arrival (on no plausible clock)')
+    if report.sim_unknown_total:
+        notes.append(f'{report.sim_unknown_total} messages not analyzed as cycles: sim time '
+                     'unknown while several publishers were on /clock (their sim times mix)')
     if report.outages_total:
         warn = warn or seen[1] > topic.seen[1]
         anchored = ': the grid re-anchored after each' if report.kind == 'timer' else ''

@@ -210,6 +210,8 @@ class _TopicTrack:
             note = 'event topic: no period, so no misses or skipped periods'
         elif messages and timing is None and unplaced:
             note = self._unplaced_stamps_note(config, foreign, messages)
+        elif messages and timing is None and report and report.learn_note:
+            note = f'period not learned: {report.learn_note}'
         elif messages and timing is None:
             note = (f'period not learned: {messages} messages, need more than '
                     f'{self.analysis.learn_intervals}')
@@ -219,6 +221,8 @@ class _TopicTrack:
             note = '; '.join(filter(None, [note, (
                 f'{report.foreign_stamps_total} start stamps not on the {config.clock} clock '
                 'ignored')]))
+        if report:  # cycles no grid saw (issue 47): named, never skipped periods
+            note = '; '.join(filter(None, [note, *_unseen_notes(report)]))
         misses = report.deadline_misses_total if report else 0
         resp_p99, = self.sketch_response.quantiles((0.99,))
         late_p99, = self.sketch_lateness.quantiles((0.99,))
@@ -646,3 +650,22 @@ class BagAnalysis:
             notes=tuple(bag.notes),
             series=series,
         )
+
+
+def _unseen_notes(report: TopicReport) -> list[str]:
+    """Name the cycles a topic's grid did not see and the ages it could not give."""
+    notes = []
+    if report.stamps_back_total:
+        notes.append(f'stamps went back {report.stamps_back_total} times (not placed)')
+    if report.stamps_shared_total:
+        notes.append(f'several cycles share a slot: {report.stamps_shared_total} messages '
+                     'carried the stamp of the one before (not placed)')
+    if report.intervals_across_loss_total:
+        notes.append(f'{report.intervals_across_loss_total} intervals across cycles not seen '
+                     'left out')
+    if report.unlearned_total:
+        notes.append(f'{report.unlearned_total} messages of burst-like learning windows not '
+                     'analyzed')
+    if report.age_unknown_total:
+        notes.append(f'age unknown for {report.age_unknown_total} stamps more than 1 s ahead')
+    return notes

@@ -229,7 +229,11 @@ def test_malformed_messages_count_as_messages_not_cycles():
         a.record(S + i * 10 * MS, MALFORMED if i == 10 else S + i * 10 * MS, i + 1, 8)
     r = report(a, 2 * S)
     assert (r.messages_total, r.malformed_total, r.messages_lost_total) == (30, 1, 0)
-    assert r.messages == 29 and r.interval_wall.max_ns == 20 * MS
+    # The producer ran the malformed message's cycle: the 20 ms across it is none of its
+    # intervals (left out, counted) and no skipped period.
+    assert r.messages == 29 and r.interval_wall.max_ns == 10 * MS
+    assert r.interval_wall.count == 27 and r.intervals_across_loss_total == 1
+    assert r.skipped_periods_total == 0
 
 
 def test_events_after_the_horizon_wait_for_the_next_clock_sample():
@@ -283,8 +287,11 @@ def test_a_start_before_the_previous_one_has_no_interval():
         a.record(101 * S + i * 10 * MS, start, i + 1, 8)
     r = report(a, 101 * S + 100 * 10 * MS)
     assert r.foreign_stamps_total == 0
-    assert r.interval_wall.count == 98 and r.interval_wall.min_ns == 10 * MS
-    assert r.deadline_misses_total == 0
+    # The first stamp back is no cycle start (counted, not placed); the next one, back too,
+    # re-anchors the grid: 97 intervals, none across the step, no skipped period.
+    assert r.stamps_back_total == 1
+    assert r.interval_wall.count == 97 and r.interval_wall.min_ns == 10 * MS
+    assert r.deadline_misses_total == 0 and r.skipped_periods_total == 0
 
 
 def test_events_recorded_out_of_arrival_order_are_processed_in_arrival_order():

@@ -105,3 +105,56 @@ def test_no_drift_over_24_hours_at_1_khz():
     assert slots[0] == t0
     assert (slots[1:] == t0 + (index[:-1] + 1) * period).all()
     assert len(index) + int(skipped.sum()) == slots_per_day
+
+
+def test_lost_cycles_take_their_slots_and_are_not_skipped():
+    # Cycles at 20, 30, 40 were lost (a gap of 3 in the sequence numbers): the producer ran
+    # them, so the span 10 -> 50 holds 4 slots, 3 lost cycles and the one seen at 50.
+    starts = np.array([0, 10 * MS, 50 * MS + 2 * MS, 60 * MS], np.int64)
+    lost = np.array([0, 0, 3, 0], np.int64)
+    slots, skipped = replay(starts, 10 * MS, GridState(), lost)
+    assert slots.tolist() == [0, 10 * MS, 50 * MS, 60 * MS]
+    assert skipped.tolist() == [0, 0, 0, 0]
+
+
+def test_slots_left_over_after_the_lost_cycles_are_skipped():
+    # 2 lost between 10 and 52: slots 20, 30, 40 and 50 for 3 cycles -> one skipped period.
+    starts = np.array([0, 10 * MS, 52 * MS, 60 * MS], np.int64)
+    slots, skipped = replay(starts, 10 * MS, GridState(), np.array([0, 0, 2, 0], np.int64))
+    assert slots.tolist() == [0, 10 * MS, 50 * MS, 60 * MS]
+    assert skipped.tolist() == [0, 0, 1, 0]
+    # Without the loss known, the same starts read as 3 skipped periods.
+    assert replay(starts, 10 * MS, GridState())[1].sum() == 3
+
+
+def test_more_lost_cycles_than_slots_move_the_grid_onto_the_start():
+    # 5 lost in a span with room for 3: the phase is earlier than the grid, never a skip.
+    starts = np.array([0, 10 * MS, 50 * MS, 60 * MS], np.int64)
+    slots, skipped = replay(starts, 10 * MS, GridState(), np.array([0, 0, 5, 0], np.int64))
+    assert slots.tolist() == [0, 10 * MS, 50 * MS, 60 * MS]
+    assert skipped.sum() == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.booleans()), min_size=2, max_size=60))
+def test_slots_spanned_equal_cycles_seen_lost_and_skipped(runs):
+    # A producer on a 10 ms grid that skips some periods and loses some cycles in transit.
+    period = 10 * MS
+    slot, starts, lost, unseen = 0, [], [], 0
+    for skip, delivered in runs:
+        if delivered or not starts:
+            starts.append(slot + 1)
+            lost.append(unseen)
+            unseen = 0
+        else:
+            unseen += 1
+        slot += period * (1 + skip)
+    starts_ns = np.array(starts, np.int64)
+    state = GridState()
+    slots, skipped = replay(starts_ns, period, state, np.array(lost, np.int64))
+    # Slots from the first to the one expected next (the periods passed when the last
+    # cycle started are skipped ones too).
+    spanned = (state.expected_ns - slots[0]) // period
+    assert spanned == len(starts) + sum(lost) + skipped.sum()
+    last = max([0] + [i for i, (_, delivered) in enumerate(runs) if delivered])
+    assert skipped.sum() == sum(skip for skip, _ in runs[:last])

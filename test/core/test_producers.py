@@ -133,9 +133,11 @@ def test_losses_are_counted_within_each_producer_run():
     end = run(s, 'cmd', [], events)
     r = s.snapshot(end + MS, final=True).topics[0].report
     assert r.messages_lost_total == 3 and r.unattributed_total == 0
-    # A lost cycle looks like a skipped period on its producer's grid, as with one producer.
-    assert r.skipped_periods_total == 3
-    assert r.interval_wall.min_ns == PERIOD and r.interval_wall.max_ns == 3 * PERIOD
+    # Lost is not skipped: its producer ran the lost cycles, and the intervals across them
+    # are none of its own (left out, counted).
+    assert r.skipped_periods_total == 0
+    assert r.interval_wall.min_ns == PERIOD and r.interval_wall.max_ns == PERIOD
+    assert r.intervals_across_loss_total == 2
     assert r.producer_runs_total == 2
 
 
@@ -212,13 +214,16 @@ def test_a_restart_under_sim_time_through_the_session():
 def test_a_silence_of_the_same_writer_re_anchors_and_keeps_its_losses():
     a = CycleAnalyzer(TopicConfig(name='a', topic='/a', period_ns=PERIOD, stamp='start'))
     first = wall_producer(OFF, 2.0)
-    # 3 s without a message reaching the monitor; the writer's numbers went on (lost).
+    # 3 s without a message reaching the monitor; the writer's numbers went on (lost): it
+    # ran its 300 cycles, so that is loss, no silence of the producer (issue 47), and the
+    # grid goes on across it (300 slots, 300 cycles lost, no skipped period).
     second = wall_producer(OFF + 5 * S, 2.0, first_seq=first[-1][2] + 300 + 1)
     for wall, stamp, seq in first + second:
         a.record(wall, stamp, seq, 8)
     a.process(None)
     r = a.report(second[-1][0] + MS)
-    assert r.outages_total == 1 and r.skipped_periods_total == 0
+    assert r.outages_total == 0 and r.skipped_periods_total == 0
+    assert r.intervals_across_loss_total == 1
     assert r.messages_lost_total == 300  # measured before, still measured
     assert r.producer_runs_total == 1
 
@@ -247,7 +252,9 @@ def test_sim_stamps_on_a_wall_clock_topic_and_future_stamps_are_foreign():
     a.process(None)
     r = a.report(events[-1][0] + MS)
     assert r.foreign_stamps_total == 2
-    assert r.messages_total == 100 and r.messages == 98
+    # After the stamp 0.5 s ahead, the next one goes back: counted, not placed.
+    assert r.stamps_back_total == 1
+    assert r.messages_total == 100 and r.messages == 97
     assert r.interval_wall.max_ns < 2 * S
 
 

@@ -145,3 +145,44 @@ def test_record_many_equals_record_one_by_one(capacity: int) -> None:
     assert len(ref_walls) == 2  # at 100 and at 350 (101 continues from 100)
     assert walls == ref_walls
     assert _state(many) == _state(ref)
+
+
+def test_a_seek_forward_is_a_discontinuity_kept_out_of_rtf():
+    # RTF 1.0, 1 ms steps; at wall 2 s the simulator seeks 1 h ahead, then runs on at 1.0.
+    from ros2_deadline_monitor.core.rtf import JUMP_MIN_NS
+
+    a = RtfAnalyzer(bin_ns=100 * MS)
+    jumps = []
+    for i in range(4001):
+        wall = S + i * MS
+        sim = i * MS + (3600 * S if i >= 2000 else 0)
+        jumps.append(a.record(wall, sim))
+    assert jumps.count(True) == 1 and jumps.index(True) == 2000
+    r = a.report(S + 4 * S)
+    assert (r.jumps_total, r.jumps, r.resets_total) == (1, 1, 0)
+    # Window, bins and since-start all start at the jump: RTF 1.0, never 3,597.
+    assert r.rtf == pytest.approx(1.0) and r.rtf_total == pytest.approx(1.0)
+    assert r.rtf_bin_max == pytest.approx(1.0) and r.rtf_bin_min == pytest.approx(1.0)
+    # No sim time is interpolated into the hour: a message inside the step that jumps keeps
+    # the sim time of the sample before it; one inside an ordinary step is interpolated.
+    inside = a.sim_in_step(np.array([S + 1999 * MS + MS // 2, S + 2000 * MS - 1,
+                                     S + 1998 * MS + MS // 2], np.int64))
+    assert inside.tolist() == [1999 * MS, 1999 * MS, 1998 * MS + MS // 2]
+    assert inside.max() < 3600 * S - JUMP_MIN_NS
+
+
+def test_a_jump_in_a_batch_is_found_as_by_single_records():
+    walls = np.array([S + i * MS for i in range(100)], np.int64)
+    sims = np.array([i * MS + (10 * S if i >= 60 else 0) for i in range(100)], np.int64)
+    one, many = RtfAnalyzer(), RtfAnalyzer()
+    marks = [one.record(int(w), int(s)) for w, s in zip(walls, sims, strict=True)]
+    at = many.record_many(walls, sims)
+    assert at.tolist() == [int(walls[60])] and marks.index(True) == 60
+    assert (many.jumps_total, many.resets_total) == (one.jumps_total, one.resets_total) == (1, 0)
+
+
+def test_a_fast_simulator_with_a_coarse_clock_is_no_jump():
+    # RTF 50 with /clock at 10 Hz: 5 s of sim time per 100 ms sample, a plausible step.
+    a = RtfAnalyzer()
+    assert not any(a.record(S + i * 100 * MS, i * 5 * S) for i in range(50))
+    assert a.jumps_total == 0

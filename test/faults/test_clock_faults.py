@@ -40,6 +40,7 @@ class FaultyClock:
         self.stalled = False
         self.paused = False
         self.jump_back_ns = 0
+        self.jump_ahead_ns = 0
         self.ticks = 0
         self.beats = 0
         self._clock_msg = ClockMsg()
@@ -54,6 +55,9 @@ class FaultyClock:
             if self.jump_back_ns:
                 self.sim_ns -= self.jump_back_ns
                 self.jump_back_ns = 0
+            if self.jump_ahead_ns:
+                self.sim_ns += self.jump_ahead_ns
+                self.jump_ahead_ns = 0
             if not self.paused:
                 self.sim_ns += STEP_NS
             self.ticks += 1
@@ -67,7 +71,7 @@ class FaultyClock:
             self.beats += 1
 
     def set(self, **switches: Any) -> None:
-        """Flip switches (stalled, paused, jump_back_ns) between two ticks."""
+        """Flip switches (stalled, paused, jump_back_ns, jump_ahead_ns) between two ticks."""
         with self.lock:
             for name, value in switches.items():
                 setattr(self, name, value)
@@ -191,6 +195,32 @@ def test_world_reset_resets_sim_state_without_negative_intervals(
     assert 'sim time jumped back' in capfd.readouterr().err
 
 
+def test_a_seek_one_hour_ahead_is_a_jump_kept_out_of_rtf(
+        participant, observer, start_monitor, wait_for, key_values):
+    # Issue 47: RTF 3,597 in the window, 181-226 since start, a phantom 174.5 s miss.
+    clock, before = _running_faulty_clock(participant, observer, start_monitor, wait_for)
+    clock.set(jump_ahead_ns=3600 * NS_PER_S)
+    status = wait_for(lambda: (s := observer.status(': clock'))
+                      and key_values(s).get('sim jumps total') == '1' and s,
+                      what='the jump counted by the clock')
+    assert key_values(status)['sim resets total'] == '0'
+    beats = clock.beats
+    after = wait_for(lambda: (s := observer.latest_stats()) and s.topics[0].resets_total == 1
+                     and s.topics[0].messages_total > before.topics[0].messages_total + 100
+                     and clock.beats > beats + 100 and s,
+                     what='the beat monitored well past the jump')
+    # No figure spans the hour: the beat's sim state was cleared at the jump, RTF started
+    # afresh (an absurd value would be thousands; the truth is 1.0).
+    assert after.topics[0].skipped_periods_total == before.topics[0].skipped_periods_total
+    assert after.topics[0].outages_total == 0
+    for stats in _all_stats(observer):
+        for rtf in (stats.clock.rtf, stats.clock.rtf_total, stats.clock.rtf_bin_max):
+            assert math.isnan(rtf) or rtf < 10.0, stats.clock
+        assert stats.topics[0].response_max_ms < 1000.0 or math.isnan(
+            stats.topics[0].response_max_ms), stats.topics[0]
+    _assert_no_negative_intervals(observer)
+
+
 def test_two_disagreeing_clocks_are_named_and_do_not_flood(
         participant, observer, start_monitor, installed_executable, processes, stop_process,
         wait_for, key_values, capfd):
@@ -219,13 +249,19 @@ def test_two_disagreeing_clocks_are_named_and_do_not_flood(
     storm = wait_for(lambda: (s := observer.latest_stats()) and s.clock.resets_total > 20
                      and s.clock.level == ERROR and s, what='the reset storm reported')
     assert '2 publishers on /clock' in storm.clock.status, storm.clock.status
+    # Issue 47: RTF up to 35,435 and skipped periods added to the beat. Sim time of two
+    # publishers is unknown, not mixed: no RTF, and the sim-clock beat is counted only.
+    assert math.isnan(storm.clock.rtf) and math.isnan(storm.clock.rtf_total), storm.clock
+    skipped = storm.topics[0].skipped_periods_total
     status = wait_for(lambda: (s := observer.status(': clock')) and s.level == bytes([ERROR])
                       and s, what='the clock diagnostic')
     assert key_values(status)['clock publishers'] == '2'
     # The monitor keeps up: reports keep coming and /beat keeps being counted.
     seen = observer.topic_stats('beat').messages_total
-    wait_for(lambda: observer.topic_stats('beat').messages_total > seen + 50,
-             what='beat counted through the storm')
+    during = wait_for(lambda: (t := observer.topic_stats('beat')).messages_total > seen + 50
+                      and t, what='beat counted through the storm')
+    assert during.skipped_periods_total == skipped
+    assert 'sim time unknown while several publishers were on /clock' in during.status
     _assert_no_negative_intervals(observer)
     # One warning per stats period at most, not one per /clock message.
     log = capfd.readouterr().err

@@ -95,7 +95,8 @@ def test_malformed_messages_are_counted(bags, tmp_path: Path) -> None:
     (topic,) = run(path, stamp='start').topics
     assert topic.malformed_total == 1
     assert topic.messages_total == 100 and topic.cycles == 99  # a message, not a cycle
-    assert topic.skipped_periods_total == 1  # the cycle whose message was unreadable
+    # The cycle whose message was unreadable ran: it took its slot, no skipped period.
+    assert topic.skipped_periods_total == 0
 
 
 def test_too_few_messages_to_learn_a_period(bags, tmp_path: Path) -> None:
@@ -184,3 +185,16 @@ def test_columns_give_what_message_by_message_gives(bags, tmp_path: Path,
             with monkeypatch.context() as patch:
                 patch.setattr(replay, 'BATCH_MIN', 10**9)  # every message on its own
                 assert _as_json(run(path, **overrides)) == batched
+
+
+def test_stamps_going_back_in_a_bag_are_named_never_skipped(bags, tmp_path: Path) -> None:
+    # Issue 47: a clean 50 Hz producer whose every 10th stamp reads 1 s early.
+    messages = [('/cmd', T0 + k * 20 * MS + MS,
+                 bags.header_cdr(T0 + k * 20 * MS - (10**9 if k % 10 == 9 else 0)))
+                for k in range(400)]
+    path = bags.write(tmp_path / 'bag', 'mcap', {'/cmd': 'std_msgs/msg/Header'}, messages)
+    (topic,) = run(path, stamp='start', clock='wall', period_ns=20 * MS).topics
+    assert topic.messages_total == 400 and topic.cycles == 360
+    assert topic.skipped_periods_total == 0 and topic.deadline_misses_total == 0
+    assert topic.interval_wall.max_ns == 20 * MS
+    assert 'stamps went back 40 times' in topic.note

@@ -22,7 +22,9 @@ COUNTS = {'messages', 'deadline misses', 'skipped periods', 'messages lost', 'in
           'sim resets total', 'sim resets', 'monitor minor faults', 'cgroup periods',
           'cgroup throttled periods', 'reader queue depth', 'queue overflows total',
           'clock publishers', 'foreign stamps total', 'outages total', 'producer runs total',
-          'unattributed total', 'producers'}
+          'unattributed total', 'producers', 'sim jumps', 'sim jumps total',
+          'intervals across loss total', 'stamps back total', 'shared stamps total',
+          'age unknown total', 'unlearned total'}
 WORDS = {'topic', 'type', 'publishers', 'rule', 'start source', 'arrival timestamp',
          'timer clock', 'period learned', 'RTF', 'RTF total', 'RTF target', 'simulator RTF',
          'clock topic', 'paused', 'cgroup cpu.stat', 'RTF min bin', 'RTF max bin', 'receive',
