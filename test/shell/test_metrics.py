@@ -105,7 +105,11 @@ def test_names_come_from_the_table_of_figures():
 
 
 def test_every_measured_figure_is_a_series_with_its_value_in_base_units(snapshots):
-    snapshot = snapshots.snapshot()
+    # The counts shown once there are any (issue 47's unseen cycles), all measured here.
+    report = snapshots.topic_report(intervals_across_loss_total=6, stamps_back_total=7,
+                                    stamps_shared_total=8, unlearned_total=9,
+                                    age_unknown_total=11)
+    snapshot = snapshots.snapshot(topics=[snapshots.topic(report=report)])
     [topic] = snapshot.topics
     got = scrape(snapshot)
     checked = 0
