@@ -658,11 +658,13 @@ class CycleAnalyzer:
         clock within ``STAMP_SPAN_TOLERANCE`` (a constant offset is fine). Else arrivals.
         """
         n = len(arrival)
-        known = (stamp != NO_VALUE) & (stamp != 0)
+        known = stamp != NO_VALUE
         if not known.any():
             return False, 'the messages carry no stamp'
         if not known.all():
             return False, f'{n - int(known.sum())} of {n} messages without a stamp'
+        if not stamp.any():
+            return False, 'every stamp is zero (an unset header)'
         if n < 2:
             return False, 'one message: too few to tell whether its stamp is a cycle start'
         unix = stamp >= EPOCH_SCALE_NS

@@ -70,7 +70,8 @@ def _topic_figures(topic: TopicSnapshot) -> TopicFigures:
         unknown['miss_ratio'] = 'no cycle was analyzed'
     intervals = run.interval_sim if report.timer_clock == 'sim' else run.interval_wall
     longest = known(intervals.max_ns) if intervals.count else None
-    if report.timer_clock == 'wall' and report.outages_total:
+    if (report.timer_clock == 'wall' and report.outages_total
+            and report.producer_runs_total > 1):
         # Gaps are never hidden: an outage between two producers' runs (a restart) is no
         # interval of either, yet the longest silence all the same.
         longest = max(longest or 0, report.outage_max_ns)

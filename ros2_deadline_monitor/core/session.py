@@ -442,7 +442,7 @@ class Session:
     def _process_all(self, now_wall_ns: int | None, force: bool) -> None:
         horizon = self._horizon(now_wall_ns, force)
         for topic in self._topics.values():
-            self._process(topic, horizon)
+            self._process(topic, horizon, force)
 
     def _process_topic(self, topic: _Topic, now_wall_ns: int | None, force: bool) -> None:
         self._process(topic, self._horizon(now_wall_ns, force))
