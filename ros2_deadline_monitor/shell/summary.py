@@ -66,14 +66,13 @@ def summary_text(node_name: str, snapshot: Snapshot, verdict: Verdict | None = N
             f'{skipped:>8} {r.messages_lost_total:>6} '
             f'{fmt.ms(topic.run.interval_wall.max_ns, 2):>11} '
             f'{fmt.ms(topic.run.interval_sim.max_ns, 2):>10}  {"event" if event else r.rule}')
-        timing = f'cycles timed by {r.start_source}'
-        if r.timing_reason:
-            timing += f' ({r.timing_reason})'
-        if r.counts_note and not event:
-            timing += f'; misses and skipped periods unknown: {r.counts_note}'
-        lines.append(f'  {r.topic}: {timing}')
         if topic.notes:  # several producers, foreign stamps, outages, fallbacks, /clock
             lines.append(f'  {r.topic}: ' + '; '.join(topic.notes))
+        if r.timing_reason:  # which source times the cycles, and why
+            timing = f'cycles timed by {r.start_source} ({r.timing_reason})'
+            if r.counts_note and not event:
+                timing += f'; misses and skipped periods unknown: {r.counts_note}'
+            lines.append(f'  {r.topic}: {timing}')
     if not snapshot.topics:
         lines.append('(no topics monitored)')
     clock = snapshot.clock.report

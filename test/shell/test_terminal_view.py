@@ -127,3 +127,13 @@ def test_the_monitor_never_imports_rich():
 ])
 def test_stats_topic(namespace, topic):
     assert watch.stats_topic(namespace, 'deadline_monitor') == topic
+
+
+def test_unknown_counts_read_a_dash_and_outages_are_named_beside_the_max():
+    stats = stats_message()
+    cmd = stats.topics[1]
+    cmd.period_ms = math.nan  # still learning: no period, so no count is known
+    cmd.outages_total, cmd.outage_max_s = 1, 2.16
+    row = dict(zip(terminal_view.COLUMNS, terminal_view._row(cmd).cells, strict=True))
+    assert (row['misses'], row['skipped']) == ('-', '-')
+    assert row['max wall ms'] == '22.51 (outage 2.16 s)'
