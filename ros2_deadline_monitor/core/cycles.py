@@ -625,14 +625,45 @@ class CycleAnalyzer:
             self._deciding.append((arrival, stamp, size, lost, streams, fresh, guessed,
                                    malformed))
             self._deciding_count += len(arrival)
-            unstamped = self._deciding_count == len(arrival) and bool(
-                (stamp[~malformed] == NO_VALUE).all())  # a type without a stamp: no wait
-            if (not unstamped and self._deciding_count <= self._analysis.learn_intervals
+            if (not self._stamps_refused() and not self._enough_to_decide()
                     and not self._spans_a_window(self._deciding, arrival)):
                 return
             self._decide_now(clock)
             return
         self._cycles(arrival, stamp, size, lost, streams, fresh, guessed, malformed, clock)
+
+    def _enough_to_decide(self) -> bool:
+        """Tell whether the waiting messages suffice to judge their stamps' spacing.
+
+        As many as a period is learned from; with a known period (configured, or offered)
+        a few are enough, so its cycles are counted without waiting for 21 of them.
+        """
+        if self._timing is not None:
+            return self._deciding_count > 2 * LEARN_MIN_INTERVALS
+        return self._deciding_count > self._analysis.learn_intervals
+
+    def _stamps_refused(self) -> bool:
+        """Tell whether the stamps seen so far already cannot be cycle starts (no wait).
+
+        A missing, all-zero (over two messages or more), mixed-clock, wrong-clock or
+        non-increasing stamp stays so however many messages follow; only the spacing needs
+        more of them.
+        """
+        cycle = np.concatenate([~b[7] for b in self._deciding])
+        stamp = np.concatenate([b[1] for b in self._deciding])[cycle]
+        streams = np.concatenate([b[4] for b in self._deciding])[cycle]
+        if not len(stamp):
+            return False
+        if (stamp == NO_VALUE).any() or (len(stamp) > 1 and not stamp.any()):
+            return True
+        unix = stamp >= EPOCH_SCALE_NS
+        if unix.any() != unix.all() or (unix.any() and self._config.clock == 'sim'):
+            return True
+        if self._config.clock == 'wall' and not unix.any() and stamp.any():
+            return True
+        order = np.argsort(streams, kind='stable')
+        same = streams[order][1:] == streams[order][:-1]
+        return bool((np.diff(stamp[order])[same] <= 0).any())
 
     def _decide_now(self, clock: RtfAnalyzer | None) -> None:
         """Decide the start source from the waiting messages, then analyze them."""

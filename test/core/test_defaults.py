@@ -319,3 +319,25 @@ def test_a_steady_learned_period_is_never_learned_again(timer_cycles):
     a.process(None)
     r = a.report(int(ends[-1]) + MS)
     assert r.period_relearned_total == 0 and r.period_ns == 10 * MS
+
+
+def test_stamps_that_cannot_be_cycle_starts_are_refused_at_once():
+    # Unset headers (zero stamps): no waiting for 21 messages, arrivals count from the start.
+    a = CycleAnalyzer(TopicConfig(name='t', topic='/t', period_ns=100 * MS))
+    for i, arrival in enumerate([0, 50, 650, 670, 690, 2190]):
+        a.record(OFF + arrival * MS, 0, i + 1, 8)
+        a.process(None)
+    r = a.report(OFF + 3 * S)
+    assert (r.start_source, r.timing_reason) == ('arrival',
+                                                 'every stamp is zero (an unset header)')
+    assert r.skipped_periods_total > 0 and r.deadline_misses_total > 0
+
+
+def test_with_a_known_period_a_few_messages_decide():
+    a = CycleAnalyzer(TopicConfig(name='t', topic='/t', period_ns=10 * MS))
+    for i in range(7):
+        a.record(OFF + i * 10 * MS + MS, OFF + i * 10 * MS, i + 1, 8)
+    a.process(None)
+    r = a.report(OFF + S)
+    assert r.start_source == 'header' and r.messages_total == 7
+    assert r.interval_wall.count == 6
