@@ -14,7 +14,10 @@ from .errors import ConfigError
 from .stamp_field import check_stamp_field, DEFAULT_STAMP_FIELD
 
 RULES = ('interval', 'response')
-STAMPS = ('none', 'start')
+STAMPS = ('auto', 'none', 'start')
+"""``auto`` (the default): the stamp starts the cycles when the data shows it is a usable
+cycle start (``cycles.CycleAnalyzer._stamps_usable``), else the arrival; ``none``: arrivals;
+``start``: the stamp, always."""
 CLOCKS = ('sim', 'wall')
 KINDS = ('timer', 'event')
 """``timer``: a periodic producer (grid, misses, skipped periods); ``event``: no period."""
@@ -84,7 +87,7 @@ class TopicConfig:
     jitter_tolerance_ns: int | None = None
     jitter_fraction: float = DEFAULT_JITTER_FRACTION
     rule: str | None = None
-    stamp: str = 'none'
+    stamp: str = 'auto'
     stamp_field: str = DEFAULT_STAMP_FIELD
     clock: str = 'wall'
     wall_budget_ns: int | None = None

@@ -62,6 +62,17 @@ this many per interval is burst-like (``_burst_like``): a third of its slots ski
 LEARN_MIN_INTERVALS = 3
 """A slow topic learns its period from the intervals of its first window once they are at
 least this many, instead of waiting for ``learn_intervals`` of them."""
+STAMP_SPAN_TOLERANCE = 0.25
+"""``stamp: auto`` takes the stamps as cycle starts only when they span the time the
+arrivals span (on the timer clock) within this share: a stamp keeping another pace (a
+recorded time, a copied header) is no cycle start."""
+RELEARN_MIN_INTERVALS = 100
+"""A learned period is checked against blocks of at least this many later intervals (and
+``4 x learn_intervals``); two blocks in a row that learn the same other period re-learn it."""
+COARSE_CLOCK_SHARE = 0.25
+"""A sim-clock topic timed by arrivals whose sim intervals are zero this often gets several
+messages per /clock step: /clock is coarser than the topic, its sim times from arrivals are
+unknown (DESIGN.md §4)."""
 
 
 class CycleCounts(NamedTuple):
@@ -92,11 +103,16 @@ def learn_period(intervals_ns: np.ndarray) -> int:
     starts = np.concatenate(([0.0], np.cumsum(intervals_ns, dtype=np.float64)))
     half = (len(intervals_ns) + 1) // 2
     spans = starts[half:] - starts[:-half]
-    estimate = float(np.median(spans / np.maximum(1, np.round(spans / median))))
+    per_run = spans / np.maximum(1, np.round(spans / median))
+    estimate = float(np.median(per_run))
     quartiles = np.percentile(intervals_ns / np.maximum(1, np.round(intervals_ns / median)),
                               (25, 75))
-    # A median of n values is known to about their spread over the root of n.
+    # A median of n values is known to about their spread over the root of n; the runs
+    # themselves disagree by how much their end stamps are quantized (sim time in whole
+    # /clock steps: intervals of 9, 10 and 11 ms read 10.04 ms over 10 of them).
     tolerance = 2 * float(quartiles[1] - quartiles[0]) / (math.sqrt(len(intervals_ns)) * estimate)
+    runs = np.percentile(per_run, (10, 90))
+    tolerance = max(tolerance, float(runs[1] - runs[0]) / estimate)
     return _configured_period(estimate, tolerance)
 
 
@@ -105,9 +121,12 @@ def _configured_period(estimate_ns: float, tolerance: float) -> int:
 
     Timers are configured in milliseconds or in Hz: a whole number of milliseconds within
     ``tolerance`` (relative; kept within ``LEARN_MIN_SNAP`` and ``LEARN_MAX_MS_SNAP``), or a
-    whole rate within 1 % (10.003 ms would drift 1.5 ms over 500 cycles of a 100 Hz timer).
-    When both fit, the coarser of the two grids is the likelier setting: milliseconds above
-    31.6 Hz (1 kHz is 1 ms, not 1001 Hz), Hz below (30 Hz, not 33 ms). Below 1 Hz, where
+    whole rate within the same ``tolerance`` but at most 1 % (10.003 ms would drift 1.5 ms
+    over 500 cycles of a 100 Hz timer). Never further than the spread of the intervals lets
+    the period be known: an exact fit (36.000 ms apart) is kept, not snapped to a rounder
+    grid that fits worse (28 Hz, 0.8 % off). When both fit, the coarser of the two grids is
+    the likelier setting: milliseconds above 31.6 Hz (1 kHz is 1 ms, not 1001 Hz), Hz below
+    (30 Hz, not 33 ms). Below 1 Hz, where
     timers are configured in seconds, whole tenths of a second (4.999 s, measured on a few
     intervals, is the 5 s timer). Else the estimate.
     """
@@ -117,12 +136,15 @@ def _configured_period(estimate_ns: float, tolerance: float) -> int:
         if tenths and abs(estimate_ns - tenths) <= LEARN_MAX_SNAP * tenths:
             return tenths
         return max(1, round(estimate_ns))
-    tolerance = min(LEARN_MAX_MS_SNAP, max(LEARN_MIN_SNAP, tolerance))
+    ms_tolerance = min(LEARN_MAX_MS_SNAP, max(LEARN_MIN_SNAP, tolerance))
     whole_ms = round(estimate_ns / NS_PER_MS)
     ms_ns = whole_ms * NS_PER_MS
-    by_ms = whole_ms > 0 and abs(estimate_ns - ms_ns) <= tolerance * ms_ns
+    by_ms = whole_ms > 0 and abs(estimate_ns - ms_ns) <= ms_tolerance * ms_ns
     whole_hz = round(rate_hz)
-    by_hz = abs(rate_hz - whole_hz) <= LEARN_MAX_SNAP * whole_hz
+    # Never snapped further than the intervals let the period be known: 36.000 ms stamps
+    # (27.78 Hz) are 36 ms, not the 28 Hz 0.8 % away that fits them worse.
+    hz_tolerance = min(LEARN_MAX_SNAP, max(LEARN_MIN_SNAP, tolerance))
+    by_hz = abs(rate_hz - whole_hz) <= hz_tolerance * whole_hz
     if by_ms and (not by_hz or whole_hz > whole_ms):  # a ms step is the finer one below 31.6 Hz
         return ms_ns
     if by_hz:
@@ -288,6 +310,8 @@ class _Totals:
     outages: int = 0
     outage_ns: int = 0
     outage_max_ns: int = 0
+    outage_max_at_ns: int | None = None
+    relearned: int = 0
     runs: int = 0
     unattributed: int = 0
     cycles: int = 0
@@ -329,13 +353,20 @@ class _Stream:
     unseen: int = 0
     """Cycles it ran since its latest placed one that no grid saw (lost, or not placed)."""
 
-    def anchor(self, epoch: int) -> None:
-        """Start a new grid and new intervals (after an outage or a period change)."""
+    def anchor(self, epoch: int, keep_intervals: bool = False) -> None:
+        """Start a new grid (after an outage or a guess) and, unless kept, new intervals.
+
+        Across an outage of the same producer the intervals on the wall and sim clocks are
+        kept (``keep_intervals``): gaps are never hidden, the longest interval includes the
+        silence (DESIGN.md §3). The timer-clock interval starts afresh, so the outage is one
+        figure, not a deadline miss or thousands of skipped periods.
+        """
         self.epoch = epoch
         self.grid = GridState()
         self.prev_start_timer = NO_VALUE
-        self.prev_start_wall = NO_VALUE
-        self.prev_start_sim = NO_VALUE
+        if not keep_intervals:
+            self.prev_start_wall = NO_VALUE
+            self.prev_start_sim = NO_VALUE
 
 
 class CycleAnalyzer:
@@ -389,12 +420,46 @@ class CycleAnalyzer:
         self.sim_unknown = False
         """Sim time is unknown (several /clock publishers; the session keeps it current): a
         sim-clock topic's messages are counted, never analyzed as cycles."""
+        self._stamp_choice: bool | None = None
+        """Whether stamps start the cycles: decided from the data for ``stamp: auto``."""
+        self._timing_reason = ''
+        self._deciding: list[tuple[np.ndarray, ...]] = []
+        self._deciding_count = 0
+        self._recheck: list[np.ndarray] = []
+        self._relearn_candidates: list[int] = []
+        self._recheck_prev: dict[int, int] = {}
+        self._relearn_note = ''
+        self._coarse_note = ''
+        self._unlearned_cycles = 0
+        """Cycles analyzed at the end of a run without a period (too few to learn it)."""
+        self._choose_stamp_by_config()
         self._resolve()
 
     @property
     def config(self) -> TopicConfig:
         """The configuration in force."""
         return self._config
+
+    @property
+    def _use_stamp(self) -> bool:
+        """True when the stamp starts the cycles (configured, or decided for ``auto``)."""
+        return self._stamp_choice is True
+
+    def _effective(self, config: TopicConfig) -> TopicConfig:
+        """``config`` with ``stamp: auto`` replaced by what was decided (for the rule)."""
+        if config.stamp != 'auto':
+            return config
+        return config.with_changes(stamp='start' if self._use_stamp else 'none')
+
+    def _choose_stamp_by_config(self) -> None:
+        """Take the configured stamp meaning; ``auto`` decides from the first messages."""
+        stamp = self._config.stamp
+        if stamp == 'auto':
+            self._stamp_choice = None
+            self._timing_reason = 'deciding from the first messages'
+        else:
+            self._stamp_choice = stamp == 'start'
+            self._timing_reason = f'stamp: {stamp} (configured)'
 
     @property
     def timing(self) -> Timing | None:
@@ -433,7 +498,10 @@ class CycleAnalyzer:
         so a change never alters figures of cycles already received.
         """
         old_period = self._timing.period_ns if self._timing else None
+        old_stamp = self._config.stamp
         self._config = config
+        if config.stamp != old_stamp:
+            self._choose_stamp_by_config()
         if analysis.window_cycles != self._analysis.window_cycles:
             self._rows = ColumnRing(analysis.window_cycles, ROW_COLUMNS)
         self._analysis = analysis
@@ -442,8 +510,8 @@ class CycleAnalyzer:
             self._timing = None
             self._learning, self._learning_count = [], 0  # an event topic learns nothing
         elif config.period_ns is None and learned and self._timing is not None:
-            self._timing = resolve_timing(config, self._timing.period_ns, True,
-                                          analysis.target_rtf)
+            self._timing = resolve_timing(self._effective(config), self._timing.period_ns,
+                                          True, analysis.target_rtf)
         else:
             self._timing = None
             self._resolve()
@@ -456,10 +524,11 @@ class CycleAnalyzer:
         if self._config.kind == 'event':
             return
         if self._config.period_ns is not None:
-            self._timing = resolve_timing(self._config, self._config.period_ns, False,
-                                          self._analysis.target_rtf)
+            self._timing = resolve_timing(self._effective(self._config), self._config.period_ns,
+                                          False, self._analysis.target_rtf)
         elif self._offered_period_ns is not None:
-            self._timing = resolve_timing(self._config, self._offered_period_ns, False,
+            self._timing = resolve_timing(self._effective(self._config),
+                                          self._offered_period_ns, False,
                                           self._analysis.target_rtf, 'graph deadline QoS')
 
     def offer_period(self, period_ns: int | None) -> None:
@@ -516,7 +585,7 @@ class CycleAnalyzer:
         self._totals.qos_deadline_events += count
 
     def process(self, clock: RtfAnalyzer | None, resets_wall_ns: Sequence[int] = (),
-                resets: int = 0, horizon_ns: int | None = None) -> None:
+                resets: int = 0, horizon_ns: int | None = None, final: bool = False) -> None:
         """Turn pending events into per-cycle rows, in arrival order.
 
         ``resets_wall_ns``: wall times of the sim-time resets (sim time jumped back) received
@@ -525,6 +594,9 @@ class CycleAnalyzer:
         it, then the sim-time state is dropped. ``horizon_ns``: for a sim-clock topic, events
         that arrived after it stay pending until the /clock sample after them is known, so
         the sim time of their end can be placed inside its /clock step (None: process all).
+        ``final``: the run ends; cycles still waiting for the stamp decision or the period
+        are analyzed with what is known (intervals; misses and skipped periods stay unknown
+        without a period).
         """
         self._totals.resets += resets
         events = self._pending.drain() if self._pending.count else None
@@ -550,6 +622,19 @@ class CycleAnalyzer:
             self._drop_sim_state()
         if events is not None and len(events[0]):
             self._process(*events, clock)
+        if final:
+            self._finish(clock)
+
+    def _finish(self, clock: RtfAnalyzer | None) -> None:
+        """Analyze what still waits at the end of a run: few messages are still figures."""
+        if self._deciding:
+            self._decide_now(clock)
+        if self._learning and self._timing is None:
+            batch = tuple(np.concatenate(cols) for cols in zip(*self._learning, strict=True))
+            self._learning = []
+            self._learning_count = 0
+            self._unlearned_cycles += len(batch[0])
+            self._analyze(*batch)
 
     def _drop_sim_state(self) -> None:
         for stream in self._streams.values():
@@ -584,8 +669,131 @@ class CycleAnalyzer:
             self._totals.unattributed += len(arrival)
             self._unattributed_at = self._last_arrival
             return
-        # Read stamps (foreign ones too) make the start source the header, as configured.
-        self._start_source = ('header' if self._config.stamp == 'start'
+        guessed = guessed if guessed is not None else np.zeros(len(arrival), bool)
+        if self._stamp_choice is None:
+            # stamp: auto: the first messages decide whether their stamps start the cycles.
+            self._deciding.append((arrival, stamp, size, lost, streams, fresh, guessed,
+                                   malformed))
+            self._deciding_count += len(arrival)
+            if (not self._stamps_refused() and not self._enough_to_decide()
+                    and not self._spans_a_window(self._deciding, arrival)):
+                return
+            self._decide_now(clock)
+            return
+        self._cycles(arrival, stamp, size, lost, streams, fresh, guessed, malformed, clock)
+
+    def _enough_to_decide(self) -> bool:
+        """Tell whether the waiting messages suffice to judge their stamps' spacing.
+
+        As many as a period is learned from; with a known period (configured, or offered)
+        a few are enough, so its cycles are counted without waiting for 21 of them.
+        """
+        if self._timing is not None:
+            return self._deciding_count > 2 * LEARN_MIN_INTERVALS
+        return self._deciding_count > self._analysis.learn_intervals
+
+    def _stamps_refused(self) -> bool:
+        """Tell whether the stamps seen so far already cannot be cycle starts (no wait).
+
+        A missing, all-zero (over two messages or more), mixed-clock, wrong-clock or
+        non-increasing stamp stays so however many messages follow; only the spacing needs
+        more of them.
+        """
+        cycle = np.concatenate([~b[7] for b in self._deciding])
+        stamp = np.concatenate([b[1] for b in self._deciding])[cycle]
+        streams = np.concatenate([b[4] for b in self._deciding])[cycle]
+        if not len(stamp):
+            return False
+        if (stamp == NO_VALUE).any() or (len(stamp) > 1 and not stamp.any()):
+            return True
+        unix = stamp >= EPOCH_SCALE_NS
+        if unix.any() != unix.all() or (unix.any() and self._config.clock == 'sim'):
+            return True
+        if self._config.clock == 'wall' and not unix.any() and stamp.any():
+            return True
+        order = np.argsort(streams, kind='stable')
+        same = streams[order][1:] == streams[order][:-1]
+        return bool((np.diff(stamp[order])[same] <= 0).any())
+
+    def _decide_now(self, clock: RtfAnalyzer | None) -> None:
+        """Decide the start source from the waiting messages, then analyze them."""
+        batch = tuple(np.concatenate(cols) for cols in zip(*self._deciding, strict=True))
+        self._deciding = []
+        self._deciding_count = 0
+        cycle = ~batch[7]  # a malformed message is no cycle: its stamp says nothing
+        self._stamp_choice, self._timing_reason = self._stamps_usable(
+            batch[0][cycle], batch[1][cycle], batch[4][cycle], clock)
+        if self._timing is not None:
+            self._timing = resolve_timing(self._effective(self._config), self._timing.period_ns,
+                                          self._timing.learned, self._analysis.target_rtf,
+                                          self._timing.source)
+        self._cycles(*batch, clock)
+
+    def _stamps_usable(self, arrival: np.ndarray, stamp: np.ndarray, streams: np.ndarray,
+                       clock: RtfAnalyzer | None) -> tuple[bool, str]:
+        """Tell from the data whether the stamps are usable cycle starts, and why (auto).
+
+        Usable: every message stamped, on the scale of the timer clock (Unix time for a wall
+        timer, sim time for a sim one), increasing per producer, not ahead of the arrivals
+        beyond ``FOREIGN_TOLERANCE_NS``, and spanning the time the arrivals span on the timer
+        clock within ``STAMP_SPAN_TOLERANCE`` (a constant offset is fine). Else arrivals.
+        """
+        n = len(arrival)
+        known = stamp != NO_VALUE
+        if not known.any():
+            return False, 'the messages carry no stamp'
+        if not known.all():
+            return False, f'{n - int(known.sum())} of {n} messages without a stamp'
+        if not stamp.any():
+            return False, 'every stamp is zero (an unset header)'
+        if n < 2:
+            return False, 'one message: too few to tell whether its stamp is a cycle start'
+        unix = stamp >= EPOCH_SCALE_NS
+        if unix.any() and not unix.all():
+            return False, 'stamps on two clocks (Unix and sim time)'
+        timer_clock = self._config.clock
+        if timer_clock == 'wall' and not unix.all():
+            return False, 'stamps in sim time, the timer clock is wall'
+        if timer_clock == 'sim' and unix.all():
+            return False, 'stamps in Unix time, the timer clock is sim'
+        order = np.argsort(streams, kind='stable')
+        same = streams[order][1:] == streams[order][:-1]
+        steps = np.diff(stamp[order])[same]
+        backwards = int(np.count_nonzero(steps <= 0))
+        if backwards:
+            return False, (f'stamps do not increase ({backwards} of {len(steps)} intervals '
+                           '<= 0)')
+        if timer_clock == 'wall':
+            now = arrival
+        elif clock is not None and clock.has_samples:
+            now = clock.sim_in_step(arrival)
+        else:
+            return True, 'sim-time stamps, increasing (no /clock to check them against)'
+        placed = now != NO_VALUE
+        ahead = stamp[placed] - now[placed]
+        if len(ahead) and int(ahead.max()) > FOREIGN_TOLERANCE_NS:
+            return False, (f'stamps up to {ahead.max() / 1e9:.1f} s ahead of the '
+                           f'{timer_clock} clock')
+        stamp_span = arrival_span = 0
+        for serial in np.unique(streams[placed]).tolist():
+            mine = placed & (streams == serial)
+            if np.count_nonzero(mine) > 1:
+                stamp_span += int(stamp[mine][-1] - stamp[mine][0])
+                arrival_span += int(now[mine][-1] - now[mine][0])
+        if arrival_span <= 0:
+            return True, 'stamps increase; the arrivals give no span to compare'
+        ratio = stamp_span / arrival_span
+        if abs(ratio - 1) > STAMP_SPAN_TOLERANCE:
+            return False, (f'stamps span {ratio:.2f} x the arrivals on the {timer_clock} '
+                           'clock: not the cycle start')
+        return True, (f'stamps increase on the {timer_clock} clock and span the arrivals '
+                      f'({ratio:.2f} x)')
+
+    def _cycles(self, arrival: np.ndarray, stamp: np.ndarray, size: np.ndarray,
+                lost: np.ndarray, streams: np.ndarray, fresh: np.ndarray,
+                guessed: np.ndarray, malformed: np.ndarray, clock: RtfAnalyzer | None) -> None:
+        """Place the cycles (start source decided), learn the period, analyze."""
+        self._start_source = ('header' if self._use_stamp
                               and bool((stamp != NO_VALUE).any()) else 'arrival')
         foreign = self._foreign(arrival, stamp, clock)
         start_timer, end_timer, start_wall, start_sim = self._place(
@@ -615,11 +823,21 @@ class CycleAnalyzer:
             absent = absent[keep]
         batch = (arrival, age, size, lost, start_timer, end_timer, start_wall, start_sim,
                  streams, fresh, absent)
+        if self._config.clock == 'sim' and not self._use_stamp and clock is not None:
+            self._check_clock_resolution(start_sim, streams, clock)
+        if self._coarse_note:
+            if self._learning:  # no period is learned from sim times the clock cannot give
+                self._learning.append(batch)
+                batch = tuple(np.concatenate(cols)
+                              for cols in zip(*self._learning, strict=True))
+                self._learning, self._learning_count = [], 0
+            self._analyze(*batch)
+            return
         if self._timing is None and self._config.kind != 'event':
             self._learning.append(batch)
             self._learning_count += len(arrival)
             if (self._learning_count <= self._analysis.learn_intervals
-                    and not self._learned_a_window(batch[0])):
+                    and not self._spans_a_window(self._learning, batch[0])):
                 return
             batch = tuple(np.concatenate(cols) for cols in zip(*self._learning, strict=True))
             self._learning = []
@@ -635,9 +853,13 @@ class CycleAnalyzer:
                 self._learn_note = burst
                 return
             self._learn_note = ''
-            self._timing = resolve_timing(self._config, period, True,
+            self._timing = resolve_timing(self._effective(self._config), period, True,
                                           self._analysis.target_rtf)
+            self._analyze(*batch)
+            return
         self._analyze(*batch)
+        if self._timing is not None and self._timing.learned:
+            self._recheck_period(batch[4], batch[8])
 
     def _out_of_order(self, streams: np.ndarray, start_timer: np.ndarray,
                       stamped: np.ndarray) -> np.ndarray:
@@ -698,11 +920,86 @@ class CycleAnalyzer:
                 stream.unseen = int(running[-1] - (running[at[-1]] if len(at) else 0))
         return absent
 
-    def _learned_a_window(self, arrival: np.ndarray) -> bool:
-        """Tell whether the cycles waiting to learn the period span a window (a slow topic)."""
-        if self._learning_count < LEARN_MIN_INTERVALS + 1 or not len(arrival):
+    def _check_clock_resolution(self, start_sim: np.ndarray, streams: np.ndarray,
+                                clock: RtfAnalyzer) -> None:
+        """Tell whether /clock is coarser than this topic, timed by arrivals in sim time.
+
+        Several arrivals within one /clock step share its sim time: their sim intervals are
+        zero. When that is common (``COARSE_CLOCK_SHARE``), no sim-time figure from arrivals
+        can be right (a 200 Hz IMU under a 10 Hz /clock reads 100 ms intervals); they are
+        unknown and the status says why (stamps stay exact).
+        """
+        steps = _stream_diffs(start_sim, streams)
+        steps = steps[steps >= 0]
+        if len(steps) < 2 * LEARN_MIN_INTERVALS:
+            return
+        zero = int(np.count_nonzero(steps == 0))
+        if zero <= COARSE_CLOCK_SHARE * len(steps):
+            self._coarse_note = ''
+            return
+        step_ns = clock.step_ns
+        per_step = len(steps) / max(1, len(steps) - zero)
+        every = f'every {step_ns / NS_PER_MS:g} ms' if step_ns == step_ns else 'coarse'
+        self._coarse_note = (
+            f'/clock {every} is coarser than this topic ({per_step:.0f} messages per /clock '
+            'step): sim-time intervals, misses and skipped periods from arrivals are unknown; '
+            'stamp the cycle start (stamp: start) to measure them')
+
+    def _recheck_period(self, start_timer: np.ndarray, streams: np.ndarray) -> None:
+        """Learn the period again when blocks of later intervals keep disagreeing with it.
+
+        Each block of ``RELEARN_MIN_INTERVALS`` (or 4 x ``learn_intervals``) intervals,
+        outages left out, learns a period; two blocks in a row that learn the same other one
+        replace the learned period (the grids re-anchor) and the status says so.
+        """
+        timing = self._timing
+        assert timing is not None
+        previous = self._recheck_prev
+        for serial in np.unique(streams).tolist():
+            mine = start_timer[streams == serial]
+            before = previous.get(serial)
+            if before is not None:  # the interval across two batches counts as well
+                mine = np.concatenate(([before], mine))
+            previous[serial] = int(mine[-1])
+            diffs = np.diff(mine)
+            diffs = diffs[(diffs > 0) & (diffs <= timing.timeout_ns)]
+            if len(diffs):
+                self._recheck.append(diffs)
+        for serial in [k for k in previous if k not in self._streams]:
+            del previous[serial]  # a forgotten producer
+        block = max(RELEARN_MIN_INTERVALS, 4 * self._analysis.learn_intervals)
+        held = np.concatenate(self._recheck) if self._recheck else np.empty(0, np.int64)
+        while len(held) >= block:
+            candidate = learn_period(held[:block])
+            held = held[block:]
+            period = self._timing.period_ns
+            if abs(candidate - period) <= LEARN_MIN_SNAP * period:
+                self._relearn_candidates = []
+                continue
+            self._relearn_candidates.append(candidate)
+            if len(self._relearn_candidates) < 2:
+                continue
+            first, second = self._relearn_candidates[-2:]
+            if abs(first - second) > LEARN_MIN_SNAP * second:
+                self._relearn_candidates = [second]
+                continue
+            self._relearn_candidates = []
+            self._totals.relearned += 1
+            self._relearn_note = (
+                f'period re-learned: {period / NS_PER_MS:.3f} -> {second / NS_PER_MS:.3f} ms '
+                f'(two blocks of {block} intervals disagreed with it)')
+            self._timing = resolve_timing(self._effective(self._config), second, True,
+                                          self._analysis.target_rtf)
+            for stream in self._streams.values():
+                stream.grid = GridState()
+        self._recheck = [held] if len(held) else []
+
+    def _spans_a_window(self, waiting: list[tuple[np.ndarray, ...]],
+                        arrival: np.ndarray) -> bool:
+        """Tell whether the waiting cycles (to learn or decide) span a window (a slow topic)."""
+        if sum(len(b[0]) for b in waiting) < LEARN_MIN_INTERVALS + 1 or not len(arrival):
             return False
-        first = next(b[0][0] for b in self._learning if len(b[0]))
+        first = next(b[0][0] for b in waiting if len(b[0]))
         return int(arrival[-1]) - int(first) >= self._analysis.window_ns
 
     def _new_stream(self, seq: int, arrival: int) -> int:
@@ -830,7 +1127,7 @@ class CycleAnalyzer:
         arrival (Unix time read as sim time, or the reverse), or in its future beyond
         ``FOREIGN_TOLERANCE_NS``. Sim time not known yet counts as sim scale.
         """
-        if self._config.stamp != 'start':
+        if not self._use_stamp:
             return np.zeros(len(arrival), bool)
         if self._config.clock == 'wall':
             now = arrival
@@ -890,7 +1187,7 @@ class CycleAnalyzer:
     def _place(self, arrival: np.ndarray, stamp: np.ndarray, clock: RtfAnalyzer | None
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Start and end on the timer clock, start on the wall and sim clocks."""
-        use_stamp = self._config.stamp == 'start' and bool((stamp != NO_VALUE).any())
+        use_stamp = self._use_stamp and bool((stamp != NO_VALUE).any())
         have_clock = clock is not None and clock.has_samples
         unknown = np.full(len(arrival), NO_VALUE, np.int64)
         if self._config.clock == 'wall':
@@ -945,7 +1242,10 @@ class CycleAnalyzer:
         totals = self._totals
         totals.outages += int(outage.sum())
         totals.outage_ns += int(durations.sum())
-        totals.outage_max_ns = max(totals.outage_max_ns, int(durations.max()))
+        longest = int(np.argmax(durations))
+        if int(durations[longest]) > totals.outage_max_ns:
+            totals.outage_max_ns = int(durations[longest])
+            totals.outage_max_at_ns = int(arrival[outage][longest])
         epochs = self._epoch + np.cumsum(outage)
         self._epoch = int(epochs[-1])
         return epochs
@@ -1006,7 +1306,7 @@ class CycleAnalyzer:
         if stream is None:  # forgotten past MAX_STREAMS within this batch: a fresh grid
             stream = _Stream(NO_VALUE, int(arrival[0]), epoch)
         if fresh or stream.epoch != epoch:
-            stream.anchor(epoch)
+            stream.anchor(epoch, keep_intervals=not fresh)
         # A start before the previous one (sim time jumped back before the reset reached this
         # topic) has no interval: a negative one would mean nothing.
         interval_timer = _no_negative(_diff_with(stream.prev_start_timer, start_timer))
@@ -1019,6 +1319,10 @@ class CycleAnalyzer:
             interval_timer = np.where(across, NO_VALUE, interval_timer)
             interval_wall = np.where(across, NO_VALUE, interval_wall)
             interval_sim = np.where(across, NO_VALUE, interval_sim)
+        coarse = bool(self._coarse_note)
+        if coarse:  # /clock coarser than the topic: no sim time from arrivals is right
+            interval_sim = np.full(len(arrival), NO_VALUE, np.int64)
+            interval_timer = interval_sim
         stream.prev_start_timer = int(start_timer[-1])
         stream.prev_start_wall = int(start_wall[-1])
         stream.prev_start_sim = int(start_sim[-1])
@@ -1026,7 +1330,7 @@ class CycleAnalyzer:
         self._totals.interval_wall.add(interval_wall)
         self._totals.interval_sim.add(interval_sim)
         timing = self._timing
-        if timing is None:  # an event topic
+        if timing is None or coarse:  # an event topic, or no grid from coarse sim times
             none = np.full(len(arrival), NO_VALUE, np.int64)
             zero = np.zeros(len(arrival), np.int64)
             return dict(
@@ -1061,6 +1365,34 @@ class CycleAnalyzer:
         totals = self._totals
         return RunTotals(cycles=totals.cycles, interval_wall=totals.interval_wall.totals('wall'),
                          interval_sim=totals.interval_sim.totals('sim'))
+
+    def _counts_note(self) -> str:
+        """Why misses and skipped periods are unknown ('' when they are known)."""
+        if self._config.kind == 'event':
+            return ''
+        if self._coarse_note:
+            return self._coarse_note
+        if self._timing is not None:
+            return ''
+        totals = self._totals
+        waiting = self._learning_count + self._deciding_count
+        need = self._analysis.learn_intervals + 1
+        if totals.messages == 0:
+            return 'no message received'
+        if waiting:
+            return (f'period not learned yet: {waiting} of the {need} cycles it needs (or '
+                    f'{self._analysis.window_ns / NS_PER_S:g} s of them)')
+        if self._unlearned_cycles:
+            return (f'period not learned: {self._unlearned_cycles} cycles, it needs {need}; '
+                    'configure period_ms to count misses')
+        if totals.foreign:
+            return (f'no cycle to learn the period from: {totals.foreign} start stamps not on '
+                    f'the {self._config.clock} timer clock')
+        if totals.unattributed:
+            return 'no cycle to learn the period from: several producers not told apart'
+        if self._config.clock == 'sim' and totals.cycles == 0:
+            return 'no cycle placed: no /clock sample yet (a sim-time topic timed by arrivals)'
+        return f'period not learned ({totals.messages} messages)'
 
     def _producers(self, since_ns: int) -> int:
         """Count the producer streams heard from in the window."""
@@ -1107,7 +1439,7 @@ class CycleAnalyzer:
         return TopicReport(
             name=self._config.name,
             topic=self._config.topic,
-            rule=self._config.effective_rule,
+            rule=self._effective(self._config).effective_rule,
             start_source=self._start_source,
             timer_clock=self._config.clock,
             period_learned=timing.learned if timing else False,
@@ -1153,6 +1485,12 @@ class CycleAnalyzer:
             outages_total=totals.outages,
             outage_total_ns=totals.outage_ns,
             outage_max_ns=totals.outage_max_ns,
+            outage_max_at_ns=totals.outage_max_at_ns,
+            timing_reason=self._timing_reason,
+            counts_note=self._counts_note(),
+            clock_note=self._coarse_note,
+            period_note=self._relearn_note,
+            period_relearned_total=totals.relearned,
             producer_runs_total=totals.runs,
             producers=self._producers(since),
             unattributed_total=totals.unattributed,

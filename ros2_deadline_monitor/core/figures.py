@@ -145,6 +145,22 @@ def _timer(read: Callable[[TopicReport], Value]) -> Callable[[Snapshot, TopicSna
     return lambda snapshot, topic: None if topic.report.kind == 'event' else read(topic.report)
 
 
+def _counts(read: Callable[[TopicReport], Value]) -> Callable[[Snapshot, TopicSnapshot], Value]:
+    """Read a count of timer topics once it is a figure, else say why it is unknown.
+
+    No period yet or a /clock coarser than the topic reads 'unknown (why)', never 0; an
+    event topic 'n/a'.
+    """
+    def get(snapshot: Snapshot, topic: TopicSnapshot) -> Value:
+        report = topic.report
+        if report.kind == 'event':
+            return None
+        if report.counts_note:
+            return f'unknown ({report.counts_note})'
+        return read(report)
+    return get
+
+
 def _rtf(snapshot: Snapshot, part: Any) -> float:
     return snapshot.clock.report.rtf
 
@@ -225,17 +241,18 @@ def _max_interval(clock: str) -> Figure:
         s = topic.report.interval_wall if clock == 'wall' else topic.report.interval_sim
         return to_ms(s.max_ns)
     return Figure(f'max interval {clock}', 'ms',
-                  f'longest interval between cycle starts on the {clock} clock in the window',
+                  f'longest interval between cycle starts on the {clock} clock in the window, '
+                  'outages included (gaps are never hidden)',
                   get, HEADLINE, f'interval_{clock}.max_ms')
 
 
 TOPIC: tuple[Figure, ...] = (
     Figure('deadline misses', '', 'cycles that missed their deadline in the window, by the '
            'rule (`n/a` for an event topic)',
-           _timer(lambda r: r.deadline_misses), HEADLINE, 'deadline_misses', always=True),
+           _counts(lambda r: r.deadline_misses), HEADLINE, 'deadline_misses', always=True),
     Figure('skipped periods', '', "timer periods skipped in the window (rcl's timer rule; "
            '`n/a` for an event topic)',
-           _timer(lambda r: r.skipped_periods), HEADLINE, 'skipped_periods', always=True),
+           _counts(lambda r: r.skipped_periods), HEADLINE, 'skipped_periods', always=True),
     _max_interval('wall'),
     _max_interval('sim'),
     Figure('RTF', '', 'real time factor of /clock over the stats window', _rtf, HEADLINE,
@@ -246,7 +263,8 @@ TOPIC: tuple[Figure, ...] = (
            'gaps in publication sequence numbers in the window; `unknown` with several writers',
            _lost, HEADLINE, 'messages_lost', always=True),
     Figure('miss ratio', '%', 'deadline misses / messages in the window',
-           _timer(lambda r: r.miss_ratio * 100 if r.messages else math.nan), HEADLINE,
+           _timer(lambda r: r.miss_ratio * 100 if r.messages and not r.counts_note
+                  else math.nan), HEADLINE,
            'miss_ratio', field_scale=100, digits=2),
     Figure('max response', 'ms', 'longest end - scheduled slot, on the timer clock',
            _r(lambda r: to_ms(r.response_max_ns)), HEADLINE, 'response_max_ms'),
@@ -260,10 +278,10 @@ TOPIC: tuple[Figure, ...] = (
     Figure('messages total', '', 'messages since start', _r(lambda r: r.messages_total),
            TOTALS, 'messages_total', always=True, metric=COUNTER),
     Figure('deadline misses total', '', 'deadline misses since start',
-           _timer(lambda r: r.deadline_misses_total), TOTALS, 'deadline_misses_total',
+           _counts(lambda r: r.deadline_misses_total), TOTALS, 'deadline_misses_total',
            always=True, metric=COUNTER),
     Figure('skipped periods total', '', 'skipped periods since start',
-           _timer(lambda r: r.skipped_periods_total), TOTALS, 'skipped_periods_total',
+           _counts(lambda r: r.skipped_periods_total), TOTALS, 'skipped_periods_total',
            always=True, metric=COUNTER),
     Figure('messages lost total', '', 'messages lost since start',
            _r(lambda r: r.messages_lost_total), TOTALS, 'messages_lost_total', always=True,
@@ -292,6 +310,12 @@ TOPIC: tuple[Figure, ...] = (
     Figure('longest outage', 's', 'wall time of the longest outage',
            _r(lambda r: to_s(r.outage_max_ns) if r.outages_total else None), TOTALS,
            'outage_max_s', digits=2),
+    Figure('longest outage at', 's since start', 'end of the longest outage',
+           lambda snapshot, topic: _since_start(snapshot, topic.report.outage_max_at_ns)
+           if topic.report.outages_total else None, TOTALS, digits=2),
+    Figure('period re-learned total', '', 'times the learned period was learned again '
+           'because later intervals kept disagreeing with it (shown once it happened)',
+           _r(lambda r: r.period_relearned_total or None), TOTALS, metric=COUNTER),
     Figure('producer runs total', '', 'runs of publication sequence numbers seen: one per '
            'producer and per restart, each analyzed on its own grid',
            _r(lambda r: r.producer_runs_total if r.producer_runs_total > 1 else None), TOTALS,
@@ -359,8 +383,13 @@ TOPIC: tuple[Figure, ...] = (
                topic.notes) or None, CONFIGURATION, metric=NO_METRIC),
     Figure('rule', '', '`interval` or `response`: what counts as a deadline miss',
            _timer(lambda r: r.rule), CONFIGURATION, 'rule', always=True, metric=NO_METRIC),
-    Figure('start source', '', '`header` (stamp = cycle start) or `arrival`',
-           _r(lambda r: r.start_source), CONFIGURATION, 'start_source', metric=NO_METRIC),
+    Figure('start source', '', '`header` (stamp = cycle start) or `arrival`: what times the '
+           'cycles', _r(lambda r: r.start_source), CONFIGURATION, 'start_source',
+           metric=NO_METRIC),
+    Figure('timing reason', '', 'why that source: `stamp: start/none (configured)`, or what '
+           '`stamp: auto` saw in the first messages (one clock, increasing, spaced like the '
+           'arrivals)', _r(lambda r: r.timing_reason or None), CONFIGURATION,
+           metric=NO_METRIC),
     Figure('arrival timestamp', '', 'the middleware timestamp that ends a cycle',
            lambda snapshot, topic: snapshot.arrival_timestamp, CONFIGURATION, 'arrival_source',
            metric=NO_METRIC),

@@ -56,21 +56,30 @@ def _topic_figures(topic: TopicSnapshot) -> TopicFigures:
                                             'max_interval_ns', 'messages_lost', 'rate_hz')})
     unknown: dict[str, str] = {}
     run = topic.run
-    learned = report.period_ns is not None
+    learned = report.counts_known
     if not learned:
         if report.kind == 'event':
             why = 'event topic: no period, so no misses or skipped periods'
         elif report.messages_total == 0:
             why = 'no message received'
         else:
-            why = f'the period was never learned ({report.messages_total} messages)'
+            why = report.counts_note or (
+                f'the period was never learned ({report.messages_total} messages)')
         unknown.update(deadline_misses=why, miss_ratio=why, skipped_periods=why)
     elif run.cycles == 0:
         unknown['miss_ratio'] = 'no cycle was analyzed'
     intervals = run.interval_sim if report.timer_clock == 'sim' else run.interval_wall
-    if intervals.count == 0:
+    longest = known(intervals.max_ns) if intervals.count else None
+    if (report.timer_clock == 'wall' and report.outages_total
+            and report.producer_runs_total > 1):
+        # Gaps are never hidden: an outage between two producers' runs (a restart) is no
+        # interval of either, yet the longest silence all the same.
+        longest = max(longest or 0, report.outage_max_ns)
+    if longest is None:
         unknown['max_interval_ns'] = unknown['rate_hz'] = (
             f'no interval on the {report.timer_clock} clock')
+    elif intervals.count == 0:
+        unknown['rate_hz'] = f'no interval on the {report.timer_clock} clock'
     if not report.loss_known:
         unknown['messages_lost'] = SEVERAL_WRITERS
     return TopicFigures(
@@ -79,7 +88,7 @@ def _topic_figures(topic: TopicSnapshot) -> TopicFigures:
         miss_ratio=(report.deadline_misses_total / run.cycles
                     if learned and run.cycles else None),
         skipped_periods=report.skipped_periods_total if learned else None,
-        max_interval_ns=known(intervals.max_ns) if intervals.count else None,
+        max_interval_ns=longest,
         messages_lost=report.messages_lost_total if report.loss_known else None,
         rate_hz=known(intervals.rate_hz), interval_clock=report.timer_clock, unknown=unknown)
 
@@ -155,8 +164,12 @@ def _topic_record(topic: TopicSnapshot) -> dict[str, Any]:
         rule=report.rule, timer_clock=report.timer_clock, start_source=report.start_source,
         period_ms=_ms(report.period_ns), period_learned=report.period_learned,
         messages=report.messages_total, cycles=run.cycles,
-        deadline_misses=report.deadline_misses_total,
-        skipped_periods=report.skipped_periods_total,
+        deadline_misses=report.deadline_misses_total if not report.counts_note else None,
+        skipped_periods=report.skipped_periods_total if not report.counts_note else None,
+        timing_source=report.start_source, timing_reason=report.timing_reason,
+        counts_note=report.counts_note,
+        outages=report.outages_total,
+        outage_max_ms=_ms(report.outage_max_ns) if report.outages_total else None,
         messages_lost=report.messages_lost_total if report.loss_known else None,
         malformed=report.malformed_total, resets=report.resets_total,
         miss_ratio=report.deadline_misses_total / run.cycles if run.cycles else None,

@@ -207,8 +207,11 @@ TOPIC_SPECS: tuple[ParamSpec, ...] = (
               "slot > D) or 'auto' (response when stamp is 'start', else interval).",
               choices=(AUTO, *RULES)),
     ParamSpec('stamp', STAMPS[0],
-              "What the stamp (stamp_field) means: 'none' (not the cycle start: the arrival "
-              "is used) or 'start' (the producer stamps the start of its cycle).",
+              "What the stamp (stamp_field) means: 'auto' (the stamp starts the cycle when "
+              'the first messages show it is usable: one clock, increasing, spaced like the '
+              "arrivals; else the arrival; the status says which and why), 'none' (not the "
+              "cycle start: the arrival is used) or 'start' (the producer stamps the start of "
+              'its cycle).',
               choices=STAMPS),
     ParamSpec('stamp_field', DEFAULT_STAMP_FIELD,
               'Where the stamp is in the message, as a field path to a builtin_interfaces/Time: '

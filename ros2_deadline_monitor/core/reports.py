@@ -124,6 +124,24 @@ class TopicReport:
     """Messages of learning windows rejected as burst-like: counted, never analyzed."""
     learn_note: str = ''
     """Why the latest learning window was rejected ('' when none was, or once learned)."""
+    outage_max_at_ns: int | None = None
+    """Wall arrival that ended the longest outage (None without one)."""
+    timing_reason: str = ''
+    """Why ``start_source`` times the cycles: configured, or what ``stamp: auto`` saw."""
+    counts_note: str = ''
+    """Why misses and skipped periods are unknown (no period yet, /clock too coarse); ''
+    when they are known. Unknown counts are shown as unknown, never as 0."""
+    clock_note: str = ''
+    """Why sim-time figures from arrivals are unknown (/clock coarser than the topic)."""
+    period_note: str = ''
+    """The latest re-learning of the period, '' when it was never learned again."""
+    period_relearned_total: int = 0
+    """Times the learned period was learned again (later intervals kept disagreeing)."""
+
+    @property
+    def counts_known(self) -> bool:
+        """True when misses and skipped periods are figures (a timer topic with a period)."""
+        return self.kind == 'timer' and self.period_ns is not None and not self.counts_note
 
 
 @dataclass(frozen=True)

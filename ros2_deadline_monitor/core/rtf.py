@@ -33,6 +33,10 @@ def is_jump(dwall_ns: int, dsim_ns: int) -> bool:
     return dsim_ns > max(JUMP_MAX_RTF * dwall_ns, JUMP_MIN_NS)
 
 
+STEP_SAMPLES = 1024
+"""/clock samples the resolution (``RtfAnalyzer.step_ns``) is measured over."""
+
+
 class RtfAnalyzer:
     """Bounded history of /clock samples with RTF windows, gaps, pauses and resets."""
 
@@ -61,6 +65,7 @@ class RtfAnalyzer:
         self._bin_from = 0
         self._bin_min_run = NAN
         self._bin_min_run_at: int | None = None
+        self._step_cache: tuple[int, float] = (-1, NAN)
 
     def new_epoch(self) -> None:
         """Start RTF afresh from the next sample (several /clock publishers are gone)."""
@@ -73,6 +78,21 @@ class RtfAnalyzer:
     def has_samples(self) -> bool:
         """True once a /clock sample arrived."""
         return self._last is not None
+
+    @property
+    def step_ns(self) -> float:
+        """The /clock resolution: median sim step of the latest ``STEP_SAMPLES`` samples.
+
+        A sim-time timer runs at most once per /clock message and arrivals between two
+        samples share one sim time, so no sim-time figure is finer than this (NaN before two
+        samples). Computed on demand, cached until the next sample.
+        """
+        if self._step_cache[0] != self._count:
+            wall, sim = self._chronological(max(self._epoch_start, self._count - STEP_SAMPLES))
+            steps = np.diff(sim)
+            steps = steps[steps > 0]
+            self._step_cache = (self._count, float(np.median(steps)) if len(steps) else NAN)
+        return self._step_cache[1]
 
     @property
     def messages_total(self) -> int:

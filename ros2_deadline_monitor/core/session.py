@@ -457,14 +457,14 @@ class Session:
     def _process_all(self, now_wall_ns: int | None, force: bool) -> None:
         horizon = self._horizon(now_wall_ns, force)
         for topic in self._topics.values():
-            self._process(topic, horizon)
+            self._process(topic, horizon, force)
 
     def _process_topic(self, topic: _Topic, now_wall_ns: int | None, force: bool) -> None:
         self._process(topic, self._horizon(now_wall_ns, force))
 
-    def _process(self, topic: _Topic, horizon: int | None) -> None:
+    def _process(self, topic: _Topic, horizon: int | None, final: bool = False) -> None:
         new = self._resets - topic.resets_applied
-        if not new and topic.analyzer.nothing_pending:
+        if not new and topic.analyzer.nothing_pending and not final:
             return
         walls = list(self._reset_walls)[-new:] if new else []
         topic.resets_applied = self._resets
@@ -474,7 +474,7 @@ class Session:
         analyzer.sim_unknown = mixed
         analyzer.clock_silent_after = self._clock_silent_after
         analyzer.process(self._rtf if self._rtf.has_samples and not mixed else None, walls, new,
-                         horizon)
+                         horizon, final)
         if analyzer.timing != timing or analyzer.event_totals != totals:
             topic.version += 1
 
@@ -518,7 +518,7 @@ class Session:
         horizon = self._horizon(now_wall_ns, final)
         for topic_id, topic in self._topics.items():
             if topic_id not in standing:
-                self._process(topic, horizon)
+                self._process(topic, horizon, final)
         clock_report = self._rtf.report(now_wall_ns)
         window_rtf = clock_report.rtf if clock_report.messages else 0.0
         refreshed: list[_Topic] = []
@@ -708,7 +708,8 @@ class Session:
                              loss_note='the middleware gives no sequence numbers')
         level, reason = self._held(topic, *self._topic_level(topic, report, now_wall_ns,
                                                              window_rtf))
-        level, reason, notes = _stream_notes(topic, report, level, reason)
+        level, reason, notes = _stream_notes(topic, report, level, reason,
+                                             self._rtf.step_ns, self._start_wall_ns)
         return TopicSnapshot(
             topic_id=topic_id, topic=topic.config.topic, type_name=topic.type_name,
             level=level, reason=reason, report=report, publishers=topic.publishers,
@@ -805,8 +806,22 @@ def _told(topic: _Topic) -> tuple:
             topic.receive, topic.fallback, topic.analyzer.timing)
 
 
-def _stream_notes(topic: _Topic, report: TopicReport, level: Level,
-                  reason: str) -> tuple[Level, str, tuple[str, ...]]:
+def sim_timer_note(period_ns: int, clock_step_ns: float) -> str:
+    """Say that a sim-time timer faster than /clock cannot run at its rate ('' if it can).
+
+    rcl fires a sim-time timer at most once per /clock message and skips the periods in
+    between: RTF reads 1.0 while the loop runs at the /clock rate (DESIGN.md §4).
+    """
+    if not clock_step_ns > period_ns * 1.01:
+        return ''
+    return (f'/clock every {clock_step_ns / 1e6:.4g} ms: a {1e9 / period_ns:.4g} Hz sim-time '
+            f'timer runs at most {1e9 / clock_step_ns:.4g} Hz (rcl fires it once per /clock '
+            'message and skips the periods in between)')
+
+
+def _stream_notes(topic: _Topic, report: TopicReport, level: Level, reason: str,
+                  clock_step_ns: float = math.nan, start_wall_ns: int = 0
+                  ) -> tuple[Level, str, tuple[str, ...]]:
     """Say where a topic breaks "one producer per cycle stream" (DESIGN.md §3).
 
     Several producers (named from the graph), start stamps on another clock, outages and the
@@ -864,9 +879,21 @@ def _stream_notes(topic: _Topic, report: TopicReport, level: Level,
                      'unknown while several publishers were on /clock (their sim times mix)')
     if report.outages_total:
         warn = warn or seen[1] > topic.seen[1]
-        anchored = ': the grid re-anchored after each' if report.kind == 'timer' else ''
+        anchored = ('; the grid re-anchored after each, the max interval includes it'
+                    if report.kind == 'timer' else '; the max interval includes it')
+        at = report.outage_max_at_ns
+        ended = f' (ended {(at - start_wall_ns) / 1e9:.1f} s after start)' if at else ''
         notes.append(f'{report.outages_total} outage(s), longest '
-                     f'{report.outage_max_ns / 1e9:.1f} s{anchored}')
+                     f'{report.outage_max_ns / 1e9:.1f} s{ended}{anchored}')
+    if report.clock_note:
+        notes.append(report.clock_note)
+    elif (report.timer_clock == 'sim' and report.period_ns is not None
+            and report.kind == 'timer'):
+        slow = sim_timer_note(report.period_ns, clock_step_ns)
+        if slow:
+            notes.append(slow)
+    if report.period_note:
+        notes.append(report.period_note)
     if topic.fallback is not None:
         notes.extend(topic.fallback.notes)
     topic.seen = seen

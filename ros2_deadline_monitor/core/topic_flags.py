@@ -111,15 +111,17 @@ def add_topic_flags(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
     parser.add_argument('--jitter-ms', metavar='MS', type=zero_ok_ms,
                         help='jitter tolerance J; 0 allowed (default: 5%% of the period)')
     parser.add_argument('--stamp', choices=STAMPS,
-                        help="what header.stamp means: 'start' (cycle start) or 'none' "
-                             '(default: none; the arrival starts the cycle)')
+                        help="what header.stamp means: 'start' (cycle start), 'none' (the "
+                             "arrival starts the cycle) or 'auto' (default: the stamp when the "
+                             'first messages show it is a usable cycle start, else the '
+                             'arrival; the output says which and why)')
     parser.add_argument('--stamp-field', metavar='PATH', type=stamp_field,
                         help='where the stamp is in each message, a field path to a '
                              'builtin_interfaces/Time (default: header.stamp; e.g. '
                              'transforms[0].header.stamp for tf2_msgs/TFMessage)')
     parser.add_argument('--rule', choices=RULES,
-                        help='deadline miss rule (default: response with --stamp start, else '
-                             'interval)')
+                        help='deadline miss rule (default: response when the stamp starts '
+                             'the cycle, else interval)')
     parser.add_argument('--kind', choices=KINDS,
                         help="'timer' (a periodic producer: misses, skipped periods) or "
                              "'event' (no period: rate, max gap and age only; default: timer)")

@@ -76,7 +76,9 @@ EPILOG = f"""\
 {_DEFAULTS}
 
 Timestamps: a message's arrival is its log time in the bag (when the recorder received it);
-with --stamp start its header stamp marks the cycle start. Whole-bag counts, means and
+its header stamp marks the cycle start when the first messages show it is usable (one
+clock, increasing, spaced like the arrivals; --stamp start forces it, --stamp none uses
+arrivals). The longest interval includes every gap, outages too. Whole-bag counts, means and
 maxima are exact; percentiles are exact up to {EXACT_CAP:,} values per series and within
 {REL_BIN / 2:.2%} beyond.
 

@@ -50,8 +50,9 @@ BAG_LOSS = ('not measured from a bag: rosbag2 records no publication sequence nu
 
 def _topic_figures(t: TopicResult) -> TopicFigures:
     unknown: dict[str, str] = {'messages_lost': BAG_LOSS}
-    if t.period_ns is None:
-        why = t.note or 'the period was never learned'
+    learned = t.period_ns is not None and t.deadline_misses_total is not None
+    if not learned:
+        why = t.counts_note or t.note or 'the period was never learned'
         unknown.update(deadline_misses=why, miss_ratio=why, skipped_periods=why)
     elif t.cycles == 0:
         unknown['miss_ratio'] = 'no cycle was analyzed'
@@ -61,7 +62,6 @@ def _topic_figures(t: TopicResult) -> TopicFigures:
         unknown['max_interval_ns'] = unknown['rate_hz'] = (
             f'no interval on the {t.timer_clock} clock'
             + (f' ({t.note})' if t.note else ''))
-    learned = t.period_ns is not None
     return TopicFigures(
         topic_id=t.name, topic=t.topic, messages=t.messages_total,
         deadline_misses=t.deadline_misses_total if learned else None,

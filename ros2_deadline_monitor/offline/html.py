@@ -14,7 +14,7 @@ from html import escape
 from ros2_deadline_monitor.core import format as fmt
 
 from .results import BagResult, ClockResult, RecordedStats, TopicResult
-from .tables import LEVELS
+from .tables import count_cell, LEVELS
 
 __all__ = ['html_report']
 
@@ -59,14 +59,15 @@ def _topics_table(topics: tuple[TopicResult, ...]) -> str:
             (_ms(t.interval_wall.mean_ns, 2), ''), (_ms(t.interval_wall.max_ns, 2), ''),
             (_ms(t.interval_wall.p99_ns, 2), ''), (_ms(t.interval_sim.mean_ns, 2), ''),
             (_ms(t.interval_sim.max_ns, 2), ''), (_ms(t.interval_sim.p99_ns, 2), ''),
-            (f'{t.deadline_misses_total:,}', 'bad' if t.deadline_misses_total else ''),
+            (count_cell(t.deadline_misses_total), 'bad' if t.deadline_misses_total else ''),
             (t.rule, ''),
-            (f'{t.skipped_periods_total:,}', 'bad' if t.skipped_periods_total else ''),
+            (count_cell(t.skipped_periods_total), 'bad' if t.skipped_periods_total else ''),
             (f'{t.messages_lost_total:,}', 'bad' if t.messages_lost_total else '')]))
     details = []
     for t in topics:
         text = (f'{t.topic}: deadline {_ms(t.deadline_ns, 3)} ms, jitter tolerance '
-                f'{_ms(t.jitter_ns, 3)} ms, cycle start from {t.start_source}, timer clock '
+                f'{_ms(t.jitter_ns, 3)} ms, cycle start from {t.start_source}'
+                f'{f" ({t.timing_reason})" if t.timing_reason else ""}, timer clock '
                 f'{t.timer_clock} ({t.clock_choice}); lateness mean/max '
                 f'{_ms(t.lateness_mean_ns, 3)}/{_ms(t.lateness_max_ns, 2)} ms; '
                 f'response mean/p99/max {_ms(t.response_mean_ns, 3)}/'

@@ -91,19 +91,44 @@ def _series(ax: Any, timeline: Timeline, column: str, color: str, label: str,
     return True
 
 
+def _count(value: int | None) -> str:
+    """Show a count in a label: unknown (no period yet) reads 'unknown', never 0."""
+    return 'unknown' if value is None else f'{value:,}'
+
+
+def _outages(ax: Any, timeline: Timeline, topic: TopicResult) -> None:
+    """Shade the silences longer than the timeout: gaps are never hidden.
+
+    Each time bin whose longest wall interval exceeds the timeout holds an outage; it is
+    shaded over the interval's length, ending in that bin.
+    """
+    if not topic.outages_total or topic.timeout_ns is None:
+        return
+    longest = timeline.b_max[0]
+    edges = timeline.bucket_edges_s()
+    label = (f'outage > timeout ({topic.outages_total:,}, longest '
+             f'{topic.outage_max_ns / 1e9:.2f} s)')
+    for i in np.flatnonzero((timeline.b_count[0] > 0) & (longest > topic.timeout_ns)):
+        end = float(edges[i + 1])
+        ax.axvspan(end - longest[i] / 1e9, end, color='0.6', alpha=0.3, linewidth=0,
+                   label=label)
+        label = None
+
+
 def _marks(ax: Any, timeline: Timeline, topic: TopicResult) -> None:
     t, v, _ = timeline.marks('miss')
     suffix = '' if timeline.misses_complete else ' (first ones)'
     if len(t):
         ax.scatter(t, v / 1e6, marker='x', color=MISS_COLOR, s=36, zorder=5, linewidths=1.5,
-                   label=f'deadline miss ({topic.deadline_misses_total:,}, {topic.rule} '
+                   label=f'deadline miss ({_count(topic.deadline_misses_total)}, {topic.rule} '
                          f'rule){suffix}')
     t, v, n = timeline.marks('skip')
     suffix = '' if timeline.skips_complete else ' (first ones)'
     if len(t):
         ax.scatter(t, v / 1e6, marker='v', color=SKIP_COLOR, s=40, zorder=6,
                    edgecolors='black', linewidths=0.5,
-                   label=f'skipped periods after this cycle ({topic.skipped_periods_total:,})'
+                   label=f'skipped periods after this cycle '
+                         f'({_count(topic.skipped_periods_total)})'
                          f'{suffix}')
 
 
@@ -168,9 +193,10 @@ def _counts_axis(ax: Any, timeline: Timeline, topic: TopicResult) -> None:
     edges = np.append(edges[:-1:group], edges[-1])
     width = edges[1] - edges[0]
     ax.stairs(coarse(timeline.b_misses), edges, fill=True, color=MISS_COLOR, alpha=0.6,
-              label=f'deadline misses ({topic.deadline_misses_total:,}, {topic.rule} rule)')
+              label=f'deadline misses ({_count(topic.deadline_misses_total)}, {topic.rule} '
+                    'rule)')
     ax.stairs(coarse(timeline.b_skipped), edges, color=SKIP_COLOR, linewidth=1.2,
-              label=f'skipped periods ({topic.skipped_periods_total:,})')
+              label=f'skipped periods ({_count(topic.skipped_periods_total)})')
     ax.set_ylabel(f'per {width:.3g} s')
     ax.set_ylim(bottom=0)
     _headroom(ax)
@@ -195,12 +221,13 @@ def timeline_figure(topic: TopicResult, timeline: Timeline, windows: list[Any], 
     if topic.interval_sim.count:
         _series(ax, timeline, 'interval_sim', SIM_COLOR, 'interval, sim clock', dashed=True)
     _period_lines(ax, topic)
+    _outages(ax, timeline, topic)
     if not many:
         _marks(ax, timeline, topic)
     ax.set_ylabel('interval between cycle starts [ms]')
     _headroom(ax)
-    ax.set_title(f'{topic.topic}: {topic.deadline_misses_total:,} deadline misses, '
-                 f'{topic.skipped_periods_total:,} skipped periods in '
+    ax.set_title(f'{topic.topic}: {_count(topic.deadline_misses_total)} deadline misses, '
+                 f'{_count(topic.skipped_periods_total)} skipped periods in '
                  f'{topic.cycles:,} cycles')
     ax.legend(loc='upper right', fontsize=8, ncols=2, framealpha=0.9)
     ax.grid(alpha=0.3)

@@ -24,7 +24,7 @@ from ros2_deadline_monitor.core.cycles import MALFORMED
 from ros2_deadline_monitor.core.errors import BagError, CdrError
 from ros2_deadline_monitor.core.reports import ClockReport, IntervalSummary, TopicReport
 from ros2_deadline_monitor.core.ring import NO_VALUE
-from ros2_deadline_monitor.core.session import Session, TopicState
+from ros2_deadline_monitor.core.session import Session, sim_timer_note, TopicState
 from ros2_deadline_monitor.core.stamp_field import StampRule
 
 from .accumulate import (
@@ -206,15 +206,16 @@ class _TopicTrack:
         messages = report.messages_total if report else 0
         foreign = report.foreign_stamps_total if report else 0
         unplaced = bool(foreign) and messages - foreign <= self.analysis.learn_intervals
+        counts_note = report.counts_note if report else ''
+        counts_known = config.kind == 'event' or (timing is not None and not counts_note)
         if config.kind == 'event':
             note = 'event topic: no period, so no misses or skipped periods'
         elif messages and timing is None and unplaced:
             note = self._unplaced_stamps_note(config, foreign, messages)
         elif messages and timing is None and report and report.learn_note:
             note = f'period not learned: {report.learn_note}'
-        elif messages and timing is None:
-            note = (f'period not learned: {messages} messages, need more than '
-                    f'{self.analysis.learn_intervals}')
+        elif counts_note:
+            note = f'misses and skipped periods unknown: {counts_note}'
         elif messages and self.cycles < messages and config.clock == 'sim':
             note = f'{messages - self.cycles} messages before the first /clock sample ignored'
         if foreign and not (timing is None and unplaced):
@@ -223,14 +224,25 @@ class _TopicTrack:
                 'ignored')]))
         if report:  # cycles no grid saw (issue 47): named, never skipped periods
             note = '; '.join(filter(None, [note, *_unseen_notes(report)]))
-        misses = report.deadline_misses_total if report else 0
+        if report and report.outages_total:
+            note = '; '.join(filter(None, [note, (
+                f'{report.outages_total} outage(s) longer than the timeout, longest '
+                f'{report.outage_max_ns / 1e9:.2f} s (in the max interval)')]))
+        if report and report.period_note:
+            note = '; '.join(filter(None, [note, report.period_note]))
+        if (report and report.period_ns is not None and config.clock == 'sim'
+                and config.kind == 'timer' and not report.clock_note):
+            note = '; '.join(filter(None, [note, sim_timer_note(
+                report.period_ns, session.clock.step_ns)]))
+        misses = (report.deadline_misses_total if report else 0) if counts_known else None
+        skipped = (report.skipped_periods_total if report else 0) if counts_known else None
         resp_p99, = self.sketch_response.quantiles((0.99,))
         late_p99, = self.sketch_lateness.quantiles((0.99,))
         return TopicResult(
             name=config.name,
             topic=config.topic,
             msgtype=plan.bag_topic.msgtype,
-            rule=config.effective_rule,
+            rule=report.rule if report else config.effective_rule,
             stamp=config.stamp,
             start_source=report.start_source if report else 'arrival',
             timer_clock=config.clock,
@@ -243,11 +255,11 @@ class _TopicTrack:
             messages_total=messages,
             cycles=self.cycles,
             deadline_misses_total=misses,
-            skipped_periods_total=report.skipped_periods_total if report else 0,
+            skipped_periods_total=skipped,
             messages_lost_total=report.messages_lost_total if report else 0,
             malformed_total=report.malformed_total if report else 0,
             resets_total=report.resets_total if report else 0,
-            miss_ratio=misses / self.cycles if self.cycles else NAN,
+            miss_ratio=misses / self.cycles if self.cycles and misses is not None else NAN,
             first_arrival_ns=self.first_arrival,
             last_arrival_ns=self.last_arrival,
             rate_wall_hz=1e9 / wall.mean_ns if wall.mean_ns > 0 else NAN,
@@ -273,6 +285,11 @@ class _TopicTrack:
             outages_total=report.outages_total if report else 0,
             outage_total_ns=report.outage_total_ns if report else 0,
             outage_max_ns=report.outage_max_ns if report else 0,
+            outage_max_at_ns=report.outage_max_at_ns if report else None,
+            timing_reason=report.timing_reason if report else '',
+            counts_note=counts_note,
+            period_relearned_total=report.period_relearned_total if report else 0,
+            timeout_ns=report.timeout_ns if report else None,
         )
 
 
@@ -431,7 +448,7 @@ class BagAnalysis:
             return ('sim' if self.plan.use_sim_time else 'wall'), 'use_sim_time in config'
         if self.plan.clock is None or self.plan.clock.count == 0:
             return 'wall', 'no /clock in bag'
-        if config.stamp != 'start' or stamp == NO_VALUE:
+        if config.stamp == 'none' or stamp == NO_VALUE:
             return 'sim', '/clock in bag'
         sim = self.session.clock.last_sim_ns or 0
         if abs(stamp - t) <= abs(stamp - sim):

@@ -39,8 +39,9 @@ class TopicResult:
     wall_budget_ns: int | None
     messages_total: int
     cycles: int
-    deadline_misses_total: int
-    skipped_periods_total: int
+    deadline_misses_total: int | None
+    """None (JSON null) while unknown: no period learned, /clock coarser than the topic."""
+    skipped_periods_total: int | None
     messages_lost_total: int
     malformed_total: int
     resets_total: int
@@ -72,6 +73,16 @@ class TopicResult:
     """Silences longer than the timeout; each re-anchored the grid (as live)."""
     outage_total_ns: int = 0
     outage_max_ns: int = 0
+    outage_max_at_ns: int | None = None
+    """Log time that ended the longest outage (the max interval includes it)."""
+    timing_reason: str = ''
+    """Why ``start_source`` times the cycles (configured, or what ``stamp: auto`` saw)."""
+    counts_note: str = ''
+    """Why misses and skipped periods are unknown ('' when they are figures)."""
+    period_relearned_total: int = 0
+    """Times the learned period was learned again."""
+    timeout_ns: int | None = None
+    """Silence after which the topic had an outage (None: an event topic without one)."""
 
 
 @dataclass(frozen=True)

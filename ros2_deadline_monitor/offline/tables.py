@@ -140,6 +140,11 @@ def _timer_only(t: TopicResult, *cells: str) -> list[str]:
     return ['n/a'] * len(cells) if t.kind == 'event' else list(cells)
 
 
+def count_cell(value: int | None) -> str:
+    """Show a count, or '-' while it is unknown (no period learned): never a good-looking 0."""
+    return '-' if value is None else f'{value:,}'
+
+
 def _topic_rows(topics: tuple[TopicResult, ...]) -> str:
     header = [('topic', 'l'), ('msgs', 'r'), ('rate Hz', 'r'), ('period ms', 'r'),
               ('clock', 'l'), ('mean', 'r'), ('max', 'r'), ('p99', 'r'), ('mean', 'r'),
@@ -155,8 +160,8 @@ def _topic_rows(topics: tuple[TopicResult, ...]) -> str:
             t.topic, f'{t.messages_total:,}', _num(t.rate_wall_hz, 1), period, t.timer_clock,
             _ms(wall.mean_ns, 2), _ms(wall.max_ns, 2), _ms(wall.p99_ns, 2),
             _ms(sim.mean_ns, 2), _ms(sim.max_ns, 2), _ms(sim.p99_ns, 2),
-            *_timer_only(t, f'{t.deadline_misses_total:,}', t.rule,
-                         f'{t.skipped_periods_total:,}'),
+            *_timer_only(t, count_cell(t.deadline_misses_total), t.rule,
+                         count_cell(t.skipped_periods_total)),
             f'{t.messages_lost_total:,}'])
     return render(header, rows, groups)
 
@@ -226,8 +231,10 @@ def format_table(result: BagResult) -> str:
         legend = [f'{learned}Misses per rule: response = end - scheduled slot > deadline; '
                   'interval = interval > period + jitter.']
         for t in result.topics:
+            timing = f'{t.start_source} ({t.timing_reason})' if t.timing_reason else (
+                t.start_source)
             details = (f'{t.topic}: deadline {_ms(t.deadline_ns, 3)} ms, jitter '
-                       f'{_ms(t.jitter_ns, 3)} ms, start from {t.start_source}, timer clock '
+                       f'{_ms(t.jitter_ns, 3)} ms, start from {timing}, timer clock '
                        f'{t.timer_clock} ({t.clock_choice}), lateness max '
                        f'{_ms(t.lateness_max_ns, 2)} ms, response max '
                        f'{_ms(t.response_max_ns, 2)} ms')

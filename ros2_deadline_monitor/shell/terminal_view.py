@@ -80,17 +80,27 @@ def level_name(level: int) -> str:
     return LEVEL_NAMES.get(int(level), str(int(level)))
 
 
+def _outage(topic: Any) -> str:
+    """Name the longest outage beside the max interval: gaps are never hidden."""
+    if not topic.outages_total:
+        return ''
+    return f' (outage {_number(topic.outage_max_s, 2)} s)'
+
+
 def _row(topic: Any) -> Row:
     level = level_name(topic.level)
     lost = (_count(topic.messages_lost_total, topic.messages_lost) if topic.loss_known
             else '?')
+    # No period (being learned, or an event topic): misses and skipped periods are no
+    # figures, and a 0 would look like a pass.
+    unknown = not math.isfinite(topic.period_ms)
     cells = (
         topic.topic or topic.name,
         _number(topic.rate_wall_hz, 1),
-        _number(topic.interval_wall.max_ms, 2),
+        _number(topic.interval_wall.max_ms, 2) + _outage(topic),
         _number(topic.interval_sim.max_ms, 2),
-        _count(topic.deadline_misses_total, topic.deadline_misses),
-        _count(topic.skipped_periods_total, topic.skipped_periods),
+        NONE if unknown else _count(topic.deadline_misses_total, topic.deadline_misses),
+        NONE if unknown else _count(topic.skipped_periods_total, topic.skipped_periods),
         lost,
         level,
         ' '.join(topic.status.split()),

@@ -92,6 +92,8 @@ def test_starved_monitor_keeps_exact_figures_and_says_it_was_late(
         Parameter('topic.cmd.period_ms', value=PERIOD_MS),
         Parameter('topic.cmd.jitter_tolerance_ms', value=JITTER_MS),
         Parameter('topic.cmd.rule', value='interval'),
+        # The middleware timestamps are what is compared: arrivals, not the stamps.
+        Parameter('topic.cmd.stamp', value='none'),
         Parameter('arrival_timestamp', value=arrival),
         Parameter('stats_period_s', value=0.2), Parameter('window_s', value=60.0)])
     busy = Busy(ros_context)

@@ -135,10 +135,23 @@ def test_reference_with_twist_stamped_and_sim_stamps(bags, storage: str,
     assert topic['interval_sim']['max_ms'] == pytest.approx(np.diff(ref.stamps).max() / 1e6)
 
 
+def test_without_a_flag_usable_stamps_start_the_cycle(bags, tmp_path: Path) -> None:
+    # The stalling stamped publisher (issue 44): the default finds its stamps usable.
+    ref = bags.reference(tmp_path / 'bag', 'mcap', twist=True)
+    truth = count_cycles(ref.starts, ref.arrivals, 10 * MS)
+    data = analyze_json(tmp_path, str(ref.path), '--clock', 'wall')
+    topic = data['topics'][0]
+    assert (topic['rule'], topic['start_source'], topic['stamp']) == (
+        'response', 'header', 'auto')
+    assert 'span the arrivals' in topic['timing_reason']
+    assert (topic['deadline_misses_total'], topic['skipped_periods_total']) == (
+        truth.misses, truth.skipped) == (20, 10)
+
+
 def test_without_stamps_the_arrival_starts_the_cycle(bags, tmp_path: Path) -> None:
     ref = bags.reference(tmp_path / 'bag', 'mcap')
     truth = count_cycles(ref.arrivals, ref.arrivals, 10 * MS, rule='interval')
-    data = analyze_json(tmp_path, str(ref.path), '--clock', 'wall')
+    data = analyze_json(tmp_path, str(ref.path), '--clock', 'wall', '--stamp', 'none')
     topic = data['topics'][0]
     assert (topic['rule'], topic['start_source'], topic['clock_choice']) == (
         'interval', 'arrival', 'flag')

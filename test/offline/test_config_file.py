@@ -71,7 +71,7 @@ def test_defaults_follow_the_node(tmp_path: Path) -> None:
     assert scan.topic == '/scan'
     assert (scan.period_ns, scan.deadline_ns, scan.jitter_tolerance_ns, scan.rule) == (
         None, None, None, None)
-    assert scan.stamp == 'none'
+    assert scan.stamp == 'auto'
     assert config.analysis == AnalysisConfig()
 
 

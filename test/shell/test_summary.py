@@ -47,3 +47,15 @@ def test_notes_of_a_topic_follow_its_line(snapshots):
     topic = snapshots.topic(notes=('2 producers (/a, /b), each analyzed on its own grid',))
     lines = summary_text('m', snapshots.snapshot(topics=[topic])).splitlines()
     assert lines[3] == '  /imu: 2 producers (/a, /b), each analyzed on its own grid'
+
+
+def test_the_timing_source_and_unknown_counts_are_named(snapshots):
+    report = snapshots.topic_report(timing_reason='every stamp is zero (an unset header)',
+                                    start_source='arrival', period_ns=None,
+                                    counts_note='period not learned: 3 cycles, it needs 21')
+    lines = summary_text('m', snapshots.snapshot(
+        topics=[snapshots.topic(report=report)])).splitlines()
+    assert lines[2].split()[2:4] == ['-', '-']  # misses and skipped: unknown, not 0
+    assert lines[3] == ('  /imu: cycles timed by arrival (every stamp is zero (an unset '
+                        'header)); misses and skipped periods unknown: period not learned: '
+                        '3 cycles, it needs 21')

@@ -224,3 +224,13 @@ def test_the_watcher_tells_the_display_when_reports_stop(ros_context):
         assert 'monitor gone? (last at ' in recorder.said[0]
     finally:
         node.destroy_node()
+
+
+def test_unknown_counts_read_a_dash_and_outages_are_named_beside_the_max():
+    stats = stats_message()
+    cmd = stats.topics[1]
+    cmd.period_ms = math.nan  # still learning: no period, so no count is known
+    cmd.outages_total, cmd.outage_max_s = 1, 2.16
+    row = dict(zip(terminal_view.COLUMNS, terminal_view._row(cmd).cells, strict=True))
+    assert (row['misses'], row['skipped']) == ('-', '-')
+    assert row['max wall ms'] == '22.51 (outage 2.16 s)'
