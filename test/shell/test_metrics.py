@@ -108,7 +108,8 @@ def test_every_measured_figure_is_a_series_with_its_value_in_base_units(snapshot
     # The counts shown once there are any (issue 47's unseen cycles), all measured here.
     report = snapshots.topic_report(intervals_across_loss_total=6, stamps_back_total=7,
                                     stamps_shared_total=8, unlearned_total=9,
-                                    age_unknown_total=11)
+                                    age_unknown_total=11, period_relearned_total=12,
+                                    outage_max_at_ns=snapshots.T0 + 3 * snapshots.S)
     snapshot = snapshots.snapshot(topics=[snapshots.topic(report=report)])
     [topic] = snapshot.topics
     got = scrape(snapshot)
