@@ -86,3 +86,7 @@ def test_a_100_hz_sim_time_controller_under_a_10_hz_clock(
     assert low * 0.99 <= stats.clock.rtf_total <= high * 1.01
     if summary['reanchors'] == 0:
         assert stats.clock.rtf_total == pytest.approx(1.0, abs=0.02)
+
+    # ... and the status says why, with the numbers (not left for the user to work out).
+    assert ('/clock every 100 ms: a 100 Hz sim-time timer runs at most 10 Hz'
+            in topic.status), topic.status
