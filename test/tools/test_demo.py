@@ -258,6 +258,12 @@ def test_a_busy_baseline_says_the_machine_was_too_busy_and_how_to_rerun():
     ('sim_rtf05', {}, {}, {'rtf': 0.45}, 'sim_clock reached RTF 0.450 against a target of 0.5'),
     ('sim_rtf1', {}, {'rtf': 1.08}, {}, 'the monitor measured RTF 1.080'),  # ahead is odd too
     ('sim_rtf1', {}, {'rtf': math.nan}, {'rtf': None}, None),  # unknown: no claim
+    # Under a 10 Hz /clock each of 51 cycles after the first misses and skips 9 periods:
+    ('sim_clock_10hz', {'cycles': 51, 'misses': 50, 'skipped': 450},
+     {'misses': 50, 'skipped': 450}, {'rtf': 1.0}, None),
+    ('sim_clock_10hz', {'cycles': 51, 'misses': 50, 'skipped': 459},
+     {'misses': 50, 'skipped': 459}, {'rtf': 1.0}, 'skipped 459 periods by its own record '
+     'beyond the 50 and 450 its /clock gives'),
 ])
 def test_busy_signs_compare_each_phase_with_what_it_should_give(name, truth, monitor,
                                                                  sim_clock, says):
