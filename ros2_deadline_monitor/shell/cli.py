@@ -71,7 +71,7 @@ Examples:
   monitor --ros-args --params-file config/monitor.yaml --log-level deadline_monitor:=debug
   ros2 run ros2_deadline_monitor monitor /imu/data --rate-hz 200
 
-Exit status: 0 after SIGINT/SIGTERM or duration_s, 2 for a bad command line or
+Exit status: 0 after SIGINT/SIGTERM/SIGHUP or duration_s, 2 for a bad command line or
 configuration, 3 when an expectation (topic.<id>.expect.*, clock.expect.*) failed.
 """
 
@@ -201,7 +201,7 @@ def _error(text: str, stream: TextIO | None = None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the monitor until SIGINT/SIGTERM or ``duration_s``; return the exit code.
+    """Run the monitor until SIGINT/SIGTERM/SIGHUP or ``duration_s``; return the exit code.
 
     2 for a bad command line or configuration, 3 when an expectation failed over the run,
     else 0.
@@ -212,6 +212,37 @@ def main(argv: list[str] | None = None) -> int:
         return _run(list(sys.argv[1:] if argv is None else argv), signals)
 
 
+class TerminalView:
+    """The ``--watch`` view, which a closed terminal ends without ending the monitor.
+
+    Writing to a hung-up terminal raises ``OSError`` (EIO): raised in the view's callback it
+    would end the spin loop before the final report, and SIGHUP (the terminal closed) would
+    cost the run its summary. The view stops; the monitor goes on to its final report.
+    """
+
+    def __init__(self, display: Any) -> None:
+        """Show reports on ``display`` until writing to it fails."""
+        self._display: Any = display
+
+    def show(self, stats: Any) -> None:
+        """Show one report, or nothing once the terminal is gone."""
+        if self._display is None:
+            return
+        try:
+            self._display.show(stats)
+        except OSError:
+            self._display = None
+
+    def close(self) -> None:
+        """Leave the terminal as it was, if it is still there."""
+        display, self._display = self._display, None
+        if display is not None:
+            try:
+                display.close()
+            except OSError:
+                pass
+
+
 def _run(args: list[str], signals: StopSignals) -> int:
     """Check the command line, then run the monitor (and the view) until a stop signal."""
     import rclpy
@@ -220,7 +251,7 @@ def _run(args: list[str], signals: StopSignals) -> int:
     from rclpy.parameter import Parameter
 
     from ros2_deadline_monitor.shell.monitor_node import MonitorNode, NODE_NAME, StartupError
-    from ros2_deadline_monitor.shell.watch import Display, make_display, StatsWatcher
+    from ros2_deadline_monitor.shell.watch import make_display, StatsWatcher
 
     try:
         check_ros_arguments(args)
@@ -238,7 +269,7 @@ def _run(args: list[str], signals: StopSignals) -> int:
         return _error(f'invalid ROS arguments: {err}')
     node = view_node = None
     executor: SingleThreadedExecutor | None = None
-    display: Display | None = None
+    display: TerminalView | None = None
     code = 0
     try:
         try:
@@ -258,9 +289,9 @@ def _run(args: list[str], signals: StopSignals) -> int:
             view_node = Node(f'{node.get_name()}_watch', namespace=node.get_namespace(),
                              use_global_arguments=False, start_parameter_services=False)
             topic = node.resolve_topic_name('~/stats')
-            display = make_display(sys.stdout, topic, screen=True,
-                                   warn=lambda text: print(f'WARNING: {text}',
-                                                           file=sys.stderr))
+            display = TerminalView(make_display(
+                sys.stdout, topic, screen=True,
+                warn=lambda text: print(f'WARNING: {text}', file=sys.stderr)))
             StatsWatcher(view_node, topic, display)
             executor.add_node(view_node)
         while not stop.is_set() and not node.expired and rclpy.ok():
@@ -269,7 +300,9 @@ def _run(args: list[str], signals: StopSignals) -> int:
             display.close()  # leave the alternate screen: the summary must stay readable
             display = None
         if rclpy.ok():
-            code = node.finish().exit_code
+            code = node.finish(signal_name=signals.received_name).exit_code
+            # The summary (file) names this exit code: no later signal may change it.
+            signals.hold()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:

@@ -487,13 +487,18 @@ class MonitorNode(Node):
         """The expectations over the run so far, as of the latest report (None before it)."""
         return self._verdict
 
-    def finish(self) -> FinalReport:
+    def finish(self, *, signal_name: str | None = None) -> FinalReport:
         """Publish a final report, write ``summary_file``, return the summary and the verdict.
+
+        ``signal_name`` is the stop signal that ended the run (``SIGHUP``: the terminal was
+        closed), named in the log and the summary file.
 
         Waits (boundedly) until subscribers acknowledged the final messages: the process
         exits right after, and reliable data still in flight would be lost with the writer.
         The summary and every failed expectation are logged.
         """
+        if signal_name is not None:
+            self.get_logger().info(f'{signal_name} received: final report')
         snapshot = self.publish_stats(final=True)
         verdict = self._verdict
         assert verdict is not None
@@ -503,6 +508,8 @@ class MonitorNode(Node):
         text = summary.summary_text(self.get_name(), snapshot, verdict)
         record = summary_record(snapshot, verdict, node=self.get_fully_qualified_name(),
                                 stopped_by='duration' if self._expired else 'signal')
+        if signal_name is not None:
+            record['signal'] = signal_name
         if verdict.ok:
             self.get_logger().info(text)
         else:
