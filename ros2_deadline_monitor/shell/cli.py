@@ -39,6 +39,7 @@ from ros2_deadline_monitor.shell.usage import (
     check_ros_arguments,
     EXIT_USAGE,
     init_rclpy,
+    stderr_held,
     UsageError,
     UsageParser,
     without_ros_args,
@@ -160,19 +161,39 @@ def topic_overrides(command: CommandLine, configured: Mapping[str, str],
     return values
 
 
-def configured_topics(node_name: str, topics: Sequence[str]
-                      ) -> tuple[dict[str, str], dict[str, str]]:
+@dataclass(frozen=True)
+class Configured:
+    """What the ROS arguments say before the monitor node exists (``configured_topics``)."""
+
+    topics: dict[str, str]
+    """``{id: resolved name}`` of the topics listed in ``topics``."""
+    resolved: dict[str, str]
+    """``{TOPIC: resolved name}`` of the command line's topics."""
+    refused: dict[str, str]
+    """``{name: reason}`` of rclpy's own parameters given with a wrong type."""
+
+
+def configured_topics(node_name: str, topics: Sequence[str]) -> Configured:
     """Read ``topics`` and ``topic.<id>.name`` as the monitor will get them from ``--ros-args``.
 
     A short-lived node with the monitor's name sees the same params file entries, ``-p``
     values and remappings (``__node``, ``__ns``), and resolves names the way the monitor will;
-    it declares none of the monitor's parameters. Returns ``{id: resolved name}`` of the
-    configured topics and ``{topic: resolved name}`` of ``topics``.
+    it declares none of the monitor's parameters. It declares every override as given, so
+    rclpy's own parameters of a wrong type (``use_sim_time:=yes_please``), on which the
+    monitor node would raise in ``Node.__init__``, are found here (``refused``).
     """
     from rclpy.node import Node
 
-    probe = Node(node_name, automatically_declare_parameters_from_overrides=True,
-                 start_parameter_services=False, enable_rosout=False)
+    from ros2_deadline_monitor.shell.parameters import node_parameter_errors
+
+    with stderr_held() as take:
+        # rclpy logs "Invalid type for parameter 'use_sim_time'" for such a value: the
+        # monitor says it once, in its own error line.
+        probe = Node(node_name, automatically_declare_parameters_from_overrides=True,
+                     start_parameter_services=False, enable_rosout=False)
+        refused = node_parameter_errors(probe._parameter_overrides)  # no public getter
+        if refused:
+            take()
 
     def resolve(name: Any) -> str:
         try:
@@ -190,7 +211,7 @@ def configured_topics(node_name: str, topics: Sequence[str]
             name = (probe.get_parameter(name_param).value if probe.has_parameter(name_param)
                     else topic_id_)
             configured[topic_id_] = resolve(name)
-        return configured, {topic: resolve(topic) for topic in topics}
+        return Configured(configured, {topic: resolve(topic) for topic in topics}, refused)
     finally:
         probe.destroy_node()
 
@@ -251,6 +272,7 @@ def _run(args: list[str], signals: StopSignals) -> int:
     from rclpy.parameter import Parameter
 
     from ros2_deadline_monitor.shell.monitor_node import MonitorNode, NODE_NAME, StartupError
+    from ros2_deadline_monitor.shell.parameters import NODE_PARAMETERS
     from ros2_deadline_monitor.shell.watch import make_display, StatsWatcher
 
     try:
@@ -273,10 +295,14 @@ def _run(args: list[str], signals: StopSignals) -> int:
     code = 0
     try:
         try:
-            configured, resolved = configured_topics(NODE_NAME, command.topics)
-            values = topic_overrides(command, configured, lambda t: resolved.get(t, t))
+            found = configured_topics(NODE_NAME, command.topics)
+            values = topic_overrides(command, found.topics,
+                                     lambda t: found.resolved.get(t, t))
+            # rclpy's defaults in place of wrong types, so the node is built and names them.
+            values.update((name, NODE_PARAMETERS[name]) for name in found.refused)
             node = MonitorNode(parameter_overrides=[Parameter(name, value=value)
-                                                    for name, value in values.items()])
+                                                    for name, value in values.items()],
+                               refused=tuple(found.refused.values()))
         except StartupError as err:
             return _error(str(err))
         executor = SingleThreadedExecutor()

@@ -68,11 +68,14 @@ class StartupError(MonitorError):
 class MonitorNode(Node):
     """Monitors the configured topics and the clock; see the module docstring."""
 
-    def __init__(self, node_name: str = NODE_NAME, **kwargs: Any) -> None:
+    def __init__(self, node_name: str = NODE_NAME, *, refused: tuple[str, ...] = (),
+                 **kwargs: Any) -> None:
         """Declare and check the parameters, then set up the session, subscriptions, timers.
 
         Raises ``StartupError`` when a monitor-wide setting is invalid or when topics are
-        listed but none of them has valid settings.
+        listed but none of them has valid settings. ``refused`` are reasons found before the
+        node existed (rclpy's own parameters of a wrong type, overridden by their defaults
+        so the node can be built): named in the same error as the monitor's own.
         """
         super().__init__(node_name, **kwargs)
         self._topics: dict[str, TopicMonitor] = {}
@@ -92,7 +95,7 @@ class MonitorNode(Node):
         self._standing: frozenset[str] = frozenset()
         """The topics whose snapshot stood at the previous report (``snapshot``)."""
         self.parameters = NodeParameters(self)
-        errors = self.parameters.declare_globals()
+        errors = [*refused, *self.parameters.declare_globals()]
         if errors:
             raise StartupError('invalid parameter value: ' + '; '.join(errors))
         try:

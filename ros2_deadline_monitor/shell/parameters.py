@@ -8,7 +8,7 @@ overrides instead of failing, and reading values back from the node.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -178,6 +178,30 @@ def _declare(node: Node, full_name: str, default: Any, spec: ParamSpec) -> list[
         node.declare_parameter(full_name, default, descriptor(spec, full_name),
                                ignore_override=True)
         return [f'{full_name}: {err}{hint}']
+
+
+NODE_PARAMETERS: dict[str, bool] = {'use_sim_time': False,
+                                     'start_type_description_service': True}
+"""The parameters rclpy declares on every node (in ``Node.__init__``), with their defaults."""
+
+
+def node_parameter_errors(overrides: Mapping[str, Parameter]) -> dict[str, str]:
+    """Return ``{name: reason}`` for each of rclpy's own parameters given with a wrong type.
+
+    rclpy declares them inside ``Node.__init__`` and raises at the first wrong type, as a
+    traceback: ``-p use_sim_time:=yes_please`` (a string), ``:=1`` (an integer),
+    ``use_sim_time: "yes"`` in a params file (quoted: a string). ``overrides`` are the
+    values rcl parsed (``Node._parameter_overrides``, YAML rules), read by a node that
+    declares none of them with a type. The reasons read like the monitor's own.
+    """
+    errors = {}
+    for name, default in NODE_PARAMETERS.items():
+        override = overrides.get(name)
+        expected = Parameter.Type.from_parameter_value(default)
+        if override is not None and override.type_ != expected:
+            errors[name] = (f'{name}: {InvalidParameterTypeException(override, expected.name)} '
+                            '(write true or false)')
+    return errors
 
 
 def coerce_integers(parameters: list[Parameter]) -> list[Parameter]:
