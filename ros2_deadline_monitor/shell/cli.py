@@ -26,7 +26,7 @@ import sys
 from typing import Any, TextIO
 
 from ros2_deadline_monitor.core.config import check_topic_name
-from ros2_deadline_monitor.core.errors import ConfigError
+from ros2_deadline_monitor.core.errors import ConfigError, os_error_text
 from ros2_deadline_monitor.core.parameters import ALL_TOPICS, template_param, topic_param, TOPICS
 from ros2_deadline_monitor.core.topic_flags import (
     add_topic_flags,
@@ -305,6 +305,8 @@ def _run(args: list[str], signals: StopSignals) -> int:
                                refused=tuple(found.refused.values()))
         except StartupError as err:
             return _error(str(err))
+        except OSError as err:  # a path no check foresaw (summary_file's name too long)
+            return _error(os_error_text(err))
         executor = SingleThreadedExecutor()
         executor.add_node(node)
         signals.wake(node)

@@ -20,7 +20,12 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 from ros2_deadline_monitor.core.config import NS_PER_S
-from ros2_deadline_monitor.core.errors import ConfigError, ExpectationError, MonitorError
+from ros2_deadline_monitor.core.errors import (
+    ConfigError,
+    ExpectationError,
+    MonitorError,
+    os_error_text,
+)
 from ros2_deadline_monitor.core.expectations import (
     evaluate,
     Expectations,
@@ -104,8 +109,13 @@ class MonitorNode(Node):
             if self._settings.summary_file and not summary_dir.is_dir():
                 raise ConfigError(f'summary_file: directory {str(summary_dir)!r} of '
                                   f'{self._settings.summary_file!r} does not exist')
+            if self._settings.summary_file and Path(self._settings.summary_file).is_dir():
+                raise ConfigError(f'summary_file: {self._settings.summary_file!r} is a '
+                                  'directory; name a file in it (e.g. summary.json)')
         except ConfigError as err:
             raise StartupError(str(err)) from None
+        except OSError as err:  # a name too long, a directory it may not search
+            raise StartupError(f'summary_file: {os_error_text(err)}') from None
         settings = self._settings
         self._schedule = TakeSchedule(slack_ns=settings.take_period_ns // 2)
         self.session = Session(
