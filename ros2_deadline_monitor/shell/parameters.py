@@ -25,6 +25,7 @@ from ros2_deadline_monitor.core.expectations import (
     CLOCK_LIMITS,
     CLOCK_PREFIX,
     LimitSpec,
+    NULL_SPELLINGS,
     topic_expectation_prefix,
     TOPIC_LIMITS,
 )
@@ -141,7 +142,8 @@ def declare_expectations(node: Node, topic_ids: Iterable[str]) -> None:
 
     A value from ``--params-file`` or ``-p`` is taken as given; the caller validates it
     (``core.expectations.expectations_from``), since a dynamically typed parameter accepts
-    any type.
+    any type. YAML's null (``ros2 param dump`` of an unset one, read by rcl as the string
+    ``null``) leaves it unset, so a dump loads back as what was dumped.
     """
     names = [(f'{CLOCK_PREFIX}{spec.key}', spec) for spec in CLOCK_LIMITS]
     for topic_id in topic_ids:
@@ -149,7 +151,11 @@ def declare_expectations(node: Node, topic_ids: Iterable[str]) -> None:
         names += [(f'{prefix}{spec.key}', spec) for spec in TOPIC_LIMITS]
     for full_name, spec in names:
         if not node.has_parameter(full_name):
-            node.declare_parameter(full_name, None, expectation_descriptor(spec, full_name))
+            override = node._parameter_overrides.get(full_name)  # rclpy has no public getter
+            unset = (override is not None and isinstance(override.value, str)
+                     and override.value in NULL_SPELLINGS)
+            node.declare_parameter(full_name, None, expectation_descriptor(spec, full_name),
+                                   ignore_override=unset)
 
 
 def undeclare_expectations(node: Node, topic_id: str) -> None:
