@@ -187,6 +187,12 @@ class MonitorNode(Node):
         self.get_logger().info(
             f'monitoring {len(self._topics)} topic(s), stats every '
             f'{settings.stats_period_ns / NS_PER_S:g} s on steady time, diagnostics {path}')
+        self.get_logger().debug(
+            f'take period {settings.take_period_ns / NS_PER_S:g} s (0: a callback per '
+            f'message), take queue depth {settings.take_queue_depth or "from the rate"}, '
+            f'arrival timestamp {settings.arrival_timestamp}, use_sim_time '
+            f'{str(self.parameters.use_sim_time()).lower()}, clock topic '
+            f'{settings.clock_topic}, summary file {settings.summary_file or "none"}')
 
     # -- configuration -------------------------------------------------------------------
 
@@ -484,6 +490,7 @@ class MonitorNode(Node):
         The expectations are evaluated over the run so far (``verdict``); their keys go into
         the diagnostics.
         """
+        began_ns = time.monotonic_ns()
         snapshot = self.snapshot(final=final)
         expectations = self.expectations()
         self._verdict = (Verdict(()) if expectations.empty  # what evaluate gives, at no cost
@@ -493,6 +500,10 @@ class MonitorNode(Node):
             stats if self._assembler is None else self._assembler.payload(stats))
         self._diagnostics.publish(diagnostics.statuses(snapshot, verdict=self._verdict,
                                                        cache=self._status_cache))
+        self.get_logger().debug(
+            f'{"final " if final else ""}report: {len(snapshot.topics)} topic(s), '
+            f'{len(self._standing)} standing, {self._stats_late_ns / 1e6:.1f} ms late, '
+            f'took {(time.monotonic_ns() - began_ns) / 1e6:.1f} ms')
         return snapshot
 
     @property

@@ -406,6 +406,10 @@ class TopicMonitor:
                 profile, event_callbacks=events, raw=True)
         self.depth = profile.depth
         self._reliable = choice.reliable
+        self._logger.debug(
+            f'{config.name}: subscribed to {config.topic}: '
+            f'{"batched takes" if batched else "a callback per message"}, depth {profile.depth}, '
+            f'{len(publishers)} publisher(s) in the graph')
         self.state = TopicState.RECEIVING
         self.reason = ''
         # The offered deadline reaches the session before any message of this subscription,

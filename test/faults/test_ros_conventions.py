@@ -69,3 +69,30 @@ def test_a_param_dump_loads_back_as_what_was_dumped(installed_executable, proces
     again = dump(observer, wait_for)
     assert second.poll() is None, second.log.name
     assert again == dumped
+
+
+def test_debug_level_of_the_monitor_logger_shows_the_monitors_debug_lines(
+        installed_executable, publisher_process, processes, observer, wait_for, tmp_path):
+    """``monitor.launch.py log_level:=debug`` passes ``--log-level deadline_monitor:=debug``.
+
+    The level reached the monitor, but it had nothing to say at debug level: no line.
+    """
+    publisher_process('/fault/debugged', 'std_msgs.msg.Header', 'debugged_producer', 0.02)
+    log = tmp_path / 'monitor.log'
+    with open(log, 'w') as out:
+        monitor = subprocess.Popen(
+            [str(installed_executable('monitor')), '/fault/debugged', '--ros-args',
+             '--log-level', 'deadline_monitor:=debug', '-p', 'stats_period_s:=0.3'],
+            stdout=out, stderr=out, text=True)
+        processes.append(monitor)
+        wait_for(lambda: (t := observer.topic_stats('fault_debugged')) and t.messages_total,
+                 timeout=TIMEOUT_S, what='the monitor counting the producer')
+        monitor.send_signal(signal.SIGINT)
+        assert monitor.wait(timeout=TIMEOUT_S) == 0
+    debug = [line for line in log.read_text().splitlines() if line.startswith('[DEBUG]')]
+    assert debug and all('[deadline_monitor]:' in line for line in debug), debug[:5]
+    said = '\n'.join(debug)
+    assert 'take period 0.05 s' in said  # the settings in force
+    assert 'fault_debugged: subscribed to /fault/debugged: batched takes' in said
+    assert 'SIGINT received: final report' not in said  # that one is info
+    assert 'final report: 1 topic(s)' in said
