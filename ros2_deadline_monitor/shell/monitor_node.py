@@ -187,6 +187,12 @@ class MonitorNode(Node):
         self.get_logger().info(
             f'monitoring {len(self._topics)} topic(s), stats every '
             f'{settings.stats_period_ns / NS_PER_S:g} s on steady time, diagnostics {path}')
+        if self._reader is not None:
+            # Not on this node: the executor would rebuild its wait set over every one of
+            # them at each wake-up (2.8 ms instead of 0.33 ms with 1,000 topics, measured).
+            self.get_logger().info(
+                'subscriptions are taken in batches on the node '
+                f'{self._reader.get_fully_qualified_name()} (see its ros2 node info)')
         self.get_logger().debug(
             f'take period {settings.take_period_ns / NS_PER_S:g} s (0: a callback per '
             f'message), take queue depth {settings.take_queue_depth or "from the rate"}, '
@@ -283,7 +289,11 @@ class MonitorNode(Node):
         """Return the node that holds the batched subscriptions; no executor spins it.
 
         It ignores global arguments so a ``__node`` remap does not give it the main name;
-        topic names reach it already resolved (and remapped) by this node.
+        topic names reach it already resolved (and remapped) by this node. So
+        ``ros2 node info /deadline_monitor`` lists no subscriptions; they stay apart because
+        an executor iterates every subscription of the nodes it spins at each wake-up, even
+        one in a callback group it may never run: 1,000 of them on the spun node cost 2.8 ms
+        of CPU per wake-up against 0.33 ms here (20 wake-ups a second for the takes).
         """
         if self._settings.take_period_ns <= 0:
             return None
