@@ -47,6 +47,7 @@ from ros2_deadline_monitor.shell.layouts import stamp_rule_for_class
 from ros2_deadline_monitor.shell.message_types import import_message, MessageTypeError
 from ros2_deadline_monitor.shell.qos import (
     all_reliable,
+    all_transient_local,
     choose_qos,
     CLOCK_QOS,
     common_offered_deadline_ns,
@@ -92,17 +93,37 @@ def make_callback(record: Recorder, arrival_key: str, fallback: InfoFallback | N
     return on_message
 
 
+def skip_latched(on_message: Callable[[bytes, dict[str, Any]], None], subscribed_ns: int,
+                 latched: Callable[[], None]) -> Callable[[bytes, dict[str, Any]], None]:
+    """Wrap a ``transient_local`` subscription's callback: latched messages are not cycles.
+
+    A message its writer published before the subscription existed (source timestamp, on
+    the system clock like ``subscribed_ns``) was kept for late readers: ``latched`` counts
+    it, the cycle analysis never sees it. Only latched topics pay the comparison.
+    """
+    def on_any(raw: bytes, info: dict[str, Any]) -> None:
+        if 0 < (info.get(SOURCE) or 0) < subscribed_ns:
+            latched()
+            return
+        on_message(raw, info)
+    return on_any
+
+
 def make_drain(subscription: Subscription, record: Recorder, arrival_key: str,
-               fallback: InfoFallback | None = None) -> Callable[[], int]:
+               fallback: InfoFallback | None = None,
+               latched: tuple[int, Callable[[], None]] | None = None) -> Callable[[], int]:
     """Build the batch take of one topic: record every queued message, return how many.
 
     Each taken message goes through the same per-message callback as in the executor path.
     The subscription must not be spun by an executor (it would take the messages first).
+    ``latched``: ``(subscribed_ns, count)`` of a ``transient_local`` one (``skip_latched``).
     """
     handle = subscription.handle
     take = handle.take_message
     msg_type = subscription.msg_type
     on_message = make_callback(record, arrival_key, fallback)
+    if latched is not None:
+        on_message = skip_latched(on_message, *latched)
 
     def drain() -> int:
         count = 0
@@ -211,6 +232,8 @@ class TopicMonitor:
         """The deadline QoS every publisher offers, from the graph (0: none, or they differ)."""
         self._subscription: Subscription | None = None
         self._reliable: bool | None = None
+        self._transient_local = False
+        """The subscription receives what writers kept (every publisher offered it)."""
         self._logged: set[str] = set()
         self.wait_unsaid = False
         """It started waiting for a publisher and nobody said so yet (``waiting_line``)."""
@@ -353,6 +376,11 @@ class TopicMonitor:
             self._log_once('info', f'{self.config.name}: a best effort publisher joined '
                                    f'{topic}; subscribing best effort')
             self._resubscribe(publishers, reliable=False)
+        elif self._transient_local and not all_transient_local(publishers):
+            # A transient_local reader matches no volatile writer: the topic would fall silent.
+            self._log_once('info', f'{self.config.name}: a volatile publisher joined '
+                                   f'{topic}; subscribing volatile')
+            self._resubscribe(publishers, reliable=self._reliable)
 
     def _fail(self, reason: str) -> None:
         self._unsubscribe()
@@ -387,10 +415,13 @@ class TopicMonitor:
         # A leading stamp's rule reads with ``read_stamp_ns``, exactly as fast as before.
         record = self._session.recorder(
             self.topic_id, self.stamp_rule.read if self.stamp_rule else None)
+        session, topic_id = self._session, self.topic_id
+        latched = ((time.time_ns(), lambda: session.latched(topic_id))
+                   if choice.transient_local else None)
         if batched:
             profile.depth = take_depth(config.period_ns, self._take_period_ns,
                                        self._take_queue_depth)
-            self._subscription = self._create_batched(msg_class, profile, record)
+            self._subscription = self._create_batched(msg_class, profile, record, latched)
         else:
             if self._reader is not None:
                 self._log_once('info', f'{config.name}: QoS deadline events need the executor: '
@@ -401,11 +432,14 @@ class TopicMonitor:
                 session, topic_id = self._session, self.topic_id
                 events.deadline = lambda event: session.qos_deadline_missed(
                     topic_id, event.total_count_change)
+            on_message = make_callback(record, self._arrival_key, self.fallback)
+            if latched is not None:
+                on_message = skip_latched(on_message, *latched)
             self._subscription = self._node.create_subscription(
-                msg_class, config.topic, make_callback(record, self._arrival_key, self.fallback),
-                profile, event_callbacks=events, raw=True)
+                msg_class, config.topic, on_message, profile, event_callbacks=events, raw=True)
         self.depth = profile.depth
         self._reliable = choice.reliable
+        self._transient_local = choice.transient_local
         self._logger.debug(
             f'{config.name}: subscribed to {config.topic}: '
             f'{"batched takes" if batched else "a callback per message"}, depth {profile.depth}, '
@@ -419,17 +453,20 @@ class TopicMonitor:
                                    offered_deadline_ns=self._offered_deadline_ns)
         self.started_unsaid = (
             f'{config.name}: monitoring {config.topic} ({type_name}, '
-            f'{"reliable" if choice.reliable else "best effort"}, stamp '
+            f'{"reliable" if choice.reliable else "best effort"}'
+            f'{", transient local" if choice.transient_local else ""}, stamp '
             f'{self.stamp_rule.describe() if self.stamp_rule else "not available"})')
 
-    def _create_batched(self, msg_class: type, profile: QoSProfile,
-                        record: Recorder) -> Subscription:
+    def _create_batched(self, msg_class: type, profile: QoSProfile, record: Recorder,
+                        latched: tuple[int, Callable[[], None]] | None = None
+                        ) -> Subscription:
         """Subscribe on the reader node, without event handlers (see the module docstring)."""
         assert self._reader is not None
         subscription = self._reader.create_subscription(
             msg_class, self.config.topic, _ignore, profile,
             event_callbacks=SubscriptionEventCallbacks(use_default_callbacks=False), raw=True)
-        self._drain = make_drain(subscription, record, self._arrival_key, self.fallback)
+        self._drain = make_drain(subscription, record, self._arrival_key, self.fallback,
+                                 latched)
         # Its rate is observed anew until the next report tells the stride from the period
         # (a new subscription with the same depth would otherwise leave the key of
         # ``report_status`` unchanged, and a 1 kHz topic taken every period for good).
