@@ -14,6 +14,7 @@ from pathlib import Path
 import time
 from typing import Any
 
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.duration import Duration
 from rclpy.node import Node
@@ -33,7 +34,12 @@ from ros2_deadline_monitor.core.expectations import (
 )
 from ros2_deadline_monitor.core.gate import exit_code, FinalReport, run_figures, summary_record
 from ros2_deadline_monitor.core.host import HostSampler
-from ros2_deadline_monitor.core.parameters import changed_parameters, MonitorSettings, TOPICS
+from ros2_deadline_monitor.core.parameters import (
+    changed_parameters,
+    MonitorSettings,
+    topic_param,
+    TOPICS,
+)
 from ros2_deadline_monitor.core.session import Session, TopicState
 from ros2_deadline_monitor.core.snapshot import Snapshot
 from ros2_deadline_monitor.msg import MonitorStats
@@ -146,7 +152,7 @@ class MonitorNode(Node):
         if not topic_ids and self._discovery is None:
             self.get_logger().warning(
                 f'no topics configured (parameter {TOPICS}): monitoring the clock only')
-        self.parameters.watch(self.parameters.validate, self._apply_parameters)
+        self.parameters.watch(self._validate, self._apply_parameters)
 
         self._simulator_rtf = SimulatorRtf(self, settings.simulator_rtf_topic, self.session)
         self._stats_publisher = self.create_publisher(MonitorStats, STATS_TOPIC, STATS_QOS)
@@ -260,6 +266,27 @@ class MonitorNode(Node):
                                    f'{", ".join(changed_parameters(topic_id, names))}')
         self._say_polled([self._topics[topic_id] for topic_id in changes.changed])
         self._update_takers()
+
+    def _validate(self, parameters: list[Parameter]) -> SetParametersResult:
+        """Reject an invalid change, and a stamp the subscribed topic's type cannot give.
+
+        Whether ``stamp_field`` leads to a readable stamp depends on the type, known once
+        the topic is subscribed: accepted, a bad one stopped the topic's counting until it
+        was repaired, and the gap then counted as the producer's loss and outage.
+        """
+        result = self.parameters.validate(parameters)
+        if not result.successful:
+            return result
+        changed = {p.name: p.value for p in parameters}
+        for topic_id, monitor in self._topics.items():
+            names = (topic_param(topic_id, 'stamp'), topic_param(topic_id, 'stamp_field'))
+            if names[0] in changed or names[1] in changed:
+                config = monitor.config
+                reason = monitor.stamp_refusal(changed.get(names[0], config.stamp),
+                                               changed.get(names[1], config.stamp_field))
+                if reason:
+                    return SetParametersResult(successful=False, reason=f'{names[1]}: {reason}')
+        return result
 
     def _apply_parameters(self, parameters: list[Parameter]) -> None:
         """Apply an accepted change to what is received from now on.

@@ -26,6 +26,7 @@ Two ways to get the messages (parameter ``take_period_s``):
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 import time
 from typing import Any
 
@@ -234,6 +235,8 @@ class TopicMonitor:
         self._reliable: bool | None = None
         self._transient_local = False
         """The subscription receives what writers kept (every publisher offered it)."""
+        self._latched: tuple[int, Callable[[], None]] | None = None
+        """``(subscribed_ns, count)`` of a ``transient_local`` subscription (``skip_latched``)."""
         self._logged: set[str] = set()
         self.wait_unsaid = False
         """It started waiting for a publisher and nobody said so yet (``waiting_line``)."""
@@ -382,6 +385,21 @@ class TopicMonitor:
                                    f'{topic}; subscribing volatile')
             self._resubscribe(publishers, reliable=self._reliable)
 
+    def stamp_refusal(self, stamp: str, stamp_field: str) -> str | None:
+        """Say why this topic's type cannot give the stamp these settings ask for, else None.
+
+        Nothing to say before the type is known (checked when it subscribes) or when the
+        settings do not need a stamp (``TopicConfig.stamp_required``).
+        """
+        config = replace(self.config, stamp=stamp, stamp_field=stamp_field)
+        if not self.type_name or not config.stamp_required:
+            return None
+        try:
+            stamp_rule_for_class(import_message(self.type_name), stamp_field)
+        except (StampFieldError, MessageTypeError) as err:
+            return f'{stamp_field} of {self.type_name} cannot be read: {err}'
+        return None
+
     def _fail(self, reason: str) -> None:
         self._unsubscribe()
         self.state = TopicState.ERROR
@@ -418,6 +436,7 @@ class TopicMonitor:
         session, topic_id = self._session, self.topic_id
         latched = ((time.time_ns(), lambda: session.latched(topic_id))
                    if choice.transient_local else None)
+        self._latched = latched
         if batched:
             profile.depth = take_depth(config.period_ns, self._take_period_ns,
                                        self._take_queue_depth)
@@ -529,9 +548,31 @@ class TopicMonitor:
         with the new settings.
         """
         config = self.config
-        if (config.qos_deadline_ns != old.qos_deadline_ns or config.stamp != old.stamp
-                or config.stamp_field != old.stamp_field):
+        restamp = config.stamp != old.stamp or config.stamp_field != old.stamp_field
+        if config.qos_deadline_ns != old.qos_deadline_ns or (restamp and not self._restamp()):
             self._resubscribe(reliable=self._reliable)
+
+    def _restamp(self) -> bool:
+        """Read the stamp by the new settings from the next take on; False if it cannot.
+
+        A batched subscription keeps its reader: only the drain's rule changes (what is
+        queued was taken under the old settings first). Re-subscribing would leave a gap
+        the monitor made, which the sequence numbers would count as the producer's loss.
+        """
+        if self._drain is None or self._subscription is None or not self.type_name:
+            return False
+        config = self.config
+        try:
+            rule = stamp_rule_for_class(import_message(self.type_name), config.stamp_field)
+        except (StampFieldError, MessageTypeError):
+            return False  # re-subscribing says why (or falls back to arrivals)
+        self.stamp_rule = rule
+        record = self._session.recorder(self.topic_id, rule.read)
+        self._drain = make_drain(self._subscription, record, self._arrival_key, self.fallback,
+                                 self._latched)
+        self._reported = None  # the session's topic may be new: tell it again
+        self._unreported = True
+        return True
 
     def close(self) -> None:
         """Destroy the subscription."""
