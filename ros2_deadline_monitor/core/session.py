@@ -702,6 +702,8 @@ class Session:
         if fallback is not None and not fallback.loss_known and report.loss_known:
             report = replace(report, loss_known=False,
                              loss_note='the middleware gives no sequence numbers')
+        if topic.receive.loss_unseen and report.loss_known:
+            report = replace(report, loss_known=False, loss_note=topic.receive.loss_unseen)
         level, reason = self._held(topic, *self._topic_level(topic, report, now_wall_ns,
                                                              window_rtf))
         level, reason, notes = _stream_notes(topic, report, level, reason)
@@ -846,6 +848,13 @@ def _stream_notes(topic: _Topic, report: TopicReport, level: Level,
                      f'{report.outage_max_ns / 1e9:.1f} s{anchored}')
     if topic.fallback is not None:
         notes.extend(topic.fallback.notes)
+    by_monitor = topic.receive.lost_by_monitor_total
+    if by_monitor:
+        notes.append(f'{by_monitor} of the {report.messages_lost_total} lost messages were '
+                     "dropped by the monitor's own reader queue (full between two takes), "
+                     'not by the producer or the network')
+    if topic.receive.loss_unseen:
+        notes.append(f'lost unknown: {topic.receive.loss_unseen}')
     if topic.latched and report.messages_total:
         notes.append(_latched_note(topic.latched) + ' (not a cycle)')
     topic.seen = seen

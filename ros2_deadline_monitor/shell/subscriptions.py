@@ -112,12 +112,15 @@ def skip_latched(on_message: Callable[[bytes, dict[str, Any]], None], subscribed
 
 def make_drain(subscription: Subscription, record: Recorder, arrival_key: str,
                fallback: InfoFallback | None = None,
-               latched: tuple[int, Callable[[], None]] | None = None) -> Callable[[], int]:
+               latched: tuple[int, Callable[[], None]] | None = None,
+               edges: list[int] | None = None) -> Callable[[], int]:
     """Build the batch take of one topic: record every queued message, return how many.
 
     Each taken message goes through the same per-message callback as in the executor path.
     The subscription must not be spun by an executor (it would take the messages first).
     ``latched``: ``(subscribed_ns, count)`` of a ``transient_local`` one (``skip_latched``).
+    ``edges``: set to the first and last sequence numbers of each take that took any
+    (``TopicMonitor.take`` counts its own queue's drops from them).
     """
     handle = subscription.handle
     take = handle.take_message
@@ -128,10 +131,16 @@ def make_drain(subscription: Subscription, record: Recorder, arrival_key: str,
 
     def drain() -> int:
         count = 0
+        last = None
         with handle:
             while (taken := take(msg_type, True)) is not None:
                 on_message(*taken)
+                if not count and edges is not None:
+                    edges[0] = taken[1].get(SEQUENCE_KEY) or NO_VALUE
+                last = taken
                 count += 1
+        if last is not None and edges is not None:
+            edges[1] = last[1].get(SEQUENCE_KEY) or NO_VALUE
         return count
     return drain
 
@@ -201,6 +210,14 @@ class TopicMonitor:
         """History depth of the current subscription (0 before subscribing)."""
         self.queue_overflows = 0
         """Takes that found the reader queue full (its oldest messages may have been lost)."""
+        self.lost_by_monitor = 0
+        """Messages the reader queue dropped between two takes (``take``): the monitor's."""
+        self._loss_unseen = ''
+        """Why the queue's drops could not be counted (full at the subscription's first take)."""
+        self._edges = [NO_VALUE, NO_VALUE]
+        """First and last sequence numbers of the latest take (``make_drain``)."""
+        self._last_seq: int | None = None
+        """The last sequence number taken from the current subscription (None: none yet)."""
         self._stride = 1
         """Every how many take periods the queue is taken (``qos.take_stride``, and
         ``qos.observed_stride`` while the rate is not known)."""
@@ -286,7 +303,8 @@ class TopicMonitor:
     def receive(self) -> Receive:
         """How this topic's messages are received now."""
         if self._drain is not None:
-            return Receive('batched', self._take_period_ns, self.depth, self.queue_overflows)
+            return Receive('batched', self._take_period_ns, self.depth, self.queue_overflows,
+                           self.lost_by_monitor, self._loss_unseen)
         return Receive('callback', 0, self.depth, 0)
 
     @property
@@ -485,7 +503,8 @@ class TopicMonitor:
             msg_class, self.config.topic, _ignore, profile,
             event_callbacks=SubscriptionEventCallbacks(use_default_callbacks=False), raw=True)
         self._drain = make_drain(subscription, record, self._arrival_key, self.fallback,
-                                 latched)
+                                 latched, self._edges)
+        self._last_seq = None
         # Its rate is observed anew until the next report tells the stride from the period
         # (a new subscription with the same depth would otherwise leave the key of
         # ``report_status`` unchanged, and a 1 kHz topic taken every period for good).
@@ -513,11 +532,33 @@ class TopicMonitor:
         if count >= self.depth:
             self.queue_overflows += 1
             self._unreported = True
+            self._count_own_drops()
+        if count:
+            self._last_seq = self._edges[1]
             self._log_once('warning', f'{self.config.name}: the reader queue ({self.depth} '
-                                      'messages) filled up between two takes; dropped messages '
-                                      'are counted as lost (raise take_queue_depth or lower '
+                                      'messages) filled up between two takes; what it dropped '
+                                      "is counted as lost by the monitor's own queue (unknown "
+                                      'at the first take; raise take_queue_depth or lower '
                                       'take_period_s)')
         return count
+
+    def _count_own_drops(self) -> None:
+        """Count what the full queue dropped since the previous take: the monitor's loss.
+
+        The gap between the previous take's last sequence number and this take's first,
+        with one writer (several interleave their numbers). At the subscription's first take
+        there is no number before: the drops are unknown, and so is the topic's loss.
+        """
+        first = self._edges[0] if self._edges[0] <= _INT64_MAX else NO_VALUE
+        if self._last_seq is None:
+            if first != NO_VALUE and first > 1:
+                self._loss_unseen = (
+                    f'the reader queue ({self.depth} messages) was full at its first take '
+                    f'(first sequence number {first}): what it dropped before cannot be '
+                    'told from what was published before the monitor subscribed')
+        elif (self.writers <= 1 and first != NO_VALUE and self._last_seq != NO_VALUE
+                and first > self._last_seq + 1):
+            self.lost_by_monitor += first - self._last_seq - 1
 
     def _unsubscribe(self) -> None:
         subscription = self._subscription
@@ -569,7 +610,7 @@ class TopicMonitor:
         self.stamp_rule = rule
         record = self._session.recorder(self.topic_id, rule.read)
         self._drain = make_drain(self._subscription, record, self._arrival_key, self.fallback,
-                                 self._latched)
+                                 self._latched, self._edges)
         self._reported = None  # the session's topic may be new: tell it again
         self._unreported = True
         return True

@@ -8,6 +8,8 @@ is a process of its own (``publisher_process``); the monitor runs in the test pr
 
 from __future__ import annotations
 
+from typing import Any
+
 TIMEOUT_S = 20.0
 
 
@@ -33,3 +35,87 @@ def test_a_stamp_field_the_type_cannot_give_is_refused_at_run_time(
     status = wait_for(lambda: observer.status(': topic stamped'), what='its status')
     assert 'cannot be read' not in status.message
     assert observer.topic_stats('stamped').messages_lost_total == 0
+
+
+BURST = 3000
+BURST_PRODUCER = """
+import sys, time, rclpy, rclpy.duration
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.signals import SignalHandlerOptions
+from std_msgs.msg import Header
+rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+node = rclpy.create_node('burst_producer')
+publisher = node.create_publisher(
+    Header, sys.argv[1], QoSProfile(depth=int(sys.argv[2]),
+                                    reliability=ReliabilityPolicy.RELIABLE))
+while not publisher.get_subscription_count():
+    time.sleep(0.01)
+print('matched', flush=True)
+for line in sys.stdin:  # one burst per line
+    for _ in range(int(sys.argv[2])):
+        publisher.publish(Header())
+    # Every sample reached the reader's queue (kept or pushed out of it) before the take.
+    assert publisher.wait_for_all_acked(rclpy.duration.Duration(seconds=20))
+    print('sent', flush=True)
+node.destroy_node()
+rclpy.try_shutdown()
+"""
+
+
+def test_drops_of_the_monitors_own_queue_are_its_loss_or_unknown(ros_context, processes):
+    """3,000 messages in one burst, twice, into a reader queue of 1,000, taken after each.
+
+    The monitor is not spun: this test takes (``take_all``) once the producer's writer knows
+    every sample reached the reader's queue. What the queue dropped before the
+    subscription's first take has no number before it: the loss is unknown and the status
+    says why (it was "lost 0"). Drops between two takes are counted exactly, as the
+    monitor's own loss, apart from the producer's.
+    """
+    import subprocess
+    import sys
+    import time
+
+    from rclpy.parameter import Parameter
+
+    from ros2_deadline_monitor.shell.monitor_node import MonitorNode
+
+    producer = subprocess.Popen([sys.executable, '-c', BURST_PRODUCER, '/fault/burst',
+                                 str(BURST)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                text=True)
+    processes.append(producer)
+    values = {'topics': ['burst'], 'topic.burst.name': '/fault/burst', 'take_period_s': 1.0,
+              'take_queue_depth': 1000}
+    node = MonitorNode(context=ros_context, parameter_overrides=[
+        Parameter(name, value=value) for name, value in values.items()])
+    try:
+        monitor = node.topic_monitors['burst']
+        deadline = time.monotonic() + TIMEOUT_S
+        while not monitor.writers:
+            node._poll()  # the graph read that subscribes (the poll timer's work)
+            assert time.monotonic() < deadline, 'the producer never matched'
+            time.sleep(0.05)
+        assert producer.stdout.readline().strip() == 'matched'
+
+        def burst() -> tuple[int, Any]:
+            producer.stdin.write('go\n')
+            producer.stdin.flush()
+            assert producer.stdout.readline().strip() == 'sent'
+            node.take_all()
+            topic = node.snapshot().topics[0]
+            return topic.report.messages_total, topic
+
+        taken, topic = burst()
+        assert taken == 1000 and monitor.queue_overflows == 1
+        assert not topic.report.loss_known  # it said 0
+        assert topic.report.loss_note == (
+            'the reader queue (1000 messages) was full at its first take (first sequence '
+            'number 2001): what it dropped before cannot be told from what was published '
+            'before the monitor subscribed')
+        taken, topic = burst()
+        assert taken == 2000 and monitor.lost_by_monitor == 2000  # seq 3001..5000
+        assert topic.receive.lost_by_monitor_total == 2000
+        assert "2000 of the 2000 lost messages were dropped by the monitor's own reader " \
+               'queue' in topic.reason
+    finally:
+        producer.stdin.close()
+        node.destroy_node()
