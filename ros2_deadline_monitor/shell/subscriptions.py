@@ -383,7 +383,14 @@ class TopicMonitor:
                 self.wait_unsaid = True  # said by the node, for all such topics in one line
             return
         if len(types) > 1:
-            self._fail(f'publishers on {topic} disagree on the type: {", ".join(types)}')
+            reason = f'publishers on {topic} disagree on the type: {", ".join(types)}'
+            if self._subscription is not None and self.type_name in types:
+                # A reader matches writers of its own type only: it goes on counting them.
+                # Dropping it made a gap the monitor caused, counted as their loss and outage.
+                self.state, self.reason = TopicState.ERROR, reason
+                self._log_once('error', f'{self.config.name}: {reason}')
+                return
+            self._fail(reason)
             return
         if self.type_name and types[0] != self.type_name:
             # Sticky until the first type is back: two types' figures must not be mixed.
@@ -391,6 +398,8 @@ class TopicMonitor:
                        f'monitoring resumes when it is {self.type_name} again (set '
                        f'topic.{self.config.name}.name again or restart to take the new type)')
             return
+        if self._subscription is not None and self.state is TopicState.ERROR:
+            self.state, self.reason = TopicState.RECEIVING, ''  # the other type left
         if self._subscription is None:
             self._subscribe(types[0], publishers)
         elif self._reliable and not all_reliable(publishers):

@@ -119,3 +119,44 @@ def test_drops_of_the_monitors_own_queue_are_its_loss_or_unknown(ros_context, pr
     finally:
         producer.stdin.close()
         node.destroy_node()
+
+
+def test_a_producer_of_another_type_joining_costs_the_first_producer_nothing(
+        participant, make_beat, publisher_process, observer, start_monitor, wait_for):
+    """A second producer of another type on the topic for a while: the topic is ERROR then.
+
+    The monitor dropped its subscription meanwhile and reported the first producer, which
+    never paused, as 300 messages lost and a 6 s outage. Its reader matches writers of its
+    own type only: it keeps counting them, exactly as many as were published.
+    """
+    start_monitor(topics=['shared'], topic__shared__name='/fault/shared', stats_period_s=0.2)
+    from rclpy.qos import QoSProfile
+    from std_msgs.msg import Header
+
+    producer = participant()
+    beat = make_beat(producer.node('shared_producer'), '/fault/shared', 0.02)
+    producer.start()
+    beat.wait_matched(wait_for)  # it counts from the monitor's match on
+    # Another reader keeps the producer publishing (a Beat publishes only while matched)
+    # whether the monitor is subscribed or not: as a real producer does.
+    witness = participant()
+    witness.node('witness').create_subscription(Header, '/fault/shared', lambda _: None,
+                                                QoSProfile(depth=10))
+    witness.start()
+    wait_for(lambda: beat.publisher.get_subscription_count() >= 2, timeout=TIMEOUT_S,
+             what='the witness matched')
+    wait_for(lambda: (t := observer.topic_stats('shared')) and t.messages_total > 10,
+             timeout=TIMEOUT_S, what='the first producer counted')
+    other = publisher_process('/fault/shared', 'std_msgs.msg.Float64', 'other_type', 0.02)
+    wait_for(lambda: (s := observer.status(': topic shared')) and 'disagree on the type'
+             in s.message, timeout=60.0, what='the two types reported')
+    publisher_process.stop(other)
+    wait_for(lambda: (s := observer.status(': topic shared'))
+             and 'disagree' not in s.message, timeout=60.0, what='the other type gone')
+    beat.stop()
+    stats = wait_for(lambda: (t := observer.topic_stats('shared'))
+                     and t.messages_total == beat.count and t, timeout=TIMEOUT_S,
+                     what=lambda: f'{beat.count} messages counted, as published; counted '
+                                  f'{observer.topic_stats("shared").messages_total}')
+    assert stats.messages_lost_total == 0
+    assert stats.outages_total == 0
