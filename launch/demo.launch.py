@@ -2,6 +2,7 @@
 
     ros2 launch ros2_deadline_monitor demo.launch.py
     ros2 launch ros2_deadline_monitor demo.launch.py target_rtf:=0.5 stall_ms:=0.0 duration:=10
+    ros2 launch ros2_deadline_monitor demo.launch.py start_aggregator:=true
 
 ``sim_clock`` publishes ``/clock`` at the target real time factor, ``demo_controller`` runs
 a timer at ``rate_hz`` that stalls ``stall_ms`` every ``stall_every``-th cycle and publishes
@@ -9,7 +10,8 @@ a stamped ``geometry_msgs/TwistStamped`` on /demo/cmd at the end of each cycle, 
 watches that topic next to the clock. With the defaults the clock keeps an RTF of about 1.0
 while the controller misses its 10 ms deadline twice a second; watch ``/diagnostics`` or
 ``/deadline_monitor/stats``, or stop the launch (Ctrl-C, or ``duration``) to see the
-monitor's summary.
+monitor's summary. With ``start_aggregator:=true`` a ``diagnostic_aggregator`` groups the
+diagnostics for ``rqt_robot_monitor``, as in monitor.launch.py.
 
 The monitor is declared here with the demo's own settings rather than by including
 monitor.launch.py: it watches exactly the controller's topic, with the controller's rate and
@@ -25,11 +27,13 @@ from launch.conditions import IfCondition
 from launch.events.process import ProcessExited
 from launch.launch_context import LaunchContext
 from launch.launch_description import LaunchDescription
-from launch.substitutions import LaunchConfiguration, PythonExpression
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution, PythonExpression
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
+from launch_ros.substitutions import FindPackageShare
 
 PACKAGE = 'ros2_deadline_monitor'
+BOOLEANS = ['true', 'false', 'True', 'False']
 CONTROL_TOPIC = '/demo/cmd'
 NUMBERS = {'target_rtf': float, 'rate_hz': float, 'stall_ms': float, 'stall_every': int,
            'duration': float}
@@ -90,13 +94,17 @@ def generate_launch_description() -> LaunchDescription:
                         '0 never.'),
         DeclareLaunchArgument(
             'use_sim_time', default_value='true',
-            choices=['true', 'false', 'True', 'False'],
+            choices=BOOLEANS,
             description='Run the controller and the monitor on /clock from sim_clock; false '
                         'runs the controller on the system clock and starts no sim_clock.'),
         DeclareLaunchArgument(
             'duration', default_value='0',
             description='Stop everything after this many seconds of wall time; 0 runs '
                         'until Ctrl-C.'),
+        DeclareLaunchArgument(
+            'start_aggregator', default_value='false', choices=BOOLEANS,
+            description='Also start diagnostic_aggregator with '
+                        'config/diagnostic_aggregator.yaml, for rqt_robot_monitor.'),
     ]
 
     sim_clock = Node(
@@ -151,6 +159,18 @@ def generate_launch_description() -> LaunchDescription:
             'RCUTILS_COLORIZED_OUTPUT', '1' if sys.stdout.isatty() else '0')},
     )
 
+    # As in monitor.launch.py: its default node name (the YAML is keyed by it), the root
+    # namespace (it reads and writes the absolute /diagnostics and /diagnostics_agg).
+    aggregator = Node(
+        package='diagnostic_aggregator',
+        executable='aggregator_node',
+        parameters=[PathJoinSubstitution([FindPackageShare(PACKAGE), 'config',
+                                          'diagnostic_aggregator.yaml']),
+                    {'use_sim_time': use_sim_time}],
+        output='screen',
+        condition=IfCondition(LaunchConfiguration('start_aggregator')),
+    )
+
     stop = TimerAction(
         period=duration,
         actions=[Shutdown(reason='demo duration elapsed')],
@@ -158,4 +178,4 @@ def generate_launch_description() -> LaunchDescription:
     )
 
     return LaunchDescription([*arguments, OpaqueFunction(function=check_numbers), sim_clock,
-                              controller, monitor, stop])
+                              controller, monitor, aggregator, stop])

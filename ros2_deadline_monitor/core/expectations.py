@@ -32,6 +32,9 @@ __all__ = [
 ]
 
 EXPECT = 'expect'
+NULL_SPELLINGS = frozenset({'null', 'Null', 'NULL', '~'})
+"""YAML's null as rcl reads it from a params file or ``-p``: a string. ``ros2 param dump``
+writes an unset expectation as ``null``; the dump must load back as "no limit"."""
 CLOCK_PREFIX = f'clock.{EXPECT}.'
 CLOCK_SUBJECT = 'clock'
 """``Outcome.topic_id`` of the clock's expectations."""
@@ -184,15 +187,19 @@ def expectations_from(values: Mapping[str, Any], topic_ids: Iterable[str]) -> Ex
     """Read the expectations out of flat ``{parameter: value}`` node parameters.
 
     Takes ``topic.<id>.expect.<key>`` and ``clock.expect.<key>``; other parameters are left
-    alone. ``None`` (YAML ``~``) means "no limit". Raises ``ExpectationError`` for an unknown
-    key (naming the closest known one), a non-number, a negative or out-of-range limit, a
-    fractional count, or an identifier that is not in ``topic_ids``.
+    alone. ``None``, or YAML's null read as a string by rcl (``NULL_SPELLINGS``: ``null``,
+    ``~``, what ``ros2 param dump`` writes for an unset one), means "no limit". Raises
+    ``ExpectationError`` for an unknown key (naming the closest known one), a non-number, a
+    negative or out-of-range limit, a fractional count, or an identifier that is not in
+    ``topic_ids``.
     """
     ids = list(topic_ids)
     topics: dict[str, list[Limit]] = {}
     clock: list[Limit] = []
     for name in sorted(values):
         value = values[name]
+        if isinstance(value, str) and value in NULL_SPELLINGS:
+            value = None
         parts = name.split('.')
         if parts[0] == 'clock':
             if len(parts) < 3 or parts[1] != EXPECT:

@@ -121,6 +121,9 @@ class _Topic:
     """Stands beyond one report since its last refresh when nothing happens: one of the
     topics whose routine refreshes ``max_steady_refreshes_per_s`` bounds."""
     watch: _Watch = field(default_factory=lambda: _Watch())
+    latched: int = 0
+    """Messages a writer kept for late readers (``transient_local``) and delivered on
+    subscribing, published before the monitor subscribed: not cycles (``Session.latched``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -362,6 +365,18 @@ class Session:
         topic.watch.see(arrival_ns, seq)
         if topic.analyzer.record(arrival_ns, stamp_ns, seq, size_bytes):
             self._process_topic(topic, None, force=True)
+
+    def latched(self, topic_id: str) -> None:
+        """Count a latched message: published before the monitor subscribed, kept for it.
+
+        A ``transient_local`` writer (a map) hands its kept messages to a reader that
+        matches later. Such a message is no cycle: its interval to the next would span the
+        time before the monitor existed, its stamp is as old as the run. It is counted
+        apart and named in the status; a topic with nothing else is OK, not waiting.
+        """
+        topic = self._topics[topic_id]
+        topic.latched += 1
+        topic.version += 1
 
     def qos_deadline_missed(self, topic_id: str, count: int) -> None:
         """Count middleware 'requested deadline missed' events of one topic."""
@@ -706,6 +721,8 @@ class Session:
         if fallback is not None and not fallback.loss_known and report.loss_known:
             report = replace(report, loss_known=False,
                              loss_note='the middleware gives no sequence numbers')
+        if topic.receive.loss_unseen and report.loss_known:
+            report = replace(report, loss_known=False, loss_note=topic.receive.loss_unseen)
         level, reason = self._held(topic, *self._topic_level(topic, report, now_wall_ns,
                                                              window_rtf))
         level, reason, notes = _stream_notes(topic, report, level, reason,
@@ -729,6 +746,8 @@ class Session:
         grace = self._analysis.thresholds.grace_ns
         since = now_wall_ns - max(self._start_wall_ns, topic.appeared_ns or self._start_wall_ns)
         in_grace = since < grace
+        if report.messages_total == 0 and topic.latched:
+            return Level.OK, _latched_note(topic.latched) + '; none since'
         if report.messages_total == 0:
             waiting = topic.state is TopicState.WAITING
             if grace and not in_grace:
@@ -804,6 +823,12 @@ def _told(topic: _Topic) -> tuple:
     """Return what ``Session.topic_status`` may change of what a snapshot depends on."""
     return (topic.state, topic.reason, topic.type_name, topic.publishers, topic.writers,
             topic.receive, topic.fallback, topic.analyzer.timing)
+
+
+def _latched_note(count: int) -> str:
+    """Name the latched messages a topic received (``Session.latched``)."""
+    return (f'latched: {count} message{"s" if count > 1 else ""}, published before the '
+            'monitor started')
 
 
 def sim_timer_note(period_ns: int, clock_step_ns: float) -> str:
@@ -896,6 +921,15 @@ def _stream_notes(topic: _Topic, report: TopicReport, level: Level, reason: str,
         notes.append(report.period_note)
     if topic.fallback is not None:
         notes.extend(topic.fallback.notes)
+    by_monitor = topic.receive.lost_by_monitor_total
+    if by_monitor:
+        notes.append(f'{by_monitor} of the {report.messages_lost_total} lost messages were '
+                     "dropped by the monitor's own reader queue (full between two takes), "
+                     'not by the producer or the network')
+    if topic.receive.loss_unseen:
+        notes.append(f'lost unknown: {topic.receive.loss_unseen}')
+    if topic.latched and report.messages_total:
+        notes.append(_latched_note(topic.latched) + ' (not a cycle)')
     topic.seen = seen
     if not notes:
         return level, reason, ()

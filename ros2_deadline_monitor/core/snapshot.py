@@ -23,6 +23,12 @@ class Receive:
     take_period_ns: int = 0
     queue_depth: int = 0
     queue_overflows_total: int = 0
+    lost_by_monitor_total: int = 0
+    """Messages the monitor's own reader queue dropped (full between two takes), from the
+    sequence numbers across those takes: the monitor's loss, not the producer's."""
+    loss_unseen: str = ''
+    """Why drops of the monitor's own queue could not be counted ('' when none): a queue
+    found full at its first take has no sequence number before it to count from."""
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,12 @@ import textwrap
 import time
 from typing import TextIO
 
-from ros2_deadline_monitor.core.errors import ConfigError, ExpectationError, MonitorError
+from ros2_deadline_monitor.core.errors import (
+    ConfigError,
+    ExpectationError,
+    MonitorError,
+    os_error_text,
+)
 from ros2_deadline_monitor.core.expectations import (
     CLOCK_LIMITS,
     Expectations,
@@ -434,6 +439,9 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 1
+    except OSError as err:  # a path no check foresaw: unreadable, a file name too long
+        sys.stderr.write(f'ERROR: {os_error_text(err)}\n')
+        return EXIT_ERROR
 
 
 if __name__ == '__main__':

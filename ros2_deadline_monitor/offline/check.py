@@ -18,7 +18,7 @@ import resource
 import time
 from typing import Any
 
-from ros2_deadline_monitor.core.errors import MonitorError
+from ros2_deadline_monitor.core.errors import MonitorError, os_error_text
 from ros2_deadline_monitor.core.expectations import (
     clock_figures,
     ClockFigures,
@@ -170,8 +170,9 @@ def check_bag(path: str, job: CheckJob) -> BagRun:
     began = time.perf_counter()
     try:
         result, warnings = analyze_result(path, job)
-    except MonitorError as err:
-        return BagRun(bag=path, figures=None, verdict=None, error=str(err),
+    except (MonitorError, OSError) as err:  # OSError: unreadable, a file name too long
+        error = os_error_text(err) if isinstance(err, OSError) else str(err)
+        return BagRun(bag=path, figures=None, verdict=None, error=error,
                       seconds=time.perf_counter() - began, peak_rss_mb=peak_rss_mb())
     return judge(path, result, job, warnings, time.perf_counter() - began)
 

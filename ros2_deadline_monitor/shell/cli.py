@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import sys
 from typing import Any, TextIO
 
+from ros2_deadline_monitor.core.errors import os_error_text
 from ros2_deadline_monitor.core.parameters import ALL_TOPICS, template_param, topic_param, TOPICS
 from ros2_deadline_monitor.core.topic_flags import (
     add_topic_flags,
@@ -39,6 +40,7 @@ from ros2_deadline_monitor.shell.usage import (
     check_topic_names,
     EXIT_USAGE,
     init_rclpy,
+    stderr_held,
     UsageError,
     UsageParser,
     without_ros_args,
@@ -79,7 +81,7 @@ Examples:
   monitor --ros-args --params-file config/monitor.yaml --log-level deadline_monitor:=debug
   ros2 run ros2_deadline_monitor monitor /imu/data --rate-hz 200
 
-Exit status: 0 after SIGINT/SIGTERM or duration_s, 2 for a bad command line or
+Exit status: 0 after SIGINT/SIGTERM/SIGHUP or duration_s, 2 for a bad command line or
 configuration, 3 when an expectation (topic.<id>.expect.*, clock.expect.*) failed.
 """
 
@@ -177,19 +179,39 @@ def topic_overrides(command: CommandLine, configured: Mapping[str, str],
     return values
 
 
-def configured_topics(node_name: str, topics: Sequence[str]
-                      ) -> tuple[dict[str, str], dict[str, str]]:
+@dataclass(frozen=True)
+class Configured:
+    """What the ROS arguments say before the monitor node exists (``configured_topics``)."""
+
+    topics: dict[str, str]
+    """``{id: resolved name}`` of the topics listed in ``topics``."""
+    resolved: dict[str, str]
+    """``{TOPIC: resolved name}`` of the command line's topics."""
+    refused: dict[str, str]
+    """``{name: reason}`` of rclpy's own parameters given with a wrong type."""
+
+
+def configured_topics(node_name: str, topics: Sequence[str]) -> Configured:
     """Read ``topics`` and ``topic.<id>.name`` as the monitor will get them from ``--ros-args``.
 
     A short-lived node with the monitor's name sees the same params file entries, ``-p``
     values and remappings (``__node``, ``__ns``), and resolves names the way the monitor will;
-    it declares none of the monitor's parameters. Returns ``{id: resolved name}`` of the
-    configured topics and ``{topic: resolved name}`` of ``topics``.
+    it declares none of the monitor's parameters. It declares every override as given, so
+    rclpy's own parameters of a wrong type (``use_sim_time:=yes_please``), on which the
+    monitor node would raise in ``Node.__init__``, are found here (``refused``).
     """
     from rclpy.node import Node
 
-    probe = Node(node_name, automatically_declare_parameters_from_overrides=True,
-                 start_parameter_services=False, enable_rosout=False)
+    from ros2_deadline_monitor.shell.parameters import node_parameter_errors
+
+    with stderr_held() as take:
+        # rclpy logs "Invalid type for parameter 'use_sim_time'" for such a value: the
+        # monitor says it once, in its own error line.
+        probe = Node(node_name, automatically_declare_parameters_from_overrides=True,
+                     start_parameter_services=False, enable_rosout=False)
+        refused = node_parameter_errors(probe._parameter_overrides)  # no public getter
+        if refused:
+            take()
 
     def resolve(name: Any) -> str:
         try:
@@ -207,7 +229,7 @@ def configured_topics(node_name: str, topics: Sequence[str]
             name = (probe.get_parameter(name_param).value if probe.has_parameter(name_param)
                     else topic_id_)
             configured[topic_id_] = resolve(name)
-        return configured, {topic: resolve(topic) for topic in topics}
+        return Configured(configured, {topic: resolve(topic) for topic in topics}, refused)
     finally:
         probe.destroy_node()
 
@@ -218,7 +240,7 @@ def _error(text: str, stream: TextIO | None = None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the monitor until SIGINT/SIGTERM or ``duration_s``; return the exit code.
+    """Run the monitor until SIGINT/SIGTERM/SIGHUP or ``duration_s``; return the exit code.
 
     2 for a bad command line or configuration, 3 when an expectation failed over the run,
     else 0.
@@ -229,6 +251,37 @@ def main(argv: list[str] | None = None) -> int:
         return _run(list(sys.argv[1:] if argv is None else argv), signals)
 
 
+class TerminalView:
+    """The ``--watch`` view, which a closed terminal ends without ending the monitor.
+
+    Writing to a hung-up terminal raises ``OSError`` (EIO): raised in the view's callback it
+    would end the spin loop before the final report, and SIGHUP (the terminal closed) would
+    cost the run its summary. The view stops; the monitor goes on to its final report.
+    """
+
+    def __init__(self, display: Any) -> None:
+        """Show reports on ``display`` until writing to it fails."""
+        self._display: Any = display
+
+    def show(self, stats: Any) -> None:
+        """Show one report, or nothing once the terminal is gone."""
+        if self._display is None:
+            return
+        try:
+            self._display.show(stats)
+        except OSError:
+            self._display = None
+
+    def close(self) -> None:
+        """Leave the terminal as it was, if it is still there."""
+        display, self._display = self._display, None
+        if display is not None:
+            try:
+                display.close()
+            except OSError:
+                pass
+
+
 def _run(args: list[str], signals: StopSignals) -> int:
     """Check the command line, then run the monitor (and the view) until a stop signal."""
     import rclpy
@@ -237,6 +290,7 @@ def _run(args: list[str], signals: StopSignals) -> int:
     from rclpy.parameter import Parameter
 
     from ros2_deadline_monitor.shell.monitor_node import MonitorNode, NODE_NAME, StartupError
+    from ros2_deadline_monitor.shell.parameters import NODE_PARAMETERS
     from ros2_deadline_monitor.shell.report_lines import ReportPrinter
     from ros2_deadline_monitor.shell.watch import Display, make_display, StatsWatcher
 
@@ -261,13 +315,19 @@ def _run(args: list[str], signals: StopSignals) -> int:
     code = 0
     try:
         try:
-            configured, resolved = configured_topics(NODE_NAME, command.topics)
-            values = topic_overrides(command, configured, lambda t: resolved.get(t, t))
+            found = configured_topics(NODE_NAME, command.topics)
+            values = topic_overrides(command, found.topics,
+                                     lambda t: found.resolved.get(t, t))
             values.update(command.metrics)
+            # rclpy's defaults in place of wrong types, so the node is built and names them.
+            values.update((name, NODE_PARAMETERS[name]) for name in found.refused)
             node = MonitorNode(parameter_overrides=[Parameter(name, value=value)
-                                                    for name, value in values.items()])
+                                                    for name, value in values.items()],
+                               refused=tuple(found.refused.values()))
         except StartupError as err:
             return _error(str(err))
+        except OSError as err:  # a path no check foresaw (summary_file's name too long)
+            return _error(os_error_text(err))
         executor = SingleThreadedExecutor()
         executor.add_node(node)
         signals.wake(node)
@@ -278,9 +338,9 @@ def _run(args: list[str], signals: StopSignals) -> int:
             view_node = Node(f'{node.get_name()}_watch', namespace=node.get_namespace(),
                              use_global_arguments=False, start_parameter_services=False)
             topic = node.resolve_topic_name('~/stats')
-            display = make_display(sys.stdout, topic, screen=True,
-                                   warn=lambda text: print(f'WARNING: {text}',
-                                                           file=sys.stderr))
+            display = TerminalView(make_display(
+                sys.stdout, topic, screen=True,
+                warn=lambda text: print(f'WARNING: {text}', file=sys.stderr)))
             StatsWatcher(view_node, topic, display)
             executor.add_node(view_node)
         elif not command.quiet:
@@ -299,7 +359,9 @@ def _run(args: list[str], signals: StopSignals) -> int:
             printer.close()  # the last report's lines before the summary
             printer = None
         if rclpy.ok():
-            code = node.finish().exit_code
+            code = node.finish(signal_name=signals.received_name).exit_code
+            # The summary (file) names this exit code: no later signal may change it.
+            signals.hold()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:

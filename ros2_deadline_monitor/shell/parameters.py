@@ -8,7 +8,7 @@ overrides instead of failing, and reading values back from the node.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -25,6 +25,7 @@ from ros2_deadline_monitor.core.expectations import (
     CLOCK_LIMITS,
     CLOCK_PREFIX,
     LimitSpec,
+    NULL_SPELLINGS,
     topic_expectation_prefix,
     TOPIC_LIMITS,
 )
@@ -141,7 +142,8 @@ def declare_expectations(node: Node, topic_ids: Iterable[str]) -> None:
 
     A value from ``--params-file`` or ``-p`` is taken as given; the caller validates it
     (``core.expectations.expectations_from``), since a dynamically typed parameter accepts
-    any type.
+    any type. YAML's null (``ros2 param dump`` of an unset one, read by rcl as the string
+    ``null``) leaves it unset, so a dump loads back as what was dumped.
     """
     names = [(f'{CLOCK_PREFIX}{spec.key}', spec) for spec in CLOCK_LIMITS]
     for topic_id in topic_ids:
@@ -149,7 +151,11 @@ def declare_expectations(node: Node, topic_ids: Iterable[str]) -> None:
         names += [(f'{prefix}{spec.key}', spec) for spec in TOPIC_LIMITS]
     for full_name, spec in names:
         if not node.has_parameter(full_name):
-            node.declare_parameter(full_name, None, expectation_descriptor(spec, full_name))
+            override = node._parameter_overrides.get(full_name)  # rclpy has no public getter
+            unset = (override is not None and isinstance(override.value, str)
+                     and override.value in NULL_SPELLINGS)
+            node.declare_parameter(full_name, None, expectation_descriptor(spec, full_name),
+                                   ignore_override=unset)
 
 
 def undeclare_expectations(node: Node, topic_id: str) -> None:
@@ -178,6 +184,30 @@ def _declare(node: Node, full_name: str, default: Any, spec: ParamSpec) -> list[
         node.declare_parameter(full_name, default, descriptor(spec, full_name),
                                ignore_override=True)
         return [f'{full_name}: {err}{hint}']
+
+
+NODE_PARAMETERS: dict[str, bool] = {'use_sim_time': False,
+                                     'start_type_description_service': True}
+"""The parameters rclpy declares on every node (in ``Node.__init__``), with their defaults."""
+
+
+def node_parameter_errors(overrides: Mapping[str, Parameter]) -> dict[str, str]:
+    """Return ``{name: reason}`` for each of rclpy's own parameters given with a wrong type.
+
+    rclpy declares them inside ``Node.__init__`` and raises at the first wrong type, as a
+    traceback: ``-p use_sim_time:=yes_please`` (a string), ``:=1`` (an integer),
+    ``use_sim_time: "yes"`` in a params file (quoted: a string). ``overrides`` are the
+    values rcl parsed (``Node._parameter_overrides``, YAML rules), read by a node that
+    declares none of them with a type. The reasons read like the monitor's own.
+    """
+    errors = {}
+    for name, default in NODE_PARAMETERS.items():
+        override = overrides.get(name)
+        expected = Parameter.Type.from_parameter_value(default)
+        if override is not None and override.type_ != expected:
+            errors[name] = (f'{name}: {InvalidParameterTypeException(override, expected.name)} '
+                            '(write true or false)')
+    return errors
 
 
 def coerce_integers(parameters: list[Parameter]) -> list[Parameter]:

@@ -10,6 +10,11 @@ When messages are taken in batches (``take_period_s`` > 0) the reader queue hold
 message between two takes, so its depth follows from the rate and the take period, with a
 safety factor for a late take (``take_depth``). A take that empties a full queue may have
 lost the oldest messages; their publication sequence numbers tell how many.
+
+A latched topic (a map: one message, published before the monitor started, kept by its
+``transient_local`` writer) reaches only a ``transient_local`` reader, which matches only
+``transient_local`` writers: the monitor's reader is ``transient_local`` when every publisher
+offers it, volatile otherwise.
 """
 
 from __future__ import annotations
@@ -56,6 +61,11 @@ class QosChoice:
         """Tell whether the profile is reliable."""
         return self.profile.reliability == ReliabilityPolicy.RELIABLE
 
+    @property
+    def transient_local(self) -> bool:
+        """Tell whether the profile receives what writers kept from before it matched."""
+        return self.profile.durability == DurabilityPolicy.TRANSIENT_LOCAL
+
 
 def queue_depth(period_ns: int | None, stats_period_ns: int) -> int:
     """Return the history depth: two stats periods' worth of messages, within bounds."""
@@ -81,6 +91,12 @@ def all_reliable(publishers: Sequence[TopicEndpointInfo]) -> bool:
     """Tell whether every publisher is reliable (False when there is none)."""
     return bool(publishers) and all(
         p.qos_profile.reliability == ReliabilityPolicy.RELIABLE for p in publishers)
+
+
+def all_transient_local(publishers: Sequence[TopicEndpointInfo]) -> bool:
+    """Tell whether every publisher keeps its messages for late readers (False when none)."""
+    return bool(publishers) and all(
+        p.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL for p in publishers)
 
 
 def offered_deadline_ns(publisher: TopicEndpointInfo) -> int | None:
@@ -111,14 +127,18 @@ def choose_qos(publishers: Sequence[TopicEndpointInfo], depth: int,
     A requested deadline matches only writers that offer one at least as short; against a
     writer without a deadline the reader would match nothing and the topic would fall
     silent, so the deadline is then left out and the reason returned. ``reliable`` forces the
-    reliability (used to keep a once-downgraded subscription best effort).
+    reliability (used to keep a once-downgraded subscription best effort). Durability is
+    ``transient_local`` when every publisher offers it (a latched message reaches the
+    monitor), else volatile.
     """
     if reliable is None:
         reliable = all_reliable(publishers)
+    durability = (DurabilityPolicy.TRANSIENT_LOCAL if all_transient_local(publishers)
+                  else DurabilityPolicy.VOLATILE)
     profile = QoSProfile(
         history=HistoryPolicy.KEEP_LAST, depth=depth,
         reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT,
-        durability=DurabilityPolicy.VOLATILE)
+        durability=durability)
     note = None
     if deadline_ns is not None:
         offered = [offered_deadline_ns(p) for p in publishers]

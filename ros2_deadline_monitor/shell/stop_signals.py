@@ -1,4 +1,4 @@
-"""SIGINT and SIGTERM stop an executable's spin loop at once, without polling for them.
+"""SIGINT, SIGTERM and SIGHUP stop an executable's spin loop at once, without polling.
 
 Python runs a signal handler only between bytecodes, and an executor waiting inside rcl runs
 none: a loop that spun with a 0.1 s timeout to notice a stop woke ten times a second, and each
@@ -7,6 +7,13 @@ Here the interpreter's own C handler also writes to a pipe (``signal.set_wakeup_
 thread waiting on it triggers a guard condition of the spun node, which ends the wait. The
 handlers are installed before rclpy is imported (a Ctrl-C during the imports must stop the
 program, not print a traceback); the wake-up once the node exists.
+
+SIGHUP is what a closed terminal (or an ended ssh session) sends: the run it ends deserves
+its summary as much as one ended by SIGTERM. Once an executable has written its outcome (the
+monitor's summary file names its exit code) it calls ``hold``: from then on stop signals are
+ignored until the process exits. Python's finalization resets the handlers to the defaults,
+and a second Ctrl-C 50 ms after the first, while DDS was being torn down, ended the process
+with 130 (SIGTERM: 143) while its summary file said ``"exit_code": 0``.
 """
 
 from __future__ import annotations
@@ -17,29 +24,49 @@ import threading
 from types import TracebackType
 from typing import Any
 
-SIGNALS = (signal.SIGINT, signal.SIGTERM)
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 SPIN_TIMEOUT_S = 1.0
 """Longest wait inside rcl. A stop ends the wait at once (``wake``); this bounds it only
 where the wake-up cannot be installed."""
 
 
 class StopSignals:
-    """Set ``stop`` on SIGINT or SIGTERM, and wake the executor spinning ``wake``'s node.
+    """Set ``stop`` on a stop signal, and wake the executor spinning ``wake``'s node.
 
-    A context manager: on exit the previous handlers and wake-up file are restored and the
-    thread ends.
+    A context manager: on exit the wake-up file and (unless ``hold`` was called) the previous
+    handlers are restored, and the thread ends.
     """
 
     def __init__(self) -> None:
         """Install the handlers (main thread only, as ``signal.signal`` requires)."""
         self.stop = threading.Event()
+        self.received: int | None = None
+        """The first stop signal's number (None before one came)."""
+        self._held = False
         self._previous = {sig: signal.signal(sig, self._on_signal) for sig in SIGNALS}
         self._pipe: tuple[int, int] | None = None
         self._previous_fd = -1
         self._thread: threading.Thread | None = None
 
     def _on_signal(self, signum: int, frame: Any) -> None:
+        if self.received is None:
+            self.received = signum
         self.stop.set()
+
+    @property
+    def received_name(self) -> str | None:
+        """The first stop signal's name (``SIGHUP``), None before one came."""
+        return None if self.received is None else signal.Signals(self.received).name
+
+    def hold(self) -> None:
+        """Ignore stop signals from now until the process exits: its outcome is written.
+
+        ``SIG_IGN`` survives Python's finalization (a Python handler would be reset to the
+        default there); the process still ends, with the exit code it reported.
+        """
+        self._held = True
+        for sig in SIGNALS:
+            signal.signal(sig, signal.SIG_IGN)
 
     def wake(self, node: Any) -> None:
         """Trigger a guard condition of ``node`` (spun by the caller's executor) on a signal."""
@@ -64,9 +91,10 @@ class StopSignals:
             guard.trigger()
 
     def close(self) -> None:
-        """Restore the previous handlers and wake-up file; end the thread."""
-        for sig, handler in self._previous.items():
-            signal.signal(sig, handler)
+        """Restore the wake-up file and (unless held) the previous handlers; end the thread."""
+        if not self._held:
+            for sig, handler in self._previous.items():
+                signal.signal(sig, handler)
         if self._pipe is None:
             return
         read_fd, write_fd = self._pipe

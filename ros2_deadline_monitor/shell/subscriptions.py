@@ -26,6 +26,7 @@ Two ways to get the messages (parameter ``take_period_s``):
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 import time
 from typing import Any
 
@@ -47,6 +48,7 @@ from ros2_deadline_monitor.shell.layouts import stamp_rule_for_class
 from ros2_deadline_monitor.shell.message_types import import_message, MessageTypeError
 from ros2_deadline_monitor.shell.qos import (
     all_reliable,
+    all_transient_local,
     choose_qos,
     CLOCK_QOS,
     common_offered_deadline_ns,
@@ -92,24 +94,53 @@ def make_callback(record: Recorder, arrival_key: str, fallback: InfoFallback | N
     return on_message
 
 
+def skip_latched(on_message: Callable[[bytes, dict[str, Any]], None], subscribed_ns: int,
+                 latched: Callable[[], None]) -> Callable[[bytes, dict[str, Any]], None]:
+    """Wrap a ``transient_local`` subscription's callback: latched messages are not cycles.
+
+    A message its writer published before the subscription existed (source timestamp, on
+    the system clock like ``subscribed_ns``) was kept for late readers: ``latched`` counts
+    it, the cycle analysis never sees it. Only latched topics pay the comparison.
+    """
+    def on_any(raw: bytes, info: dict[str, Any]) -> None:
+        if 0 < (info.get(SOURCE) or 0) < subscribed_ns:
+            latched()
+            return
+        on_message(raw, info)
+    return on_any
+
+
 def make_drain(subscription: Subscription, record: Recorder, arrival_key: str,
-               fallback: InfoFallback | None = None) -> Callable[[], int]:
+               fallback: InfoFallback | None = None,
+               latched: tuple[int, Callable[[], None]] | None = None,
+               edges: list[int] | None = None) -> Callable[[], int]:
     """Build the batch take of one topic: record every queued message, return how many.
 
     Each taken message goes through the same per-message callback as in the executor path.
     The subscription must not be spun by an executor (it would take the messages first).
+    ``latched``: ``(subscribed_ns, count)`` of a ``transient_local`` one (``skip_latched``).
+    ``edges``: set to the first and last sequence numbers of each take that took any
+    (``TopicMonitor.take`` counts its own queue's drops from them).
     """
     handle = subscription.handle
     take = handle.take_message
     msg_type = subscription.msg_type
     on_message = make_callback(record, arrival_key, fallback)
+    if latched is not None:
+        on_message = skip_latched(on_message, *latched)
 
     def drain() -> int:
         count = 0
+        last = None
         with handle:
             while (taken := take(msg_type, True)) is not None:
                 on_message(*taken)
+                if not count and edges is not None:
+                    edges[0] = taken[1].get(SEQUENCE_KEY) or NO_VALUE
+                last = taken
                 count += 1
+        if last is not None and edges is not None:
+            edges[1] = last[1].get(SEQUENCE_KEY) or NO_VALUE
         return count
     return drain
 
@@ -179,6 +210,14 @@ class TopicMonitor:
         """History depth of the current subscription (0 before subscribing)."""
         self.queue_overflows = 0
         """Takes that found the reader queue full (its oldest messages may have been lost)."""
+        self.lost_by_monitor = 0
+        """Messages the reader queue dropped between two takes (``take``): the monitor's."""
+        self._loss_unseen = ''
+        """Why the queue's drops could not be counted (full at the subscription's first take)."""
+        self._edges = [NO_VALUE, NO_VALUE]
+        """First and last sequence numbers of the latest take (``make_drain``)."""
+        self._last_seq: int | None = None
+        """The last sequence number taken from the current subscription (None: none yet)."""
         self._stride = 1
         """Every how many take periods the queue is taken (``qos.take_stride``, and
         ``qos.observed_stride`` while the rate is not known)."""
@@ -211,6 +250,10 @@ class TopicMonitor:
         """The deadline QoS every publisher offers, from the graph (0: none, or they differ)."""
         self._subscription: Subscription | None = None
         self._reliable: bool | None = None
+        self._transient_local = False
+        """The subscription receives what writers kept (every publisher offered it)."""
+        self._latched: tuple[int, Callable[[], None]] | None = None
+        """``(subscribed_ns, count)`` of a ``transient_local`` subscription (``skip_latched``)."""
         self._logged: set[str] = set()
         self.wait_unsaid = False
         """It started waiting for a publisher and nobody said so yet (``waiting_line``)."""
@@ -260,7 +303,8 @@ class TopicMonitor:
     def receive(self) -> Receive:
         """How this topic's messages are received now."""
         if self._drain is not None:
-            return Receive('batched', self._take_period_ns, self.depth, self.queue_overflows)
+            return Receive('batched', self._take_period_ns, self.depth, self.queue_overflows,
+                           self.lost_by_monitor, self._loss_unseen)
         return Receive('callback', 0, self.depth, 0)
 
     @property
@@ -339,7 +383,14 @@ class TopicMonitor:
                 self.wait_unsaid = True  # said by the node, for all such topics in one line
             return
         if len(types) > 1:
-            self._fail(f'publishers on {topic} disagree on the type: {", ".join(types)}')
+            reason = f'publishers on {topic} disagree on the type: {", ".join(types)}'
+            if self._subscription is not None and self.type_name in types:
+                # A reader matches writers of its own type only: it goes on counting them.
+                # Dropping it made a gap the monitor caused, counted as their loss and outage.
+                self.state, self.reason = TopicState.ERROR, reason
+                self._log_once('error', f'{self.config.name}: {reason}')
+                return
+            self._fail(reason)
             return
         if self.type_name and types[0] != self.type_name:
             # Sticky until the first type is back: two types' figures must not be mixed.
@@ -347,12 +398,34 @@ class TopicMonitor:
                        f'monitoring resumes when it is {self.type_name} again (set '
                        f'topic.{self.config.name}.name again or restart to take the new type)')
             return
+        if self._subscription is not None and self.state is TopicState.ERROR:
+            self.state, self.reason = TopicState.RECEIVING, ''  # the other type left
         if self._subscription is None:
             self._subscribe(types[0], publishers)
         elif self._reliable and not all_reliable(publishers):
             self._log_once('info', f'{self.config.name}: a best effort publisher joined '
                                    f'{topic}; subscribing best effort')
             self._resubscribe(publishers, reliable=False)
+        elif self._transient_local and not all_transient_local(publishers):
+            # A transient_local reader matches no volatile writer: the topic would fall silent.
+            self._log_once('info', f'{self.config.name}: a volatile publisher joined '
+                                   f'{topic}; subscribing volatile')
+            self._resubscribe(publishers, reliable=self._reliable)
+
+    def stamp_refusal(self, stamp: str, stamp_field: str) -> str | None:
+        """Say why this topic's type cannot give the stamp these settings ask for, else None.
+
+        Nothing to say before the type is known (checked when it subscribes) or when the
+        settings do not need a stamp (``TopicConfig.stamp_required``).
+        """
+        config = replace(self.config, stamp=stamp, stamp_field=stamp_field)
+        if not self.type_name or not config.stamp_required:
+            return None
+        try:
+            stamp_rule_for_class(import_message(self.type_name), stamp_field)
+        except (StampFieldError, MessageTypeError) as err:
+            return f'{stamp_field} of {self.type_name} cannot be read: {err}'
+        return None
 
     def _fail(self, reason: str) -> None:
         self._unsubscribe()
@@ -387,10 +460,14 @@ class TopicMonitor:
         # A leading stamp's rule reads with ``read_stamp_ns``, exactly as fast as before.
         record = self._session.recorder(
             self.topic_id, self.stamp_rule.read if self.stamp_rule else None)
+        session, topic_id = self._session, self.topic_id
+        latched = ((time.time_ns(), lambda: session.latched(topic_id))
+                   if choice.transient_local else None)
+        self._latched = latched
         if batched:
             profile.depth = take_depth(config.period_ns, self._take_period_ns,
                                        self._take_queue_depth)
-            self._subscription = self._create_batched(msg_class, profile, record)
+            self._subscription = self._create_batched(msg_class, profile, record, latched)
         else:
             if self._reader is not None:
                 self._log_once('info', f'{config.name}: QoS deadline events need the executor: '
@@ -401,11 +478,18 @@ class TopicMonitor:
                 session, topic_id = self._session, self.topic_id
                 events.deadline = lambda event: session.qos_deadline_missed(
                     topic_id, event.total_count_change)
+            on_message = make_callback(record, self._arrival_key, self.fallback)
+            if latched is not None:
+                on_message = skip_latched(on_message, *latched)
             self._subscription = self._node.create_subscription(
-                msg_class, config.topic, make_callback(record, self._arrival_key, self.fallback),
-                profile, event_callbacks=events, raw=True)
+                msg_class, config.topic, on_message, profile, event_callbacks=events, raw=True)
         self.depth = profile.depth
         self._reliable = choice.reliable
+        self._transient_local = choice.transient_local
+        self._logger.debug(
+            f'{config.name}: subscribed to {config.topic}: '
+            f'{"batched takes" if batched else "a callback per message"}, depth {profile.depth}, '
+            f'{len(publishers)} publisher(s) in the graph')
         self.state = TopicState.RECEIVING
         self.reason = ''
         # The offered deadline reaches the session before any message of this subscription,
@@ -415,17 +499,21 @@ class TopicMonitor:
                                    offered_deadline_ns=self._offered_deadline_ns)
         self.started_unsaid = (
             f'{config.name}: monitoring {config.topic} ({type_name}, '
-            f'{"reliable" if choice.reliable else "best effort"}, stamp '
+            f'{"reliable" if choice.reliable else "best effort"}'
+            f'{", transient local" if choice.transient_local else ""}, stamp '
             f'{self.stamp_rule.describe() if self.stamp_rule else "not available"})')
 
-    def _create_batched(self, msg_class: type, profile: QoSProfile,
-                        record: Recorder) -> Subscription:
+    def _create_batched(self, msg_class: type, profile: QoSProfile, record: Recorder,
+                        latched: tuple[int, Callable[[], None]] | None = None
+                        ) -> Subscription:
         """Subscribe on the reader node, without event handlers (see the module docstring)."""
         assert self._reader is not None
         subscription = self._reader.create_subscription(
             msg_class, self.config.topic, _ignore, profile,
             event_callbacks=SubscriptionEventCallbacks(use_default_callbacks=False), raw=True)
-        self._drain = make_drain(subscription, record, self._arrival_key, self.fallback)
+        self._drain = make_drain(subscription, record, self._arrival_key, self.fallback,
+                                 latched, self._edges)
+        self._last_seq = None
         # Its rate is observed anew until the next report tells the stride from the period
         # (a new subscription with the same depth would otherwise leave the key of
         # ``report_status`` unchanged, and a 1 kHz topic taken every period for good).
@@ -453,11 +541,33 @@ class TopicMonitor:
         if count >= self.depth:
             self.queue_overflows += 1
             self._unreported = True
+            self._count_own_drops()
+        if count:
+            self._last_seq = self._edges[1]
             self._log_once('warning', f'{self.config.name}: the reader queue ({self.depth} '
-                                      'messages) filled up between two takes; dropped messages '
-                                      'are counted as lost (raise take_queue_depth or lower '
+                                      'messages) filled up between two takes; what it dropped '
+                                      "is counted as lost by the monitor's own queue (unknown "
+                                      'at the first take; raise take_queue_depth or lower '
                                       'take_period_s)')
         return count
+
+    def _count_own_drops(self) -> None:
+        """Count what the full queue dropped since the previous take: the monitor's loss.
+
+        The gap between the previous take's last sequence number and this take's first,
+        with one writer (several interleave their numbers). At the subscription's first take
+        there is no number before: the drops are unknown, and so is the topic's loss.
+        """
+        first = self._edges[0] if self._edges[0] <= _INT64_MAX else NO_VALUE
+        if self._last_seq is None:
+            if first != NO_VALUE and first > 1:
+                self._loss_unseen = (
+                    f'the reader queue ({self.depth} messages) was full at its first take '
+                    f'(first sequence number {first}): what it dropped before cannot be '
+                    'told from what was published before the monitor subscribed')
+        elif (self.writers <= 1 and first != NO_VALUE and self._last_seq != NO_VALUE
+                and first > self._last_seq + 1):
+            self.lost_by_monitor += first - self._last_seq - 1
 
     def _unsubscribe(self) -> None:
         subscription = self._subscription
@@ -488,9 +598,31 @@ class TopicMonitor:
         with the new settings.
         """
         config = self.config
-        if (config.qos_deadline_ns != old.qos_deadline_ns or config.stamp != old.stamp
-                or config.stamp_field != old.stamp_field):
+        restamp = config.stamp != old.stamp or config.stamp_field != old.stamp_field
+        if config.qos_deadline_ns != old.qos_deadline_ns or (restamp and not self._restamp()):
             self._resubscribe(reliable=self._reliable)
+
+    def _restamp(self) -> bool:
+        """Read the stamp by the new settings from the next take on; False if it cannot.
+
+        A batched subscription keeps its reader: only the drain's rule changes (what is
+        queued was taken under the old settings first). Re-subscribing would leave a gap
+        the monitor made, which the sequence numbers would count as the producer's loss.
+        """
+        if self._drain is None or self._subscription is None or not self.type_name:
+            return False
+        config = self.config
+        try:
+            rule = stamp_rule_for_class(import_message(self.type_name), config.stamp_field)
+        except (StampFieldError, MessageTypeError):
+            return False  # re-subscribing says why (or falls back to arrivals)
+        self.stamp_rule = rule
+        record = self._session.recorder(self.topic_id, rule.read)
+        self._drain = make_drain(self._subscription, record, self._arrival_key, self.fallback,
+                                 self._latched, self._edges)
+        self._reported = None  # the session's topic may be new: tell it again
+        self._unreported = True
+        return True
 
     def close(self) -> None:
         """Destroy the subscription."""

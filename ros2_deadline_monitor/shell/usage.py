@@ -18,7 +18,7 @@ import sys
 import tempfile
 
 from ros2_deadline_monitor.core.config import check_topic_name
-from ros2_deadline_monitor.core.errors import ConfigError
+from ros2_deadline_monitor.core.errors import ConfigError, os_error_text
 
 EXIT_USAGE = 2
 LOG_LEVELS = ('debug', 'info', 'warn', 'error', 'fatal', 'unset')
@@ -80,8 +80,16 @@ def check_ros_arguments(argv: Sequence[str]) -> None:
             if flag == '--log-level':
                 _check_log_level(value)
             elif flag == '--params-file':
-                if value is None or not Path(value).is_file():
-                    raise UsageError(f'--params-file: no such file: {value!r}')
+                _check_params_file(value)
+
+
+def _check_params_file(value: str | None) -> None:
+    try:
+        found = value is not None and Path(value).is_file()
+    except OSError as err:  # a file name too long, a directory it may not search
+        raise UsageError(f'--params-file: {os_error_text(err)}') from None
+    if not found:
+        raise UsageError(f'--params-file: no such file: {value!r}')
 
 
 def _check_log_level(value: str | None) -> None:

@@ -197,6 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Show the reports until SIGINT/SIGTERM (or ``--count``); 2 for a bad command line."""
     import rclpy
+    from rclpy.exceptions import ParameterException
     from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
     from rclpy.node import Node
 
@@ -242,6 +243,9 @@ def main(argv: list[str] | None = None) -> int:
         pass
     except BrokenPipeError:
         return 1
+    except ParameterException as err:  # rclpy's own, e.g. -p use_sim_time:=yes_please
+        print(f'ERROR: invalid parameter value: {err}', file=sys.stderr)
+        return EXIT_USAGE
     finally:
         if display is not None:
             display.close()

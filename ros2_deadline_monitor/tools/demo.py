@@ -559,11 +559,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the phases and print one table per phase; Ctrl-C or SIGTERM stops every child."""
+    """Run the phases and print one table per phase; Ctrl-C, SIGTERM or SIGHUP stops them."""
     args = build_parser().parse_args(argv)
     # SIGINT too: Python leaves SIGINT ignored when it started ignored (a background job of a
     # non-interactive shell, some CI runners), and `kill -INT` would then not stop the demo.
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    # SIGHUP: a closed terminal stops the demo's children like Ctrl-C.
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.default_int_handler)
     if args.duration_s <= 0 or args.rate_hz <= 0 or args.stall_every < 1:
         print('ERROR: --duration-s, --rate-hz and --stall-every must be positive',

@@ -55,6 +55,18 @@ def test_reads_topic_and_clock_limits_and_ignores_other_parameters() -> None:
     assert expectations_from({'topics': ['cmd']}, ['cmd']).empty
 
 
+def test_yaml_null_read_as_a_string_is_no_limit() -> None:
+    # rcl reads `null` and `~` in a params file as strings; `ros2 param dump` writes an
+    # unset expectation as `null`, and the dump must load back.
+    exp = expectations_from({'clock.expect.min_rtf': 'null', 'clock.expect.min_rtf_bin': '~',
+                             'topic.cmd.expect.max_misses': 'NULL',
+                             'topic.cmd.expect.max_lost': 3}, ['cmd'])
+    assert exp.clock == ()
+    assert [(limit.key, limit.value) for limit in exp.topics['cmd']] == [('max_lost', 3.0)]
+    with pytest.raises(ExpectationError, match='must be a number'):
+        expectations_from({'clock.expect.min_rtf': 'none'}, [])
+
+
 def test_unknown_key_is_named_with_a_close_match() -> None:
     with pytest.raises(ExpectationError, match=r"topic\.cmd\.expect\.max_mises: unknown "
                        r"expectation 'max_mises' \(did you mean topic\.cmd\.expect\.max_misses"):

@@ -311,3 +311,24 @@ def test_without_an_offer_the_period_is_learned_and_says_so():
     s.topic_status('t', TopicState.RECEIVING, writers=1, offered_deadline_ns=0)
     r = run(s, [OFF + S + i * 50 * MS for i in range(30)], 3)[-1][1].report
     assert (r.period_ns, r.period_source, r.period_learned) == (50 * MS, 'learned', True)
+
+
+# -- latched messages ----------------------------------------------------------------------
+
+def test_a_latched_message_is_ok_named_and_never_a_cycle():
+    # A map: one message kept by a transient_local writer, handed over on subscribing.
+    s = wall_session([TopicConfig(name='t', topic='/map', period_ns=100 * MS)],
+                     grace_ns=2 * S)
+    s.topic_status('t', TopicState.RECEIVING, type_name='nav_msgs/msg/OccupancyGrid')
+    s.latched('t')
+    for _, topic, _ in run(s, [], until_s=10):  # long past the grace: still OK
+        assert topic.level is Level.OK
+        assert topic.reason == ('latched: 1 message, published before the monitor started; '
+                                'none since')
+        assert topic.report.messages_total == 0
+    # Then live cycles: only they are counted; the latched one stays named.
+    arrivals = [OFF + 11 * S + i * 100 * MS for i in range(20)]
+    *_, (_, topic, _) = run(s, arrivals, until_s=14, start_ns=OFF + 11 * S)
+    assert topic.report.messages_total == 20
+    assert 'latched: 1 message, published before the monitor started (not a cycle)' in (
+        topic.notes)

@@ -14,6 +14,8 @@ from __future__ import annotations
 import signal
 import subprocess
 
+import pytest
+
 ERROR = 2
 # identifier -> (its settings, a text the rejection must contain)
 BAD_TOPICS = {
@@ -124,3 +126,42 @@ def test_a_typo_in_a_global_key_is_named(installed_executable, tmp_path, process
     assert ('diagnostic_updater.period is ignored: /diagnostics is published at every report'
             in text)
     assert 'diagnostic_updater.period is unknown' not in text
+
+
+def _refused(installed_executable, *ros_args: str, program: str = 'monitor') -> str:
+    """Run ``program`` with ``ros_args``; return the one error line it must exit 2 with."""
+    done = subprocess.run([str(installed_executable(program)), '--ros-args', *ros_args],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert 'Traceback' not in done.stdout + done.stderr, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith('ERROR: '), done.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize(('value', 'given_as'), [
+    ('yes_please', "'yes_please' of type 'STRING'"),
+    ('1', "'1' of type 'INTEGER'"),
+], ids=['string', 'integer'])
+def test_rclpys_own_parameter_of_a_wrong_type_is_one_error_line(
+        installed_executable, value, given_as):
+    # rclpy declares use_sim_time and start_type_description_service in Node.__init__ and
+    # raised there, a traceback.
+    line = _refused(installed_executable, '-p', f'use_sim_time:={value}')
+    assert f"parameter 'use_sim_time' to {given_as}" in line and 'BOOL' in line
+    line = _refused(installed_executable, '-p', f'start_type_description_service:={value}')
+    assert f"parameter 'start_type_description_service' to {given_as}" in line
+    line = _refused(installed_executable, '-p', f'use_sim_time:={value}', program='watch')
+    assert f"parameter 'use_sim_time' to {given_as}" in line
+
+
+def test_a_params_file_with_wrong_types_names_every_one(installed_executable, tmp_path):
+    path = tmp_path / 'params.yaml'
+    # Quoted "yes" is a string in YAML (unquoted yes would be true).
+    path.write_text(_yaml(['good'], {'good': {'name': '/good'}}, {
+        'use_sim_time': '"yes"', 'start_type_description_service': 'maybe',
+        'take_period_s': '"fast"'}))
+    line = _refused(installed_executable, '--params-file', str(path))
+    for name, value in (('use_sim_time', 'yes'), ('start_type_description_service', 'maybe'),
+                        ('take_period_s', 'fast')):
+        assert f"parameter '{name}' to '{value}' of type 'STRING'" in line, name

@@ -38,7 +38,7 @@ ARGUMENTS = {
     'monitor.launch.py': {'config', 'namespace', 'use_sim_time', 'log_level',
                           'start_aggregator'},
     'demo.launch.py': {'target_rtf', 'rate_hz', 'stall_ms', 'stall_every', 'use_sim_time',
-                       'duration'},
+                       'duration', 'start_aggregator'},
     'gazebo.launch.py': {'world', 'config', 'start_aggregator'},
 }
 LAUNCH_FILES = tuple(ARGUMENTS)
@@ -416,6 +416,34 @@ def test_log_level_applies_to_the_monitor_logger_only(namespace, logger):
         else:
             text += lf.text(piece)
     assert eval(text, {}) == logger  # noqa: S307 - our own launch file's expression
+
+
+def _uses_argument(lf: LaunchFile, node: ast.AST | None, argument: str) -> bool:
+    """Tell whether ``node`` contains ``LaunchConfiguration(argument)``."""
+    return node is not None and any(
+        isinstance(call, ast.Call) and call_name(call) == 'LaunchConfiguration'
+        and lf.first_text(call, 'variable_name') == argument for call in ast.walk(node))
+
+
+@pytest.mark.parametrize('name', [name for name in LAUNCH_FILES
+                                  if 'start_aggregator' in ARGUMENTS[name]])
+def test_start_aggregator_starts_an_aggregator(name):
+    """``start_aggregator:=true`` was silently ignored by demo.launch.py (not declared).
+
+    The argument must start ``diagnostic_aggregator`` (conditioned on it) or be handed to
+    the launch file that does.
+    """
+    lf = launch_file(name)
+    assert 'start_aggregator' in lf.declared_arguments()
+    started = [call for package, executable, call in lf.nodes()
+               if (package, executable) == ('diagnostic_aggregator', 'aggregator_node')]
+    handed = [call for call in lf.calls('IncludeLaunchDescription')
+              if _uses_argument(lf, lf.keyword(call, 'launch_arguments'), 'start_aggregator')]
+    assert started or handed, f'{name}: start_aggregator starts nothing'
+    for call in started:
+        assert _uses_argument(lf, lf.keyword(call, 'condition'), 'start_aggregator')
+        assert ['config', 'diagnostic_aggregator.yaml'] in [
+            parts for package, parts in lf.share_paths() if package == PACKAGE]
 
 
 @pytest.mark.parametrize('name', ['monitor.launch.py', 'demo.launch.py'])
