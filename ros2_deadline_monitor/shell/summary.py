@@ -57,8 +57,9 @@ def summary_text(node_name: str, snapshot: Snapshot, verdict: Verdict | None = N
             lines.append(f'{topic.topic or topic.topic_id:<28} not monitored: {topic.reason}')
             continue
         event = r.kind == 'event'  # no period: misses and skipped periods do not apply
-        # Unknown (no period learned, /clock coarser than the topic) is no 0 that passes.
-        unknown = '-' if r.counts_note else None
+        # Unknown (no message, no period learned, /clock coarser than the topic) is no 0
+        # that passes.
+        unknown = '-' if r.counts_note or not r.messages_total else None
         misses = fmt.NOT_AVAILABLE if event else unknown or r.deadline_misses_total
         skipped = fmt.NOT_AVAILABLE if event else unknown or r.skipped_periods_total
         lines.append(
@@ -68,7 +69,10 @@ def summary_text(node_name: str, snapshot: Snapshot, verdict: Verdict | None = N
             f'{fmt.ms(topic.run.interval_sim.max_ns, 2):>10}  {"event" if event else r.rule}')
         if topic.notes:  # several producers, foreign stamps, outages, fallbacks, /clock
             lines.append(f'  {r.topic}: ' + '; '.join(topic.notes))
-        if r.timing_reason:  # which source times the cycles, and why
+        if not r.messages_total:
+            lines.append(f'  {r.topic}: no message received: misses and skipped periods '
+                         'unknown')
+        elif r.timing_reason:  # which source times the cycles, and why
             timing = f'cycles timed by {r.start_source} ({r.timing_reason})'
             if r.counts_note and not event:
                 timing += f'; misses and skipped periods unknown: {r.counts_note}'

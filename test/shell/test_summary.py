@@ -59,3 +59,11 @@ def test_the_timing_source_and_unknown_counts_are_named(snapshots):
     assert lines[3] == ('  /imu: cycles timed by arrival (every stamp is zero (an unset '
                         'header)); misses and skipped periods unknown: period not learned: '
                         '3 cycles, it needs 21')
+
+
+def test_a_topic_without_a_message_has_unknown_counts_not_zero(snapshots):
+    silent = snapshots.topic(report=snapshots.topic_report(
+        messages_total=0, deadline_misses_total=0, skipped_periods_total=0))
+    lines = summary_text('m', snapshots.snapshot(topics=[silent])).splitlines()
+    assert lines[2].split()[:4] == ['/imu', '0', '-', '-']
+    assert lines[3] == '  /imu: no message received: misses and skipped periods unknown'
