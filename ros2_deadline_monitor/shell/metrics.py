@@ -26,12 +26,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 import errno
-from http.server import ThreadingHTTPServer
 import math
 import numbers
 import re
 import socket
-import socketserver
 import sys
 import threading
 from typing import Any
@@ -268,6 +266,10 @@ class MetricsEndpoint:
         prometheus_client = optional.prometheus_client
         if prometheus_client is None:
             raise MetricsError(unavailable())
+        # Imported here: http.server brings ssl and email (6 MB) every monitor would pay.
+        from http.server import ThreadingHTTPServer
+        import socketserver
+
         self.collector = SnapshotCollector(namespace, node)
         registry = prometheus_client.CollectorRegistry(auto_describe=False)
         registry.register(self.collector)
