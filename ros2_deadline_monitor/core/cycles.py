@@ -152,6 +152,20 @@ def _configured_period(estimate_ns: float, tolerance: float) -> int:
     return max(1, round(estimate_ns))
 
 
+def _keeps_period(intervals_ns: np.ndarray, period_ns: int) -> bool:
+    """Tell cheaply whether intervals keep to ``period_ns`` (no period to learn again).
+
+    Most intervals one slot long, and the slots they span as long as the intervals within
+    ``LEARN_MIN_SNAP``: what ``learn_period`` would find the same period in, for a fraction
+    of its cost (re-checking a 1 kHz topic ran it ten times a second).
+    """
+    slots = np.maximum(1, np.round(intervals_ns / period_ns))
+    if 2 * np.count_nonzero(slots == 1) < len(slots):
+        return False
+    spanned = float(slots.sum()) * period_ns
+    return abs(float(intervals_ns.sum()) - spanned) <= LEARN_MIN_SNAP * spanned
+
+
 def _burst_like(intervals_ns: np.ndarray, period_ns: int) -> str:
     """Why a learning window is no timer's rhythm, or '' when the period fits it.
 
@@ -970,9 +984,12 @@ class CycleAnalyzer:
         block = max(RELEARN_MIN_INTERVALS, 4 * self._analysis.learn_intervals)
         held = np.concatenate(self._recheck) if self._recheck else np.empty(0, np.int64)
         while len(held) >= block:
-            candidate = learn_period(held[:block])
-            held = held[block:]
+            chunk, held = held[:block], held[block:]
             period = self._timing.period_ns
+            if _keeps_period(chunk, period):  # the common case, at a fraction of learning
+                self._relearn_candidates = []
+                continue
+            candidate = learn_period(chunk)
             if abs(candidate - period) <= LEARN_MIN_SNAP * period:
                 self._relearn_candidates = []
                 continue
