@@ -550,32 +550,37 @@ def markdown() -> str:
     return '\n'.join([BEGIN, *lines, '', END])
 
 
-def replace_block(text: str, block: str) -> str:
-    """Return ``text`` with the generated key list (between the markers) replaced."""
-    start = text.index(BEGIN)
-    end = text.index(END, start) + len(END)
-    return text[:start] + block + text[end:]
+def replace_block(text: str, block: str, begin: str = BEGIN, end: str = END) -> str:
+    """Return ``text`` with the generated list (between the markers) replaced."""
+    start = text.index(begin)
+    stop = text.index(end, start) + len(end)
+    return text[:start] + block + text[stop:]
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Print the key list, or write it into a document between the markers."""
+def generated_list_main(argv: list[str] | None, prog: str, what: str,
+                        make: Callable[[], str], begin: str, end: str) -> int:
+    """Print a list generated from the table, or write it into a file between its markers."""
     parser = argparse.ArgumentParser(
-        prog='python -m ros2_deadline_monitor.core.figures',
-        description='Print the diagnostic key list generated from the table of figures.')
+        prog=prog, description=f'Print the {what} generated from the table of figures.')
     parser.add_argument('--write', metavar='FILE', type=Path,
                         help='replace the list between the markers in this file')
     args = parser.parse_args(argv)
     if args.write is None:
-        print(markdown())
+        print(make())
         return 0
     try:
         text = args.write.read_text(encoding='utf-8')
-        args.write.write_text(replace_block(text, markdown()), encoding='utf-8')
+        args.write.write_text(replace_block(text, make(), begin, end), encoding='utf-8')
     except (OSError, ValueError) as err:
         print(f'ERROR: {args.write}: {err}', file=sys.stderr)
         return 1
     return 0
 
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the key list, or write it into a document between the markers."""
+    return generated_list_main(argv, 'python -m ros2_deadline_monitor.core.figures',
+                               'diagnostic key list', markdown, BEGIN, END)
 
 if __name__ == '__main__':
     sys.exit(main())

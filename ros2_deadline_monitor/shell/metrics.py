@@ -35,7 +35,15 @@ import threading
 from typing import Any
 
 from ros2_deadline_monitor.core.errors import MonitorError
-from ros2_deadline_monitor.core.figures import CLOCK, COUNTER, Figure, GAUGE, HOST, TOPIC
+from ros2_deadline_monitor.core.figures import (
+    CLOCK,
+    COUNTER,
+    Figure,
+    GAUGE,
+    generated_list_main,
+    HOST,
+    TOPIC,
+)
 from ros2_deadline_monitor.core.snapshot import Snapshot
 from ros2_deadline_monitor.shell import optional
 
@@ -200,27 +208,8 @@ def markdown() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Print the metric list, or write it into a file between the markers."""
-    import argparse
-    from pathlib import Path
-
-    parser = argparse.ArgumentParser(
-        prog='python -m ros2_deadline_monitor.shell.metrics',
-        description='Print the /metrics list generated from the table of figures.')
-    parser.add_argument('--write', metavar='FILE', type=Path,
-                        help='replace the list between the markers in this file')
-    args = parser.parse_args(argv)
-    if args.write is None:
-        print(markdown())
-        return 0
-    try:
-        text = args.write.read_text(encoding='utf-8')
-        start = text.index(BEGIN)
-        end = text.index(END, start) + len(END)
-        args.write.write_text(text[:start] + markdown() + text[end:], encoding='utf-8')
-    except (OSError, ValueError) as err:
-        print(f'ERROR: {args.write}: {err}', file=sys.stderr)
-        return 1
-    return 0
+    return generated_list_main(argv, 'python -m ros2_deadline_monitor.shell.metrics',
+                               '/metrics list', markdown, BEGIN, END)
 
 
 class SnapshotCollector:
