@@ -844,6 +844,34 @@ def sim_timer_note(period_ns: int, clock_step_ns: float) -> str:
             'message and skips the periods in between)')
 
 
+def unseen_notes(report: TopicReport) -> list[str]:
+    """Name the cycles a topic's grid did not see and the ages it could not give.
+
+    One wording live (the status) and offline (the table's note): stamps going back or
+    shared, intervals across losses, burst-like learning windows, implausible stamps.
+    """
+    notes = []
+    if report.stamps_back_total:
+        notes.append(f'stamps went back {report.stamps_back_total} times: those cycles were '
+                     'not placed on the grid (the grid re-anchors when the stamps stay back), '
+                     'never counted as skipped periods')
+    if report.stamps_shared_total:
+        notes.append(f'several cycles share a slot: {report.stamps_shared_total} messages '
+                     'carried the start stamp of the one before (the stamp is no cycle start '
+                     'for them): not placed on the grid, never counted as skipped periods')
+    if report.intervals_across_loss_total:
+        notes.append(f'{report.intervals_across_loss_total} intervals across cycles not seen '
+                     '(lost, or without a usable start) left out of the interval figures')
+    if report.unlearned_total:
+        why = f' (latest: {report.learn_note})' if report.learn_note else ''
+        notes.append(f'{report.unlearned_total} messages of burst-like learning windows not '
+                     f'analyzed as cycles{why}')
+    if report.age_unknown_total:
+        notes.append(f'age unknown for {report.age_unknown_total} messages: their header '
+                     'stamps lay more than 1 s ahead of their arrival (on no plausible clock)')
+    return notes
+
+
 def _stream_notes(topic: _Topic, report: TopicReport, level: Level, reason: str,
                   clock_step_ns: float = math.nan, start_wall_ns: int = 0
                   ) -> tuple[Level, str, tuple[str, ...]]:
@@ -882,23 +910,8 @@ def _stream_notes(topic: _Topic, report: TopicReport, level: Level, reason: str,
             notes.append(f'{report.foreign_ahead_total} start stamps more than 1 s ahead of '
                          f'the {report.timer_clock} timer clock: counted, not placed on the '
                          'grid')
-    if report.stamps_back_total:
-        warn = warn or seen[3] > topic.seen[3]
-        notes.append(f'stamps went back {report.stamps_back_total} times: those cycles were '
-                     'not placed on the grid (the grid re-anchors when the stamps stay back), '
-                     'never counted as skipped periods')
-    if report.stamps_shared_total:
-        warn = warn or seen[4] > topic.seen[4]
-        notes.append(f'several cycles share a slot: {report.stamps_shared_total} messages '
-                     'carried the start stamp of the one before (the stamp is no cycle start '
-                     'for them): not placed on the grid, never counted as skipped periods')
-    if report.unlearned_total:
-        why = f' (latest: {report.learn_note})' if report.learn_note else ''
-        notes.append(f'{report.unlearned_total} messages of burst-like learning windows not '
-                     f'analyzed as cycles{why}')
-    if report.age_unknown_total:
-        notes.append(f'age unknown for {report.age_unknown_total} messages: their header '
-                     'stamps lay more than 1 s ahead of their arrival (on no plausible clock)')
+    warn = warn or seen[3] > topic.seen[3] or seen[4] > topic.seen[4]
+    notes.extend(unseen_notes(report))
     if report.sim_unknown_total:
         notes.append(f'{report.sim_unknown_total} messages not analyzed as cycles: sim time '
                      'unknown while several publishers were on /clock (their sim times mix)')

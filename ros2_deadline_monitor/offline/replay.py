@@ -24,7 +24,7 @@ from ros2_deadline_monitor.core.cycles import MALFORMED
 from ros2_deadline_monitor.core.errors import BagError, CdrError
 from ros2_deadline_monitor.core.reports import ClockReport, IntervalSummary, TopicReport
 from ros2_deadline_monitor.core.ring import NO_VALUE
-from ros2_deadline_monitor.core.session import Session, sim_timer_note, TopicState
+from ros2_deadline_monitor.core.session import Session, sim_timer_note, TopicState, unseen_notes
 from ros2_deadline_monitor.core.stamp_field import StampRule
 
 from .accumulate import (
@@ -223,7 +223,7 @@ class _TopicTrack:
                 f'{report.foreign_stamps_total} start stamps not on the {config.clock} clock '
                 'ignored')]))
         if report:  # cycles no grid saw (issue 47): named, never skipped periods
-            note = '; '.join(filter(None, [note, *_unseen_notes(report)]))
+            note = '; '.join(filter(None, [note, *unseen_notes(report)]))
         if report and report.outages_total:
             note = '; '.join(filter(None, [note, (
                 f'{report.outages_total} outage(s) longer than the timeout, longest '
@@ -668,21 +668,3 @@ class BagAnalysis:
             series=series,
         )
 
-
-def _unseen_notes(report: TopicReport) -> list[str]:
-    """Name the cycles a topic's grid did not see and the ages it could not give."""
-    notes = []
-    if report.stamps_back_total:
-        notes.append(f'stamps went back {report.stamps_back_total} times (not placed)')
-    if report.stamps_shared_total:
-        notes.append(f'several cycles share a slot: {report.stamps_shared_total} messages '
-                     'carried the stamp of the one before (not placed)')
-    if report.intervals_across_loss_total:
-        notes.append(f'{report.intervals_across_loss_total} intervals across cycles not seen '
-                     'left out')
-    if report.unlearned_total:
-        notes.append(f'{report.unlearned_total} messages of burst-like learning windows not '
-                     'analyzed')
-    if report.age_unknown_total:
-        notes.append(f'age unknown for {report.age_unknown_total} stamps more than 1 s ahead')
-    return notes
