@@ -542,13 +542,13 @@ class TopicMonitor:
             self.queue_overflows += 1
             self._unreported = True
             self._count_own_drops()
-        if count:
-            self._last_seq = self._edges[1]
             self._log_once('warning', f'{self.config.name}: the reader queue ({self.depth} '
                                       'messages) filled up between two takes; what it dropped '
                                       "is counted as lost by the monitor's own queue (unknown "
                                       'at the first take; raise take_queue_depth or lower '
                                       'take_period_s)')
+        if count:
+            self._last_seq = self._edges[1]
         return count
 
     def _count_own_drops(self) -> None:
