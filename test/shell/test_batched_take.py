@@ -210,6 +210,8 @@ def test_exact_counts_at_1khz_for_2s(ros_context, spin, observer, start_monitor,
     topic = monitor.topic_monitors['hz']
     assert topic.depth == 2000
     assert topic.queue_overflows == 0
+    # ... and no warning says it filled up (the log names what happened, not every take).
+    assert not [text for text in topic._logged if 'filled up' in text]
     status = wait_for(lambda: (s := observer.status(': topic hz')) is not None
                       and key_values(s).get('messages total') == str(pub.sent) and s,
                       what='the topic diagnostic covering all messages')
@@ -244,6 +246,7 @@ def test_tiny_queue_overflows_and_lost_is_sent_minus_received(
     topic = monitor.topic_monitors['burst']
     assert topic.depth == 5
     assert topic.queue_overflows > 0
+    assert [text for text in topic._logged if 'filled up' in text]
     status = wait_for(lambda: (s := observer.status(': topic burst')) is not None
                       and int(key_values(s).get('queue overflows total', '0')) > 0 and s,
                       what='the overflow in the diagnostics')
