@@ -36,14 +36,13 @@ from ros2_deadline_monitor.core.topic_flags import (
 )
 from ros2_deadline_monitor.shell.stop_signals import SPIN_TIMEOUT_S, StopSignals
 from ros2_deadline_monitor.shell.usage import (
-    check_ros_arguments,
     check_topic_names,
     EXIT_USAGE,
     init_rclpy,
+    parse_checked,
     stderr_held,
     UsageError,
     UsageParser,
-    without_ros_args,
 )
 
 __all__ = ['build_parser', 'CommandLine', 'main', 'parse_command_line', 'topic_overrides']
@@ -294,13 +293,9 @@ def _run(args: list[str], signals: StopSignals) -> int:
     from ros2_deadline_monitor.shell.report_lines import ReportPrinter
     from ros2_deadline_monitor.shell.watch import Display, make_display, StatsWatcher
 
-    try:
-        check_ros_arguments(args)
-        command = parse_command_line(without_ros_args('monitor', args))
-    except UsageError as err:
-        return _error(f'{err} (see monitor --help)')
-    except SystemExit as exit_:  # --help
-        return int(exit_.code or 0) if not isinstance(exit_.code, str) else EXIT_USAGE
+    command = parse_checked('monitor', args, parse_command_line)
+    if isinstance(command, int):
+        return command
     stop = signals.stop
     if stop.is_set():
         return 0

@@ -30,13 +30,12 @@ from ros2_deadline_monitor.core.parameters import ARRIVAL_TIMESTAMPS
 from ros2_deadline_monitor.shell.bag_writer import BagWriter, RecordError
 from ros2_deadline_monitor.shell.stop_signals import StopSignals
 from ros2_deadline_monitor.shell.usage import (
-    check_ros_arguments,
     check_topic_names,
     EXIT_USAGE,
     init_rclpy,
+    parse_checked,
     UsageError,
     UsageParser,
-    without_ros_args,
 )
 
 __all__ = ['build_parser', 'CommandLine', 'main', 'parse_command_line']
@@ -139,13 +138,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args: list[str], signals: StopSignals) -> int:
     """Check the command line and the output path, then record until a stop signal."""
-    try:
-        check_ros_arguments(args)
-        command = parse_command_line(without_ros_args('record', args))
-    except UsageError as err:
-        return _error(f'{err} (see record --help)')
-    except SystemExit as exit_:  # --help
-        return int(exit_.code or 0) if not isinstance(exit_.code, str) else EXIT_USAGE
+    command = parse_checked('record', args, parse_command_line)
+    if isinstance(command, int):
+        return command
     try:
         writer = BagWriter(command.output)
     except RecordError as err:

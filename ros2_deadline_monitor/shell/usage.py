@@ -16,11 +16,13 @@ from pathlib import Path
 import re
 import sys
 import tempfile
+from typing import TypeVar
 
 from ros2_deadline_monitor.core.config import check_topic_name
 from ros2_deadline_monitor.core.errors import ConfigError, os_error_text
 
 EXIT_USAGE = 2
+Parsed = TypeVar('Parsed')
 LOG_LEVELS = ('debug', 'info', 'warn', 'error', 'fatal', 'unset')
 """What rcutils accepts after ``--log-level`` (in any case), alone or as ``NAME:=LEVEL``."""
 
@@ -168,3 +170,20 @@ def without_ros_args(program: str, args: list[str]) -> list[str]:
         except Exception as err:  # noqa: BLE001 - rclpy raises RCLInvalidROSArgsError & co
             take()
             raise UsageError(f'invalid ROS arguments: {rcl_reason(err)}') from None
+
+
+def parse_checked(program: str, args: list[str],
+                  parse: Callable[[list[str]], Parsed]) -> Parsed | int:
+    """Check the ROS arguments and parse the rest: the command line, or the exit code.
+
+    One ``ERROR:`` line (exit 2) for a usage error, 0 after ``--help``: what every command
+    (``monitor``, ``record``) answers before it starts rclpy.
+    """
+    try:
+        check_ros_arguments(args)
+        return parse(without_ros_args(program, args))
+    except UsageError as err:
+        print(f'ERROR: {err} (see {program} --help)', file=sys.stderr)
+        return EXIT_USAGE
+    except SystemExit as exit_:  # --help
+        return int(exit_.code or 0) if not isinstance(exit_.code, str) else EXIT_USAGE
