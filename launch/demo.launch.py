@@ -22,6 +22,7 @@ import math
 import os
 import sys
 
+from ament_index_python.packages import get_package_prefix, PackageNotFoundError
 from launch.actions import DeclareLaunchArgument, OpaqueFunction, Shutdown, TimerAction
 from launch.conditions import IfCondition
 from launch.events.process import ProcessExited
@@ -67,6 +68,21 @@ def stop_the_demo(event: ProcessExited, context: LaunchContext) -> Shutdown | No
     if context.is_shutdown:
         return None
     return Shutdown(reason=f'{event.process_name} exited with code {event.returncode}')
+
+
+def check_aggregator(context: LaunchContext) -> list:
+    """Refuse ``start_aggregator:=true`` without diagnostic_aggregator, before any node starts.
+
+    Launch would fail only when it reaches the aggregator, the other nodes left running.
+    """
+    if LaunchConfiguration('start_aggregator').perform(context).lower() == 'true':
+        try:
+            get_package_prefix('diagnostic_aggregator')
+        except PackageNotFoundError:
+            raise LookupError('launch argument start_aggregator:=true needs the package '
+                              'diagnostic_aggregator (apt install '
+                              'ros-jazzy-diagnostic-aggregator)') from None
+    return []
 
 
 def generate_launch_description() -> LaunchDescription:
@@ -177,5 +193,6 @@ def generate_launch_description() -> LaunchDescription:
         condition=IfCondition(PythonExpression([duration, ' > 0'])),
     )
 
-    return LaunchDescription([*arguments, OpaqueFunction(function=check_numbers), sim_clock,
+    return LaunchDescription([*arguments, OpaqueFunction(function=check_numbers),
+                              OpaqueFunction(function=check_aggregator), sim_clock,
                               controller, monitor, aggregator, stop])

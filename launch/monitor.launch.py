@@ -17,6 +17,7 @@ settings.
 import os
 import sys
 
+from ament_index_python.packages import get_package_prefix, PackageNotFoundError
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.conditions import IfCondition
 from launch.launch_context import LaunchContext
@@ -51,6 +52,21 @@ def check_config(context: LaunchContext) -> list:
     path = LaunchConfiguration('config').perform(context)
     if not os.path.isfile(path):
         raise FileNotFoundError(f'launch argument config:={path}: no such file')
+    return []
+
+
+def check_aggregator(context: LaunchContext) -> list:
+    """Refuse ``start_aggregator:=true`` without diagnostic_aggregator, before any node starts.
+
+    Launch would fail only when it reaches the aggregator, the other nodes left running.
+    """
+    if LaunchConfiguration('start_aggregator').perform(context).lower() == 'true':
+        try:
+            get_package_prefix('diagnostic_aggregator')
+        except PackageNotFoundError:
+            raise LookupError('launch argument start_aggregator:=true needs the package '
+                              'diagnostic_aggregator (apt install '
+                              'ros-jazzy-diagnostic-aggregator)') from None
     return []
 
 
@@ -115,5 +131,6 @@ def generate_launch_description() -> LaunchDescription:
         condition=IfCondition(LaunchConfiguration('start_aggregator')),
     )
 
-    return LaunchDescription([*arguments, OpaqueFunction(function=check_config), monitor,
+    return LaunchDescription([*arguments, OpaqueFunction(function=check_config),
+                              OpaqueFunction(function=check_aggregator), monitor,
                               aggregator])

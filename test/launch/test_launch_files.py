@@ -446,6 +446,23 @@ def test_start_aggregator_starts_an_aggregator(name):
             parts for package, parts in lf.share_paths() if package == PACKAGE]
 
 
+@pytest.mark.parametrize('name', [
+    name for name in LAUNCH_FILES
+    if any(package == 'diagnostic_aggregator' for package, _, _ in launch_file(name).nodes())])
+def test_a_missing_aggregator_is_refused_before_any_node_starts(name):
+    """Without diagnostic_aggregator, launch failed only when it reached the aggregator.
+
+    The nodes before it were left running; the check runs first, ahead of every node.
+    """
+    source = (LAUNCH_DIR / name).read_text()
+    assert 'OpaqueFunction(function=check_aggregator)' in source
+    assert "get_package_prefix('diagnostic_aggregator')" in source
+    returned = source[source.rindex('return LaunchDescription('):]
+    first_node = min(returned.index(node) for node in ('monitor', 'sim_clock')
+                     if node in returned)
+    assert returned.index('check_aggregator') < first_node
+
+
 @pytest.mark.parametrize('name', ['monitor.launch.py', 'demo.launch.py'])
 def test_monitor_colours_only_a_terminal(name):
     """emulate_tty makes rcutils colour redirected output unless the launch says otherwise."""
