@@ -11,7 +11,7 @@ watches that topic next to the clock. With the defaults the clock keeps an RTF o
 while the controller misses its 10 ms deadline twice a second; watch ``/diagnostics`` or
 ``/deadline_monitor/stats``, or stop the launch (Ctrl-C, or ``duration``) to see the
 monitor's summary. With ``start_aggregator:=true`` a ``diagnostic_aggregator`` groups the
-diagnostics for ``rqt_robot_monitor``, as in monitor.launch.py.
+diagnostics for ``rqt_robot_monitor`` (aggregator.launch.py, as in monitor.launch.py).
 
 The monitor is declared here with the demo's own settings rather than by including
 monitor.launch.py: it watches exactly the controller's topic, with the controller's rate and
@@ -22,12 +22,18 @@ import math
 import os
 import sys
 
-from ament_index_python.packages import get_package_prefix, PackageNotFoundError
-from launch.actions import DeclareLaunchArgument, OpaqueFunction, Shutdown, TimerAction
+from launch.actions import (
+    DeclareLaunchArgument,
+    IncludeLaunchDescription,
+    OpaqueFunction,
+    Shutdown,
+    TimerAction,
+)
 from launch.conditions import IfCondition
 from launch.events.process import ProcessExited
 from launch.launch_context import LaunchContext
 from launch.launch_description import LaunchDescription
+from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution, PythonExpression
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
@@ -68,21 +74,6 @@ def stop_the_demo(event: ProcessExited, context: LaunchContext) -> Shutdown | No
     if context.is_shutdown:
         return None
     return Shutdown(reason=f'{event.process_name} exited with code {event.returncode}')
-
-
-def check_aggregator(context: LaunchContext) -> list:
-    """Refuse ``start_aggregator:=true`` without diagnostic_aggregator, before any node starts.
-
-    Launch would fail only when it reaches the aggregator, the other nodes left running.
-    """
-    if LaunchConfiguration('start_aggregator').perform(context).lower() == 'true':
-        try:
-            get_package_prefix('diagnostic_aggregator')
-        except PackageNotFoundError:
-            raise LookupError('launch argument start_aggregator:=true needs the package '
-                              'diagnostic_aggregator (apt install '
-                              'ros-jazzy-diagnostic-aggregator)') from None
-    return []
 
 
 def generate_launch_description() -> LaunchDescription:
@@ -175,16 +166,13 @@ def generate_launch_description() -> LaunchDescription:
             'RCUTILS_COLORIZED_OUTPUT', '1' if sys.stdout.isatty() else '0')},
     )
 
-    # As in monitor.launch.py: its default node name (the YAML is keyed by it), the root
-    # namespace (it reads and writes the absolute /diagnostics and /diagnostics_agg).
-    aggregator = Node(
-        package='diagnostic_aggregator',
-        executable='aggregator_node',
-        parameters=[PathJoinSubstitution([FindPackageShare(PACKAGE), 'config',
-                                          'diagnostic_aggregator.yaml']),
-                    {'use_sim_time': use_sim_time}],
-        output='screen',
-        condition=IfCondition(LaunchConfiguration('start_aggregator')),
+    # First: it refuses start_aggregator:=true without diagnostic_aggregator before any
+    # node starts.
+    aggregator = IncludeLaunchDescription(
+        PythonLaunchDescriptionSource(
+            PathJoinSubstitution([FindPackageShare(PACKAGE), 'launch', 'aggregator.launch.py'])),
+        launch_arguments={'start_aggregator': LaunchConfiguration('start_aggregator'),
+                          'use_sim_time': LaunchConfiguration('use_sim_time')}.items(),
     )
 
     stop = TimerAction(
@@ -193,6 +181,5 @@ def generate_launch_description() -> LaunchDescription:
         condition=IfCondition(PythonExpression([duration, ' > 0'])),
     )
 
-    return LaunchDescription([*arguments, OpaqueFunction(function=check_numbers),
-                              OpaqueFunction(function=check_aggregator), sim_clock,
-                              controller, monitor, aggregator, stop])
+    return LaunchDescription([*arguments, OpaqueFunction(function=check_numbers), aggregator,
+                              sim_clock, controller, monitor, stop])

@@ -102,4 +102,6 @@ def generate_launch_description() -> LaunchDescription:
         }.items(),
     )
 
-    return LaunchDescription([*arguments, gazebo, clock_bridge, monitor])
+    # The monitor's launch file first: it refuses a missing config file or aggregator before
+    # Gazebo starts.
+    return LaunchDescription([*arguments, monitor, gazebo, clock_bridge])

@@ -17,11 +17,10 @@ settings.
 import os
 import sys
 
-from ament_index_python.packages import get_package_prefix, PackageNotFoundError
-from launch.actions import DeclareLaunchArgument, OpaqueFunction
-from launch.conditions import IfCondition
+from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription, OpaqueFunction
 from launch.launch_context import LaunchContext
 from launch.launch_description import LaunchDescription
+from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution, PythonExpression
 from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
@@ -52,21 +51,6 @@ def check_config(context: LaunchContext) -> list:
     path = LaunchConfiguration('config').perform(context)
     if not os.path.isfile(path):
         raise FileNotFoundError(f'launch argument config:={path}: no such file')
-    return []
-
-
-def check_aggregator(context: LaunchContext) -> list:
-    """Refuse ``start_aggregator:=true`` without diagnostic_aggregator, before any node starts.
-
-    Launch would fail only when it reaches the aggregator, the other nodes left running.
-    """
-    if LaunchConfiguration('start_aggregator').perform(context).lower() == 'true':
-        try:
-            get_package_prefix('diagnostic_aggregator')
-        except PackageNotFoundError:
-            raise LookupError('launch argument start_aggregator:=true needs the package '
-                              'diagnostic_aggregator (apt install '
-                              'ros-jazzy-diagnostic-aggregator)') from None
     return []
 
 
@@ -119,18 +103,14 @@ def generate_launch_description() -> LaunchDescription:
         additional_env=colour_env(),
     )
 
-    # Left at its default node name (the YAML is keyed by it) and in the root namespace:
-    # it reads and writes the absolute /diagnostics and /diagnostics_agg topics.
-    aggregator = Node(
-        package='diagnostic_aggregator',
-        executable='aggregator_node',
-        parameters=[PathJoinSubstitution([FindPackageShare(PACKAGE), 'config',
-                                          'diagnostic_aggregator.yaml']),
-                    {'use_sim_time': use_sim_time}],
-        output='screen',
-        condition=IfCondition(LaunchConfiguration('start_aggregator')),
+    # First: it refuses start_aggregator:=true without diagnostic_aggregator before the
+    # monitor starts.
+    aggregator = IncludeLaunchDescription(
+        PythonLaunchDescriptionSource(
+            PathJoinSubstitution([FindPackageShare(PACKAGE), 'launch', 'aggregator.launch.py'])),
+        launch_arguments={'start_aggregator': LaunchConfiguration('start_aggregator'),
+                          'use_sim_time': use_sim_time}.items(),
     )
 
-    return LaunchDescription([*arguments, OpaqueFunction(function=check_config),
-                              OpaqueFunction(function=check_aggregator), monitor,
-                              aggregator])
+    return LaunchDescription([*arguments, OpaqueFunction(function=check_config), aggregator,
+                              monitor])

@@ -40,6 +40,7 @@ ARGUMENTS = {
     'demo.launch.py': {'target_rtf', 'rate_hz', 'stall_ms', 'stall_every', 'use_sim_time',
                        'duration', 'start_aggregator'},
     'gazebo.launch.py': {'world', 'config', 'start_aggregator'},
+    'aggregator.launch.py': {'start_aggregator', 'use_sim_time'},
 }
 LAUNCH_FILES = tuple(ARGUMENTS)
 
@@ -307,7 +308,19 @@ def test_config_files_named_exist(name):
 def test_monitor_launch_uses_both_shipped_config_files():
     parts = [parts for _, parts in launch_file('monitor.launch.py').share_paths()]
     assert ['config', 'monitor.yaml'] in parts
+    assert ['launch', 'aggregator.launch.py'] in parts
+    parts = [parts for _, parts in launch_file('aggregator.launch.py').share_paths()]
     assert ['config', 'diagnostic_aggregator.yaml'] in parts
+
+
+def test_one_launch_file_starts_the_aggregator():
+    """The monitor and demo files declared one aggregator and its check twice: now one file."""
+    starting = [name for name in LAUNCH_FILES if any(
+        package == 'diagnostic_aggregator' for package, _, _ in launch_file(name).nodes())]
+    assert starting == ['aggregator.launch.py']
+    for name in ('monitor.launch.py', 'demo.launch.py'):
+        assert ['launch', 'aggregator.launch.py'] in [
+            parts for _, parts in launch_file(name).share_paths()]
 
 
 @pytest.mark.parametrize('name', LAUNCH_FILES)
@@ -446,21 +459,26 @@ def test_start_aggregator_starts_an_aggregator(name):
             parts for package, parts in lf.share_paths() if package == PACKAGE]
 
 
-@pytest.mark.parametrize('name', [
-    name for name in LAUNCH_FILES
-    if any(package == 'diagnostic_aggregator' for package, _, _ in launch_file(name).nodes())])
-def test_a_missing_aggregator_is_refused_before_any_node_starts(name):
-    """Without diagnostic_aggregator, launch failed only when it reached the aggregator.
-
-    The nodes before it were left running; the check runs first, ahead of every node.
-    """
-    source = (LAUNCH_DIR / name).read_text()
-    assert 'OpaqueFunction(function=check_aggregator)' in source
+def test_a_missing_aggregator_is_refused_before_the_aggregator_starts():
+    """Without diagnostic_aggregator, launch failed only when it reached the aggregator."""
+    source = (LAUNCH_DIR / 'aggregator.launch.py').read_text()
     assert "get_package_prefix('diagnostic_aggregator')" in source
     returned = source[source.rindex('return LaunchDescription('):]
-    first_node = min(returned.index(node) for node in ('monitor', 'sim_clock')
-                     if node in returned)
-    assert returned.index('check_aggregator') < first_node
+    assert returned.index('OpaqueFunction(function=check_aggregator)') < returned.index(
+        'aggregator]')
+
+
+@pytest.mark.parametrize('name, first, nodes', [
+    ('monitor.launch.py', 'aggregator', ('monitor',)),
+    ('demo.launch.py', 'aggregator', ('sim_clock', 'controller', 'monitor')),
+    ('gazebo.launch.py', 'monitor', ('gazebo', 'clock_bridge')),
+])
+def test_a_missing_aggregator_is_refused_before_any_node_starts(name, first, nodes):
+    """The nodes before the aggregator were left running: the file that checks comes first."""
+    source = (LAUNCH_DIR / name).read_text()
+    returned = source[source.rindex('return LaunchDescription('):].split('[', 1)[1]
+    entities = [entity.strip() for entity in returned.split(']')[0].split(',')]
+    assert all(entities.index(first) < entities.index(node) for node in nodes), entities
 
 
 @pytest.mark.parametrize('name', ['monitor.launch.py', 'demo.launch.py'])
