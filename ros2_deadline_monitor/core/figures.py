@@ -31,7 +31,7 @@ from .snapshot import ClockSnapshot, HostSnapshot, Snapshot, TopicSnapshot
 from .units import to_ms, to_s
 
 __all__ = ['CLOCK', 'COUNTER', 'Figure', 'GAUGE', 'HOST', 'NO_METRIC', 'RUN_CLOCK', 'RUN_TOPIC',
-           'TOPIC', 'key_values', 'known', 'markdown', 'record', 'tables']
+           'TOPIC', 'key_values', 'known', 'markdown', 'record', 'tables', 'unknowns']
 
 Value = int | float | str | bool | None
 
@@ -758,6 +758,12 @@ RUN_CLOCK: tuple[Figure, ...] = (
 def record(figures: Sequence[Figure], snapshot: Snapshot, part: Any) -> dict[str, Value]:
     """Return the figures with a ``json`` key as one JSON object: an unknown figure is null."""
     return {figure.json: known(figure.get(snapshot, part)) for figure in figures if figure.json}
+
+
+def unknowns(figures: Sequence[Figure], snapshot: Snapshot, part: Any) -> dict[str, str]:
+    """Return why each unknown figure with a ``json`` key is unknown, by that key."""
+    return {figure.json: figure.unknown(snapshot, part) for figure in figures
+            if figure.json and known(figure.get(snapshot, part)) is None}
 
 
 # -- the documented key list -----------------------------------------------------------------
