@@ -72,11 +72,16 @@ class Figure:
     """The expectation key that bounds this figure (``max_misses``); '' when none does."""
     why: Callable[[Snapshot, Any], str] | None = None
     """Why the value is unknown (None or NaN): what the gate says for a figure it cannot see."""
+    message: Callable[[Snapshot, Any], Value] | None = None
+    """The value ``field`` carries where it differs from the shown one (a counter the
+    diagnostics show as 'unknown (why)' or leave out while 0); None: the shown value."""
     key: str = dataclasses.field(init=False)  # not ``field``: the attribute above
     """The diagnostic key: the name with its unit (made once: every status reads it)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, 'key', f'{self.name} ({self.unit})' if self.unit else self.name)
+        if self.message is None:  # a getter that hides a value carries the plain reading
+            object.__setattr__(self, 'message', getattr(self.get, 'raw', None))
 
     def value(self, snapshot: Snapshot, part: Any) -> Value:
         """Return the figure's value in its unit (None or NaN: nothing to measure)."""
@@ -114,6 +119,34 @@ def key_values(figures: Sequence[Figure], snapshot: Snapshot, part: Any) -> list
 
 
 # -- getters -------------------------------------------------------------------------------
+
+def _raw(get: Callable[[Snapshot, Any], Value], raw: Callable[[Snapshot, Any], Value]
+         ) -> Callable[[Snapshot, Any], Value]:
+    """Attach to a getter that hides a value (unknown, left out) the plain reading."""
+    get.raw = raw  # type: ignore[attr-defined]
+    return get
+
+
+def _nonzero(read: Callable[[TopicReport], Value]) -> Callable[[Snapshot, TopicSnapshot], Value]:
+    """Read a counter shown once it is not 0 (the message carries it always)."""
+    return _raw(lambda snapshot, topic: read(topic.report) or None,
+                lambda snapshot, topic: read(topic.report))
+
+
+def _if_outages(read: Callable[[TopicReport], Value]
+                ) -> Callable[[Snapshot, TopicSnapshot], Value]:
+    """Read a figure of the outages, shown once there was one."""
+    return _raw(lambda snapshot, topic: read(topic.report) if topic.report.outages_total
+                else None, lambda snapshot, topic: read(topic.report))
+
+
+def _over_one(read: Callable[[TopicReport], int]) -> Callable[[Snapshot, TopicSnapshot], Value]:
+    """Read a count of producers, shown when more than one."""
+    def get(snapshot: Snapshot, topic: TopicSnapshot) -> Value:
+        value = read(topic.report)
+        return value if value > 1 else None
+    return _raw(get, lambda snapshot, topic: read(topic.report))
+
 
 def _r(read: Callable[[TopicReport], Value]) -> Callable[[Snapshot, TopicSnapshot], Value]:
     """Read a value from a topic's report (the diagnostics skip topics without one)."""
@@ -155,7 +188,8 @@ def _batched(read: Callable[[TopicSnapshot], Value]) -> Callable[[Snapshot, Topi
 
 def _timer(read: Callable[[TopicReport], Value]) -> Callable[[Snapshot, TopicSnapshot], Value]:
     """Read a figure of timer topics only: an event topic has no period, it reads 'n/a'."""
-    return lambda snapshot, topic: None if topic.report.kind == 'event' else read(topic.report)
+    return _raw(lambda snapshot, topic: None if topic.report.kind == 'event'
+                else read(topic.report), lambda snapshot, topic: read(topic.report))
 
 
 def _counts(read: Callable[[TopicReport], Value]) -> Callable[[Snapshot, TopicSnapshot], Value]:
@@ -171,7 +205,7 @@ def _counts(read: Callable[[TopicReport], Value]) -> Callable[[Snapshot, TopicSn
         if report.counts_note:
             return f'unknown ({report.counts_note})'
         return read(report)
-    return get
+    return _raw(get, lambda snapshot, topic: read(topic.report))
 
 
 def _rtf(snapshot: Snapshot, part: Any) -> float:
@@ -197,13 +231,13 @@ def _intervals(clock: str) -> tuple[Figure, ...]:
         def get(snapshot: Snapshot, topic: TopicSnapshot) -> Value:
             s = summary(topic)
             return read(s) if s.count else None
-        return get
+        return _raw(get, lambda snapshot, topic: read(summary(topic)))
 
     def against_period(read: Callable[[IntervalSummary], Value]) -> Callable[..., Value]:
         def get(snapshot: Snapshot, topic: TopicSnapshot) -> Value:
             s = summary(topic)
             return read(s) if s.count and topic.report.period_ns is not None else None
-        return get
+        return _raw(get, lambda snapshot, topic: read(summary(topic)))
 
     def max_at(snapshot: Snapshot, topic: TopicSnapshot) -> Value:
         s = summary(topic)
@@ -274,11 +308,13 @@ TOPIC: tuple[Figure, ...] = (
            'messages', always=True),
     Figure('messages lost', '',
            'gaps in publication sequence numbers in the window; `unknown` with several writers',
-           _lost, HEADLINE, 'messages_lost', always=True),
+           _lost, HEADLINE, 'messages_lost', always=True,
+           message=lambda snapshot, topic: topic.report.messages_lost),
     Figure('miss ratio', '%', 'deadline misses / messages in the window',
            _timer(lambda r: r.miss_ratio * 100 if r.messages and not r.counts_note
                   else math.nan), HEADLINE,
-           'miss_ratio', field_scale=100, digits=2),
+           'miss_ratio', field_scale=100, digits=2,
+           message=lambda snapshot, topic: topic.report.miss_ratio * 100),
     Figure('max response', 'ms', 'longest end - scheduled slot, on the timer clock',
            _r(lambda r: to_ms(r.response_max_ns)), HEADLINE, 'response_max_ms'),
     Figure('rate wall', 'Hz', 'message rate on the wall clock', _r(lambda r: r.rate_wall_hz),
@@ -311,17 +347,17 @@ TOPIC: tuple[Figure, ...] = (
     Figure('foreign stamps total', '', 'start stamps that cannot be on the timer clock (Unix '
            'time under sim, sim time under wall, or in the future beyond 1 s): counted, never '
            'placed on a grid (shown once there are any)',
-           _r(lambda r: r.foreign_stamps_total or None), TOTALS, 'foreign_stamps_total',
+           _nonzero(lambda r: r.foreign_stamps_total), TOTALS, 'foreign_stamps_total',
            metric=COUNTER),
     Figure('outages total', '', 'silences longer than the timeout (on the timer clock); the '
            'grids re-anchor after each instead of counting skipped periods',
-           _r(lambda r: r.outages_total or None), TOTALS, 'outages_total',
+           _nonzero(lambda r: r.outages_total), TOTALS, 'outages_total',
            metric=COUNTER),
     Figure('outage total', 's', 'wall time of the outages, summed',
-           _r(lambda r: to_s(r.outage_total_ns) if r.outages_total else None), TOTALS,
+           _if_outages(lambda r: to_s(r.outage_total_ns)), TOTALS,
            'outage_total_s', digits=2, metric=COUNTER),
     Figure('longest outage', 's', 'wall time of the longest outage',
-           _r(lambda r: to_s(r.outage_max_ns) if r.outages_total else None), TOTALS,
+           _if_outages(lambda r: to_s(r.outage_max_ns)), TOTALS,
            'outage_max_s', digits=2),
     Figure('longest outage at', 's since start', 'end of the longest outage',
            lambda snapshot, topic: _since_start(snapshot, topic.report.outage_max_at_ns)
@@ -331,7 +367,7 @@ TOPIC: tuple[Figure, ...] = (
            _r(lambda r: r.period_relearned_total or None), TOTALS, metric=COUNTER),
     Figure('producer runs total', '', 'runs of publication sequence numbers seen: one per '
            'producer and per restart, each analyzed on its own grid',
-           _r(lambda r: r.producer_runs_total if r.producer_runs_total > 1 else None), TOTALS,
+           _over_one(lambda r: r.producer_runs_total), TOTALS,
            'producer_runs_total', metric=COUNTER),
     Figure('intervals across loss total', '', 'intervals spanning cycles the producer ran but '
            'the monitor never saw (lost, or received without a usable start): not the '
@@ -354,7 +390,7 @@ TOPIC: tuple[Figure, ...] = (
            _r(lambda r: r.age_unknown_total or None), TOTALS, metric=COUNTER),
     Figure('unattributed total', '', 'messages of several producers without sequence numbers '
            'to tell them apart: counted, no cycle figure uses them',
-           _r(lambda r: r.unattributed_total or None), TOTALS, 'unattributed_total',
+           _nonzero(lambda r: r.unattributed_total), TOTALS, 'unattributed_total',
            metric=COUNTER),
 
     Figure('mean response', 'ms', 'mean end - scheduled slot', _r(lambda r: to_ms(
@@ -387,10 +423,10 @@ TOPIC: tuple[Figure, ...] = (
     Figure('publishers', '', 'nodes publishing the topic, from the graph', _publishers,
            CONFIGURATION, metric=NO_METRIC),
     Figure('kind', '', '`timer` (a periodic producer) or `event` (no period, no misses)',
-           _r(lambda r: r.kind), CONFIGURATION, always=True, metric=NO_METRIC),
+           _r(lambda r: r.kind), CONFIGURATION, 'kind', always=True, metric=NO_METRIC),
     Figure('producers', '', 'producer streams with cycles in the window (told apart by '
            'sequence numbers), each on its own grid (shown when more than one)',
-           _r(lambda r: r.producers if r.producers > 1 else None), CONFIGURATION, 'producers'),
+           _over_one(lambda r: r.producers), CONFIGURATION, 'producers'),
     Figure('notes', '', 'several producers, foreign stamps, outages, middleware fallbacks: '
            'what the status adds to the figures', lambda snapshot, topic: '; '.join(
                topic.notes) or None, CONFIGURATION, metric=NO_METRIC),
@@ -411,7 +447,8 @@ TOPIC: tuple[Figure, ...] = (
     Figure('period', 'ms', 'expected period T (configured or learned)',
            _r(lambda r: to_ms(r.period_ns)), CONFIGURATION, 'period_ms'),
     Figure('period learned', '', 'true when T was learned from the first window (once known)',
-           _r(lambda r: r.period_learned if r.period_ns is not None else None), CONFIGURATION,
+           _raw(_r(lambda r: r.period_learned if r.period_ns is not None else None),
+                _r(lambda r: r.period_learned)), CONFIGURATION,
            'period_learned'),
     Figure('period source', '', '`configured`, `graph deadline QoS` (offered by every '
            'publisher) or `learned`', _r(lambda r: r.period_source or None), CONFIGURATION,
@@ -461,7 +498,8 @@ CLOCK: tuple[Figure, ...] = (
     Figure('max wall gap', 'ms', 'longest wall time between two /clock messages',
            _c(lambda r: to_ms(r.max_wall_gap_ns)), HEADLINE, 'max_wall_gap_ms'),
     Figure('paused', '', 'sim time did not advance while /clock kept arriving',
-           _c(lambda r: r.paused if r.messages_total else None), HEADLINE, 'paused'),
+           _raw(_c(lambda r: r.paused if r.messages_total else None), _c(lambda r: r.paused)),
+           HEADLINE, 'paused'),
     Figure('sim resets', '', 'sim time jumped back (world reset) in the window',
            _c(lambda r: r.resets), HEADLINE, always=True),
     Figure('sim jumps', '', 'sim time jumped forward (a seek: far more sim time than the wall '
@@ -509,7 +547,8 @@ CLOCK: tuple[Figure, ...] = (
 
 def _cgroup(read: Callable[[Any], Value]) -> Callable[[Snapshot, HostSnapshot], Value]:
     """Cgroup counters exist only when cpu.stat was readable."""
-    return lambda snapshot, host: read(host.report) if host.report.cgroup_available else None
+    return _raw(lambda snapshot, host: read(host.report) if host.report.cgroup_available
+                else None, lambda snapshot, host: read(host.report))
 
 
 HOST: tuple[Figure, ...] = (
@@ -640,9 +679,9 @@ def _run_rate_hz(clock: str) -> Callable[[TopicSnapshot], float]:
 def _rf(name: str, unit: str, description: str, read: Callable[[TopicSnapshot], Value],
         json: str, *, why: Callable[[TopicSnapshot], str] = lambda topic: 'not measured',
         column: str = '', limit: str = '', group: str = RUN, digits: int = 3,
-        always: bool = False) -> Figure:
+        always: bool = False, field: str | None = None) -> Figure:
     """Make a whole-run topic figure (metric-free: ``/metrics`` exports the live table)."""
-    return Figure(name, unit, description, _run(read), group, json=json, column=column,
+    return Figure(name, unit, description, _run(read), group, field, json=json, column=column,
                   limit=limit, why=_run_why(why), digits=digits, always=always,
                   metric=NO_METRIC)
 
@@ -652,7 +691,7 @@ RUN_TOPIC: tuple[Figure, ...] = (
         column='msgs', always=True),
     _rf('cycles', '', 'messages analyzed as cycles (once the period was known and, on sim '
         'time, /clock was there): the miss ratio divides by them',
-        lambda t: t.run.cycles, 'cycles', always=True),
+        lambda t: t.run.cycles, 'cycles', always=True, field='cycles_total'),
     _rf('deadline misses', '', 'cycles that missed their deadline over the whole run',
         _run_counts(lambda r: r.deadline_misses_total), 'deadline_misses', why=_counts_why,
         column='misses', limit='max_misses', always=True),
@@ -673,9 +712,20 @@ RUN_TOPIC: tuple[Figure, ...] = (
         lambda t: t.report.messages_lost_total if t.report.loss_known else None,
         'messages_lost', why=_loss_why, column='lost', limit='max_lost', always=True),
     _rf('max interval wall', 'ms', 'longest wall interval of the run', _run_max_ms('wall'),
-        'max_interval_wall_ms', why=lambda t: 'no interval on the wall clock'),
+        'max_interval_wall_ms', why=lambda t: 'no interval on the wall clock',
+        field='interval_wall_max_run_ms'),
     _rf('max interval sim', 'ms', 'longest sim interval of the run', _run_max_ms('sim'),
-        'max_interval_sim_ms', why=lambda t: 'no interval on the sim clock'),
+        'max_interval_sim_ms', why=lambda t: 'no interval on the sim clock',
+        field='interval_sim_max_run_ms'),
+    _rf('intervals wall', '', 'intervals between cycle starts on the wall clock in the run',
+        lambda t: t.run.interval_wall.count, '', always=True, field='intervals_wall_total'),
+    _rf('intervals sim', '', 'intervals between cycle starts on the sim clock in the run',
+        lambda t: t.run.interval_sim.count, '', always=True, field='intervals_sim_total'),
+    _rf('interval sum wall', 's', 'the wall intervals of the run, summed (the mean rate is '
+        'their count / this)', lambda t: to_s(t.run.interval_wall.sum_ns), '',
+        field='interval_wall_sum_s'),
+    _rf('interval sum sim', 's', 'the sim intervals of the run, summed',
+        lambda t: to_s(t.run.interval_sim.sum_ns), '', field='interval_sim_sum_s'),
     _rf('mean interval wall', 'ms', 'mean wall interval of the run', _run_mean_ms('wall'),
         'mean_interval_wall_ms', why=lambda t: 'no interval on the wall clock'),
     _rf('mean interval sim', 'ms', 'mean sim interval of the run', _run_mean_ms('sim'),
@@ -710,7 +760,8 @@ RUN_TOPIC: tuple[Figure, ...] = (
     _rf('period learned', '', 'true when T was learned', lambda t: t.report.period_learned,
         'period_learned', group=CONFIGURATION),
     _rf('counts note', '', "why misses and skipped periods are unknown ('' when known)",
-        lambda t: t.report.counts_note, 'counts_note', group=CONFIGURATION),
+        lambda t: t.report.counts_note, 'counts_note', group=CONFIGURATION,
+        field='counts_note'),
 )
 
 
