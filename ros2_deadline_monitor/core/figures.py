@@ -800,6 +800,10 @@ RUN_CLOCK: tuple[Figure, ...] = (
            _run_clock(lambda c: c.report.rtf_bin_min_run), RUN, json='rtf_bin_min',
            column='RTF min bin', limit='min_rtf_bin', metric=NO_METRIC,
            why=_clock_why(lambda c: f'no complete {c.report.rtf_bin_ns / 1e6:g} ms window')),
+    Figure('worst RTF window at', 's since start', 'end of that window',
+           lambda snapshot, clock: _since_start(snapshot, clock.report.rtf_bin_min_run_at_ns)
+           if clock.report.messages_total else None, RUN, json='rtf_bin_min_at_s', digits=2,
+           metric=NO_METRIC, why=_clock_why('no complete window')),
     Figure('sim resets', '', 'sim-time resets since start',
            lambda snapshot, clock: clock.report.resets_total, RUN, json='resets',
            always=True, metric=NO_METRIC),

@@ -35,7 +35,7 @@ from .reports import (
 )
 from .snapshot import ClockSnapshot, HostSnapshot, Snapshot, TopicSnapshot
 
-__all__ = ['StatsFold']
+__all__ = ['CLOCK_WORST_FIELDS', 'StatsFold', 'WORST_FIELDS']
 
 NAN = float('nan')
 COUNTERS = ('messages_total', 'deadline_misses_total', 'skipped_periods_total',
@@ -48,6 +48,11 @@ RUN_COUNTERS = ('cycles_total', 'intervals_wall_total', 'intervals_sim_total',
 RUN_LONGEST = ('interval_wall_max_run_ms', 'interval_sim_max_run_ms', 'outage_max_s')
 WORST_MAX = ('response_max_ms', 'lateness_max_ms', 'age_max_ms', 'miss_ratio')
 WORST_INTERVAL = ('max_ms', 'p95_ms', 'p99_ms')
+WORST_FIELDS = (*WORST_MAX, *(f'interval_{clock}.{name}' for clock in ('wall', 'sim')
+                              for name in WORST_INTERVAL))
+"""``TopicStats`` fields whose folded value is the worst of any report (the rest: the last)."""
+CLOCK_WORST_FIELDS = ('rtf', 'rtf_bin_min', 'rtf_bin_max', 'max_wall_gap_ms')
+"""``ClockStats`` fields whose folded value is the worst (``rtf_bin_max``: the best) of any."""
 
 
 def _ns(value_ms_or_s: float, scale: float) -> float:
