@@ -266,7 +266,8 @@ class StatsFold:
 
     ``source`` tells monitors apart (a bag's stats topic): a topic is identified by its
     ``name`` (the monitor's identifier), and by ``name@source`` where two sources report the
-    same name. The clock is the last source's that reported /clock messages.
+    same name. The clock is the last source's that reported /clock messages. The snapshot
+    starts where the first report's window starts, and is taken at the last report.
     """
 
     def __init__(self, clock_topic: str = '/clock') -> None:
@@ -285,8 +286,8 @@ class StatsFold:
         if source not in self.sources:
             self.sources.append(source)
         stamp_ns = _stamp_ns(stats.header)
-        if self._first_ns is None:
-            self._first_ns = stamp_ns
+        if self._first_ns is None:  # the start of the first report's window
+            self._first_ns = stamp_ns - (_int_ns(stats.window_wall_s, 1e9) or 0)
         self._last_ns = stamp_ns
         for topic in stats.topics:
             key = (source, topic.name)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import pytest
+
 from ros2_deadline_monitor.core import figures
 from ros2_deadline_monitor.msg import ClockStats, HostStats, TopicStats
 from ros2_deadline_monitor.shell import conversions
@@ -116,3 +118,27 @@ def test_a_hidden_value_is_the_plain_counter_in_the_message(snapshots):
     assert topic.counts_note == 'period not learned'
     assert topic.cycles_total == snap.topics[0].run.cycles == 5000
     assert topic.interval_wall_max_run_ms == 30.0 and topic.intervals_wall_total == 4999
+
+
+def test_messages_fold_back_into_the_same_whole_run_figures(snapshots):
+    # One adapter each way: snapshot -> MonitorStats (conversions) -> snapshot (stats_fold).
+    # Every whole-run figure reads the same from the folded snapshot as from the original.
+    from ros2_deadline_monitor.core.stats_fold import StatsFold
+
+    event = snapshots.topic('ev', report=snapshots.topic_report(
+        name='ev', kind='event', period_ns=None, loss_known=False, loss_note='several'))
+    snap = snapshots.snapshot(topics=[snapshots.topic(), event])
+    fold = StatsFold()
+    fold.add(conversions.monitor_stats(snap))
+    back = fold.snapshot()
+    assert [t.topic_id for t in back.topics] == ['imu', 'ev']
+    for original, folded in zip(snap.topics, back.topics, strict=True):
+        assert figures.record(figures.RUN_TOPIC, back, folded) == pytest.approx(
+            figures.record(figures.RUN_TOPIC, snap, original), nan_ok=True), original.topic_id
+        assert (figures.unknowns(figures.RUN_TOPIC, back, folded)
+                == figures.unknowns(figures.RUN_TOPIC, snap, original))
+    clock = figures.record(figures.RUN_CLOCK, back, back.clock)
+    assert clock == {**figures.record(figures.RUN_CLOCK, snap, snap.clock),
+                     'rtf_bin_min': 0.98, 'rtf_bin_min_at_s': pytest.approx(4.4)}
+    # The messages carry the window's worst bin only: the fold's worst is that of the reports
+    # (here one, its window starting 0.1 s after the session: 4.5 s - 0.1 s).
