@@ -619,8 +619,15 @@ def _counts_why(topic: TopicSnapshot) -> str:
 
 
 def _run_counts(read: Callable[[TopicReport], int]) -> Callable[[TopicSnapshot], Value]:
-    """Read a whole-run count of misses or skipped periods, None while it is no figure."""
-    return lambda topic: read(topic.report) if topic.report.counts_known else None
+    """Read a whole-run count of misses or skipped periods, None while it is no figure.
+
+    No figure: an event topic, no period (yet), a /clock too coarse, or no message at all
+    (a topic that never showed up missed nothing only in a way no gate may pass).
+    """
+    def read_known(topic: TopicSnapshot) -> Value:
+        report = topic.report
+        return read(report) if report.counts_known and report.messages_total else None
+    return read_known
 
 
 def _miss_ratio(topic: TopicSnapshot) -> float | None:
@@ -629,7 +636,10 @@ def _miss_ratio(topic: TopicSnapshot) -> float | None:
 
 
 def _miss_ratio_why(topic: TopicSnapshot) -> str:
-    return _counts_why(topic) if not topic.report.counts_known else 'no cycle was analyzed'
+    report = topic.report
+    if not report.counts_known or not report.messages_total:
+        return _counts_why(topic)
+    return 'no cycle was analyzed'
 
 
 def _timer_intervals(topic: TopicSnapshot) -> IntervalTotals:

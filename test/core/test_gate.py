@@ -138,3 +138,15 @@ def test_an_invalid_topic_fails_its_expectations_with_the_reason():
                        s.snapshot(OFF))
     assert verdict.outcomes[0].reason.startswith('unknown: not monitored: invalid config')
     assert not math.isnan(verdict.outcomes[0].limit)
+
+
+def test_a_configured_topic_that_never_showed_up_passes_no_count():
+    # A period is configured, yet no message came: 0 misses is no figure a gate may pass.
+    s = wall_session(period_ns=10 * MS)
+    snap = s.snapshot(OFF + S, final=True)
+    verdict = evaluate(expectations_from({'topic.cmd.expect.max_misses': 0,
+                                          'topic.cmd.expect.max_skipped': 0,
+                                          'topic.cmd.expect.max_miss_ratio': 0.1}, ['cmd']),
+                       snap)
+    assert [(o.passed, o.reason) for o in verdict.outcomes] == [
+        (False, 'unknown: no message received')] * 3
