@@ -857,6 +857,28 @@ def markdown() -> str:
     return '\n'.join([BEGIN, *lines, '', END])
 
 
+RUN_BEGIN = ('<!-- whole-run keys: generated from core/figures.py by `python -m '
+             'ros2_deadline_monitor.core.figures run --write docs/gate-whole-run-figures.md` -->')
+RUN_END = '<!-- end of whole-run keys -->'
+
+
+def run_markdown() -> str:
+    """Return the whole-run figures: JSON keys, the limits that bound them, columns, fields."""
+    lines = []
+    for part, figures in (('topic', RUN_TOPIC), ('clock', RUN_CLOCK)):
+        lines += ['', f'{part}:', '', '| JSON key | expectation | column | meaning | field |',
+                  '|---|---|---|---|---|']
+        for figure in figures:
+            if not figure.json and not figure.field:
+                continue
+            cells = [f'`{figure.json}`' if figure.json else '',
+                     f'`{figure.limit}`' if figure.limit else '',
+                     f'`{figure.column}`' if figure.column else '', figure.description,
+                     f'`{figure.field}`' if figure.field else '']
+            lines.append('| ' + ' | '.join(cells) + ' |')
+    return '\n'.join([RUN_BEGIN, *lines, '', RUN_END])
+
+
 def replace_block(text: str, block: str, begin: str = BEGIN, end: str = END) -> str:
     """Return ``text`` with the generated list (between the markers) replaced."""
     start = text.index(begin)
@@ -889,5 +911,11 @@ def main(argv: list[str] | None = None) -> int:
     return generated_list_main(argv, 'python -m ros2_deadline_monitor.core.figures',
                                'diagnostic key list', markdown, BEGIN, END)
 
+def run_keys_main(argv: list[str] | None = None) -> int:
+    """Print the whole-run key list, or write it into a document between its markers."""
+    return generated_list_main(argv, 'python -m ros2_deadline_monitor.core.figures run',
+                               'whole-run key list', run_markdown, RUN_BEGIN, RUN_END)
+
+
 if __name__ == '__main__':
-    sys.exit(main())
+    sys.exit(run_keys_main(sys.argv[2:]) if sys.argv[1:2] == ['run'] else main())
