@@ -130,3 +130,26 @@ def test_a_watched_topic_without_a_period_is_unknown():
     assert [o.reason for o in result.verdict.outcomes] == [
         'unknown: the period was never learned (5 messages)',
         'unknown: no interval on the wall clock']
+
+
+def test_reports_without_the_whole_run_fields_leave_them_unknown():
+    # A bag recorded by an older monitor: its TopicStats lack cycles_total and the interval
+    # totals. Counts still add up; the run's figures are unknown, never 0.
+    from types import SimpleNamespace
+
+    old = {'kind', 'counts_note', 'cycles_total', 'intervals_wall_total',
+           'intervals_sim_total', 'interval_wall_sum_s', 'interval_sim_sum_s',
+           'interval_wall_max_run_ms', 'interval_sim_max_run_ms'}
+    stats = _stats(100, 3, 20.0, NAN, intervals=99, sum_s=1.0, max_run_ms=20.0)
+    topic = stats.topics[0]
+    stats = SimpleNamespace(header=stats.header, window_wall_s=stats.window_wall_s,
+                            clock=stats.clock, topics=[SimpleNamespace(**{
+                                name: getattr(topic, name)
+                                for name in topic.get_fields_and_field_types()
+                                if name not in old})])
+    result = _watched(stats, expect={'cmd': {'max_misses': 3, 'max_miss_ratio': 0.5,
+                                             'min_rate_hz': 1.0}})
+    assert [(o.key, o.passed, o.measured) for o in result.verdict.outcomes] == [
+        ('max_misses', True, 3), ('max_miss_ratio', False, None),
+        ('min_rate_hz', False, None)]
+    assert result.verdict.outcomes[1].reason == 'unknown: no cycle was analyzed'
