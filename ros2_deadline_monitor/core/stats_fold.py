@@ -266,8 +266,9 @@ class StatsFold:
 
     ``source`` tells monitors apart (a bag's stats topic): a topic is identified by its
     ``name`` (the monitor's identifier), and by ``name@source`` where two sources report the
-    same name. The clock is the last source's that reported /clock messages. The snapshot
-    starts where the first report's window starts, and is taken at the last report.
+    same name. The clock figures of every source fold into one clock (one /clock per run).
+    The snapshot starts where the first report's window starts, and is taken at the last
+    report.
     """
 
     def __init__(self, clock_topic: str = '/clock') -> None:
