@@ -24,7 +24,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 import json
-import math
 import os
 from pathlib import Path
 import re
@@ -37,15 +36,14 @@ from typing import Any
 
 from ros2_deadline_monitor.core.expectations import (
     CLOCK_PREFIX,
-    ClockFigures,
     evaluate,
     expectations_from,
-    RunFigures,
     topic_expectation_prefix,
-    TopicFigures,
     Verdict,
 )
 from ros2_deadline_monitor.core.gate import EXIT_FAILED, EXIT_OK
+from ros2_deadline_monitor.core.snapshot import Snapshot
+from ros2_deadline_monitor.core.stats_fold import StatsFold
 
 __all__ = ['assert_summary', 'expectation_parameters', 'find_monitor', 'MonitorProcess',
            'MonitorResult', 'run_monitor', 'watch_monitor', 'WatchResult']
@@ -266,21 +264,6 @@ def run_monitor(topics: Mapping[str, str] | None = None, *, duration_s: float,
 
 # -- watching a running monitor ----------------------------------------------------------------
 
-@dataclass
-class _Watched:
-    """Whole-run figures of one topic as far as the watched reports tell them."""
-
-    topic: str = ''
-    messages: int = 0
-    misses: int = 0
-    skipped: int = 0
-    lost: int | None = 0
-    learned: bool = False
-    clock: str = 'wall'
-    max_interval_ms: float = math.nan
-    min_rate_hz: float = math.nan
-
-
 @dataclass(frozen=True)
 class WatchResult:
     """What ``watch_monitor`` saw: how many reports, the last one, and the verdict."""
@@ -289,7 +272,9 @@ class WatchResult:
     last: Any
     """The last ``MonitorStats`` received (None if none arrived)."""
     verdict: Verdict
-    figures: RunFigures = field(repr=False)
+    snapshot: Snapshot = field(repr=False)
+    """The watched reports folded into one snapshot (``core/stats_fold.py``): what the
+    verdict read, through the whole-run figure tables."""
 
     @property
     def failures(self) -> list[str]:
@@ -304,62 +289,6 @@ class WatchResult:
             raise AssertionError('deadline expectations failed:\n' + '\n'.join(self.failures))
 
 
-def _fold(topics: dict[str, _Watched], clock: dict[str, float], stats: Any) -> None:
-    for t in stats.topics:
-        w = topics.setdefault(t.name, _Watched())
-        w.topic, w.clock = t.topic, t.timer_clock
-        w.messages, w.misses, w.skipped = (int(t.messages_total), int(t.deadline_misses_total),
-                                           int(t.skipped_periods_total))
-        w.lost = int(t.messages_lost_total) if t.loss_known else None
-        w.learned = not math.isnan(t.period_ms) and t.period_ms > 0
-        interval = t.interval_sim if t.timer_clock == 'sim' else t.interval_wall
-        rate = t.rate_sim_hz if t.timer_clock == 'sim' else t.rate_wall_hz
-        w.max_interval_ms = float(_nan_fold(max, w.max_interval_ms, interval.max_ms))
-        w.min_rate_hz = float(_nan_fold(min, w.min_rate_hz, rate))
-    c = stats.clock
-    if c.messages_total:
-        clock['messages'] = int(c.messages_total)
-        clock['rtf_total'] = c.rtf_total
-        clock['rtf_bin_min'] = float(_nan_fold(min, clock.get('rtf_bin_min', math.nan),
-                                               c.rtf_bin_min))
-        clock['rtf_bin_ns'] = round(c.rtf_bin_s * 1e9)
-
-
-def _nan_fold(pick: Callable[[float, float], float], a: float, b: float) -> float:
-    if math.isnan(a):
-        return b
-    return a if math.isnan(b) else pick(a, b)
-
-
-def _known(value: float) -> float | None:
-    return None if math.isnan(value) else value
-
-
-def _figures(topics: dict[str, _Watched], clock: dict[str, float]) -> RunFigures:
-    out = []
-    for topic_id, w in topics.items():
-        why = 'the period was never learned'
-        unknown = {} if w.learned else dict(deadline_misses=why, miss_ratio=why,
-                                            skipped_periods=why)
-        if w.lost is None:
-            unknown['messages_lost'] = 'several writers on the topic'
-        out.append(TopicFigures(
-            topic_id=topic_id, topic=w.topic, messages=w.messages,
-            deadline_misses=w.misses if w.learned else None,
-            miss_ratio=w.misses / w.messages if w.learned and w.messages else None,
-            skipped_periods=w.skipped if w.learned else None,
-            max_interval_ns=(None if math.isnan(w.max_interval_ms)
-                             else w.max_interval_ms * 1e6),
-            messages_lost=w.lost, rate_hz=_known(w.min_rate_hz), interval_clock=w.clock,
-            unknown=unknown))
-    clock_figures = None
-    if clock:
-        clock_figures = ClockFigures(topic='/clock', rtf_total=_known(clock['rtf_total']),
-                                     rtf_bin_min=_known(clock['rtf_bin_min']),
-                                     rtf_bin_ns=int(clock['rtf_bin_ns']))
-    return RunFigures(tuple(out), clock_figures)
-
-
 def watch_monitor(expect: TopicLimits | None = None,
                   clock_expect: Mapping[str, float] | None = None, *, duration_s: float,
                   stats_topic: str = '/deadline_monitor/stats', context: Any = None,
@@ -368,10 +297,12 @@ def watch_monitor(expect: TopicLimits | None = None,
     """Watch a running monitor's ``~/stats`` and judge the expectations from its reports.
 
     Watches for ``duration_s`` after the first report arrived (or until ``until(stats)`` is
-    true). Counts are the monitor's totals since its start; the longest interval is the
-    longest of every watched report's window, the rate the lowest window rate, the worst RTF
-    window the worst of the watched reports, the miss ratio misses / messages. Uses
-    ``context`` (an initialized rclpy ``Context``) or initializes and shuts down its own.
+    true). The reports are folded into one snapshot (``core/stats_fold.py``) and checked like
+    the monitor checks its own: counts are the monitor's totals since its start (summed over
+    restarts), the longest interval and the mean rate are the whole run's (the rate is not
+    the lowest window's), the miss ratio misses / cycles, the worst RTF window the worst of
+    the watched reports. Uses ``context`` (an initialized rclpy ``Context``) or initializes
+    and shuts down its own.
     """
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
@@ -383,13 +314,12 @@ def watch_monitor(expect: TopicLimits | None = None,
     if own:
         context = rclpy.context.Context()
         rclpy.init(context=context)
-    topics: dict[str, _Watched] = {}
-    clock: dict[str, float] = {}
+    fold = StatsFold()
     received: list[Any] = []
 
     def on_stats(stats: Any) -> None:
         received.append(stats)
-        _fold(topics, clock, stats)
+        fold.add(stats)
 
     node = rclpy.create_node('deadline_expectations_watcher', context=context,
                              start_parameter_services=False)
@@ -408,8 +338,14 @@ def watch_monitor(expect: TopicLimits | None = None,
         node.destroy_node()
         if own:
             rclpy.try_shutdown(context=context)
-    ids: Sequence[str] = list({**topics, **(expect or {})})
+    return judge_watched(fold, received[-1] if received else None, expect, clock_expect)
+
+
+def judge_watched(fold: StatsFold, last: Any, expect: TopicLimits | None = None,
+                  clock_expect: Mapping[str, float] | None = None) -> WatchResult:
+    """Check the expectations against folded reports (``watch_monitor``'s verdict)."""
+    snapshot = fold.snapshot()
+    ids: Sequence[str] = list({**{t.topic_id: None for t in snapshot.topics},
+                               **(expect or {})})
     expectations = expectations_from(expectation_parameters(expect, clock_expect), ids)
-    figures = _figures(topics, clock)
-    return WatchResult(len(received), received[-1] if received else None,
-                       evaluate(expectations, figures), figures)
+    return WatchResult(fold.messages, last, evaluate(expectations, snapshot), snapshot)

@@ -2,9 +2,12 @@
 
 Limits are configured per topic and for the clock in the monitor's own parameter layout
 (``topic.<id>.expect.max_misses: 0``, ``clock.expect.min_rtf: 0.9``) or given once for every
-topic (the analyzer's ``--expect-*`` flags). ``evaluate`` compares them with ``RunFigures``,
-a neutral value of whole-run figures that any adapter can build (the offline ``BagResult``
-today, the live session's final snapshot later), and returns every outcome, passed or failed.
+topic (the analyzer's ``--expect-*`` flags). ``evaluate`` checks them against a ``Snapshot``
+(the live session's final one, a bag's final one, or one folded from recorded or watched
+``MonitorStats``), reading each limit's figure through the whole-run tables ``RUN_TOPIC`` and
+``RUN_CLOCK`` of ``core/figures.py``; it returns every outcome, passed or failed. Each limit
+has one meaning everywhere: ``min_rate_hz`` bounds the whole-run mean rate (not the lowest
+window's), ``max_interval_ms`` the longest interval of the run.
 
 A figure that could not be measured (loss with several writers, a period never learned, a
 topic that never showed up) fails its expectation as *unknown*: a gate that cannot see a
@@ -15,18 +18,19 @@ No ROS import, no numpy: plain values only.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 import difflib
 import math
 from typing import Any
 
 from .errors import ExpectationError
+from .figures import Figure, known, RUN_CLOCK, RUN_TOPIC
+from .snapshot import Snapshot
 
 __all__ = [
-    'CLOCK_LIMITS', 'CLOCK_PREFIX', 'CLOCK_SUBJECT', 'ClockFigures', 'EVERY_TOPIC',
-    'Expectations', 'Limit', 'LimitSpec', 'Outcome', 'RunFigures', 'TOPIC_LIMITS',
-    'TopicFigures', 'Verdict',
+    'CLOCK_LIMITS', 'CLOCK_PREFIX', 'CLOCK_SUBJECT', 'EVERY_TOPIC',
+    'Expectations', 'Limit', 'LimitSpec', 'Outcome', 'TOPIC_LIMITS', 'Verdict',
     'evaluate', 'expectation_names', 'expectations_from', 'is_expectation', 'known',
     'limit_value', 'parse_limit', 'topic_expectation_prefix',
 ]
@@ -44,48 +48,50 @@ EVERY_TOPIC = '(every topic)'
 
 @dataclass(frozen=True)
 class LimitSpec:
-    """One kind of limit: its key, the figure it bounds and how.
+    """One kind of limit: its key and how it bounds its figure.
 
-    ``figure`` names the ``TopicFigures`` / ``ClockFigures`` field; ``scale`` converts that
-    field to the limit's unit (ns -> ms: 1e-6); ``bound`` is ``max`` (measured <= limit holds)
-    or ``min`` (measured >= limit holds).
+    The figure is the row of ``RUN_TOPIC`` / ``RUN_CLOCK`` whose ``limit`` is ``key``, in
+    the limit's unit; ``bound`` is ``max`` (measured <= limit holds) or ``min`` (measured >=
+    limit holds).
     """
 
     key: str
-    figure: str
     label: str
     bound: str
     description: str
     unit: str = ''
-    scale: float = 1.0
     integer: bool = False
     high: float | None = None
 
 
 TOPIC_LIMITS: tuple[LimitSpec, ...] = (
-    LimitSpec('max_misses', 'deadline_misses', 'deadline misses', 'max',
+    LimitSpec('max_misses', 'deadline misses', 'max',
               'Most deadline misses allowed over the whole run.', integer=True),
-    LimitSpec('max_miss_ratio', 'miss_ratio', 'miss ratio', 'max',
+    LimitSpec('max_miss_ratio', 'miss ratio', 'max',
               'Largest allowed share of cycles that missed their deadline (0..1).', high=1.0),
-    LimitSpec('max_skipped', 'skipped_periods', 'skipped periods', 'max',
+    LimitSpec('max_skipped', 'skipped periods', 'max',
               'Most skipped timer periods allowed over the whole run.', integer=True),
-    LimitSpec('max_interval_ms', 'max_interval_ns', 'max interval', 'max',
+    LimitSpec('max_interval_ms', 'max interval', 'max',
               'Longest allowed interval between cycle starts (ms, on the timer clock).',
-              unit='ms', scale=1e-6),
-    LimitSpec('max_lost', 'messages_lost', 'messages lost', 'max',
+              unit='ms'),
+    LimitSpec('max_lost', 'messages lost', 'max',
               'Most messages allowed to be lost between writer and monitor; fails as unknown '
               'when loss cannot be measured (several writers, or a bag).', integer=True),
-    LimitSpec('min_rate_hz', 'rate_hz', 'rate', 'min',
-              'Lowest allowed mean message rate (Hz, on the timer clock).', unit='Hz'),
+    LimitSpec('min_rate_hz', 'rate', 'min',
+              'Lowest allowed mean message rate over the whole run (Hz, on the timer clock; '
+              'not the lowest window).', unit='Hz'),
 )
 CLOCK_LIMITS: tuple[LimitSpec, ...] = (
-    LimitSpec('min_rtf', 'rtf_total', 'RTF overall', 'min',
+    LimitSpec('min_rtf', 'RTF overall', 'min',
               'Lowest allowed real time factor over the whole run.'),
-    LimitSpec('min_rtf_bin', 'rtf_bin_min', 'worst RTF window', 'min',
+    LimitSpec('min_rtf_bin', 'worst RTF window', 'min',
               'Lowest allowed RTF of any fixed wall window (rtf_bin_s long).'),
 )
 _TOPIC_SPECS = {s.key: s for s in TOPIC_LIMITS}
 _CLOCK_SPECS = {s.key: s for s in CLOCK_LIMITS}
+_TOPIC_FIGURES: dict[str, Figure] = {f.limit: f for f in RUN_TOPIC if f.limit}
+_CLOCK_FIGURES: dict[str, Figure] = {f.limit: f for f in RUN_CLOCK if f.limit}
+assert set(_TOPIC_FIGURES) == set(_TOPIC_SPECS) and set(_CLOCK_FIGURES) == set(_CLOCK_SPECS)
 
 
 # -- configuration ----------------------------------------------------------------------------
@@ -252,68 +258,6 @@ def parse_limit(key: str, text: str, *, clock: bool = False) -> Limit:
     return limit_value(specs[key], f'--expect-{key.replace("_", "-")}', value)
 
 
-# -- figures ----------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class TopicFigures:
-    """Whole-run figures of one topic; None where the figure is unknown.
-
-    ``unknown`` gives the reason per unknown figure (field name -> reason). Times in ns;
-    intervals and the rate are on ``interval_clock`` (the topic's timer clock).
-    """
-
-    topic_id: str
-    topic: str
-    messages: int
-    deadline_misses: int | None
-    miss_ratio: float | None
-    skipped_periods: int | None
-    max_interval_ns: float | None
-    messages_lost: int | None
-    rate_hz: float | None
-    interval_clock: str = 'wall'
-    unknown: Mapping[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class ClockFigures:
-    """Whole-run figures of the /clock stream; None where unknown (with a reason)."""
-
-    topic: str
-    rtf_total: float | None
-    rtf_bin_min: float | None
-    rtf_bin_ns: int
-    unknown: Mapping[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class RunFigures:
-    """What a whole run measured, per topic and for the clock (None: no /clock at all)."""
-
-    topics: tuple[TopicFigures, ...]
-    clock: ClockFigures | None
-
-
-def known(value: float | None) -> float | None:
-    """Return ``value``, or None when it is None or NaN (nothing measured)."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return None
-    return value
-
-
-def clock_figures(topic: str, rtf_total: float, rtf_bin_min: float,
-                  rtf_bin_ns: int) -> ClockFigures:
-    """Whole-run clock figures, live or offline; a NaN figure is unknown, with the reason."""
-    unknown = {}
-    if known(rtf_total) is None:
-        unknown['rtf_total'] = 'sim time did not advance over a measurable wall span'
-    if known(rtf_bin_min) is None:
-        unknown['rtf_bin_min'] = f'no complete {rtf_bin_ns / 1e6:g} ms window'
-    return ClockFigures(topic=topic, rtf_total=known(rtf_total),
-                        rtf_bin_min=known(rtf_bin_min), rtf_bin_ns=rtf_bin_ns,
-                        unknown=unknown)
-
-
 # -- evaluation -------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -385,49 +329,53 @@ class Verdict:
         return not self.failed
 
 
-def _check(limit: Limit, topic_id: str, topic: str, figures: Any,
-           unknown: Mapping[str, str]) -> Outcome:
+def _check(limit: Limit, topic_id: str, topic: str, value: Any,
+           why: Callable[[], str]) -> Outcome:
     spec = limit.spec
-    raw = known(getattr(figures, spec.figure)) if figures is not None else None
     common = dict(topic_id=topic_id, topic=topic, key=spec.key, figure=spec.label,
                   bound=spec.bound, limit=limit.value, unit=spec.unit)
-    if raw is None:
-        reason = unknown.get(spec.figure, 'not measured')
-        return Outcome(measured=None, passed=False, reason=f'unknown: {reason}', **common)
-    measured = raw * spec.scale
+    value = known(value)
+    if value is None or isinstance(value, str):
+        return Outcome(measured=None, passed=False, reason=f'unknown: {why()}', **common)
+    measured = float(value)
     held = measured <= limit.value if spec.bound == 'max' else measured >= limit.value
     return Outcome(measured=measured, passed=bool(held), **common)
 
 
-def evaluate(expectations: Expectations, figures: RunFigures) -> Verdict:
-    """Check every expectation against a run's figures.
+def _absent(why: str) -> Callable[[], str]:
+    return lambda: why
 
-    Topic limits apply to the topics in ``figures`` (``every_topic`` to each of them; with no
-    topic at all each fails once as unknown); a topic identifier with limits but no figures
-    (it was not in the run) fails each of its limits as unknown. Clock limits without clock
-    figures fail as unknown too.
+
+def evaluate(expectations: Expectations, snapshot: Snapshot) -> Verdict:
+    """Check every expectation against a run's snapshot (its whole-run figures).
+
+    Topic limits apply to the topics in ``snapshot`` (``every_topic`` to each of them; with no
+    topic at all each fails once as unknown); a topic identifier with limits but no topic in
+    the snapshot (it was not in the run) fails each of its limits as unknown. Clock limits
+    without any /clock message fail as unknown too.
     """
     outcomes: list[Outcome] = []
     seen = set()
-    for topic in figures.topics:
+    for topic in snapshot.topics:
         seen.add(topic.topic_id)
+        name = topic.topic or topic.topic_id
         for limit in expectations.for_topic(topic.topic_id):
-            outcomes.append(_check(limit, topic.topic_id, topic.topic, topic, topic.unknown))
-    if not figures.topics:
+            figure = _TOPIC_FIGURES[limit.key]
+            outcomes.append(_check(limit, topic.topic_id, name, figure.get(snapshot, topic),
+                                   lambda f=figure, t=topic: f.unknown(snapshot, t)))
+    if not snapshot.topics:
         for limit in expectations.every_topic:
             outcomes.append(_check(limit, EVERY_TOPIC, EVERY_TOPIC, None,
-                                   {limit.spec.figure: 'no topic was analyzed'}))
+                                   _absent('no topic was analyzed')))
     for topic_id, limits in expectations.topics.items():
         if topic_id in seen:
             continue
         for limit in _merge(limits, expectations.every_topic):
             outcomes.append(_check(limit, topic_id, topic_id, None,
-                                   {limit.spec.figure: 'the topic is not in the run'}))
-    if expectations.clock:
-        clock = figures.clock
-        name = clock.topic if clock is not None else '/clock'
-        unknown = clock.unknown if clock is not None else {
-            s.figure: 'no /clock in the run' for s in CLOCK_LIMITS}
-        for limit in expectations.clock:
-            outcomes.append(_check(limit, CLOCK_SUBJECT, name, clock, unknown))
+                                   _absent('the topic is not in the run')))
+    clock = snapshot.clock
+    for limit in expectations.clock:
+        figure = _CLOCK_FIGURES[limit.key]
+        outcomes.append(_check(limit, CLOCK_SUBJECT, clock.topic, figure.get(snapshot, clock),
+                               lambda f=figure: f.unknown(snapshot, clock)))
     return Verdict(tuple(outcomes))

@@ -26,12 +26,12 @@ import sys
 from typing import Any
 
 from . import format as fmt
-from .reports import IntervalSummary, TopicReport
+from .reports import IntervalSummary, IntervalTotals, TopicReport
 from .snapshot import ClockSnapshot, HostSnapshot, Snapshot, TopicSnapshot
 from .units import to_ms, to_s
 
-__all__ = ['CLOCK', 'COUNTER', 'Figure', 'GAUGE', 'HOST', 'NO_METRIC', 'TOPIC', 'key_values',
-           'markdown', 'tables']
+__all__ = ['CLOCK', 'COUNTER', 'Figure', 'GAUGE', 'HOST', 'NO_METRIC', 'RUN_CLOCK', 'RUN_TOPIC',
+           'TOPIC', 'key_values', 'known', 'markdown', 'record', 'tables', 'unknowns']
 
 Value = int | float | str | bool | None
 
@@ -63,15 +63,33 @@ class Figure:
     """``COUNTER`` for a run total (it only grows while the monitor runs), ``GAUGE`` for a
     number of the window or a setting, ``NO_METRIC`` for words and for a copy of another
     part's figure. Points in time (``s since start``) are never exported."""
+    json: str = ''
+    """Key of the figure in the whole-run records (the summary JSON, the bag JSON/CSV): the
+    name with its unit, e.g. ``max_interval_wall_ms``; '' when the figure is not in them."""
+    column: str = ''
+    """Short header of the figure in a terminal table; '' when it is not in the table."""
+    limit: str = ''
+    """The expectation key that bounds this figure (``max_misses``); '' when none does."""
+    why: Callable[[Snapshot, Any], str] | None = None
+    """Why the value is unknown (None or NaN): what the gate says for a figure it cannot see."""
+    message: Callable[[Snapshot, Any], Value] | None = None
+    """The value ``field`` carries where it differs from the shown one (a counter the
+    diagnostics show as 'unknown (why)' or leave out while 0); None: the shown value."""
     key: str = dataclasses.field(init=False)  # not ``field``: the attribute above
     """The diagnostic key: the name with its unit (made once: every status reads it)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, 'key', f'{self.name} ({self.unit})' if self.unit else self.name)
+        if self.message is None:  # a getter that hides a value carries the plain reading
+            object.__setattr__(self, 'message', getattr(self.get, 'raw', None))
 
     def value(self, snapshot: Snapshot, part: Any) -> Value:
         """Return the figure's value in its unit (None or NaN: nothing to measure)."""
         return self.get(snapshot, part)
+
+    def unknown(self, snapshot: Snapshot, part: Any) -> str:
+        """Return why the value is unknown (call it when ``value`` is None or NaN)."""
+        return self.why(snapshot, part) if self.why is not None else 'not measured'
 
     def text(self, snapshot: Snapshot, part: Any) -> str | None:
         """Return the value as people read it, or None when it is left out."""
@@ -101,6 +119,34 @@ def key_values(figures: Sequence[Figure], snapshot: Snapshot, part: Any) -> list
 
 
 # -- getters -------------------------------------------------------------------------------
+
+def _raw(get: Callable[[Snapshot, Any], Value], raw: Callable[[Snapshot, Any], Value]
+         ) -> Callable[[Snapshot, Any], Value]:
+    """Attach to a getter that hides a value (unknown, left out) the plain reading."""
+    get.raw = raw  # type: ignore[attr-defined]
+    return get
+
+
+def _nonzero(read: Callable[[TopicReport], Value]) -> Callable[[Snapshot, TopicSnapshot], Value]:
+    """Read a counter shown once it is not 0 (the message carries it always)."""
+    return _raw(lambda snapshot, topic: read(topic.report) or None,
+                lambda snapshot, topic: read(topic.report))
+
+
+def _if_outages(read: Callable[[TopicReport], Value]
+                ) -> Callable[[Snapshot, TopicSnapshot], Value]:
+    """Read a figure of the outages, shown once there was one."""
+    return _raw(lambda snapshot, topic: read(topic.report) if topic.report.outages_total
+                else None, lambda snapshot, topic: read(topic.report))
+
+
+def _over_one(read: Callable[[TopicReport], int]) -> Callable[[Snapshot, TopicSnapshot], Value]:
+    """Read a count of producers, shown when more than one."""
+    def get(snapshot: Snapshot, topic: TopicSnapshot) -> Value:
+        value = read(topic.report)
+        return value if value > 1 else None
+    return _raw(get, lambda snapshot, topic: read(topic.report))
+
 
 def _r(read: Callable[[TopicReport], Value]) -> Callable[[Snapshot, TopicSnapshot], Value]:
     """Read a value from a topic's report (the diagnostics skip topics without one)."""
@@ -142,7 +188,8 @@ def _batched(read: Callable[[TopicSnapshot], Value]) -> Callable[[Snapshot, Topi
 
 def _timer(read: Callable[[TopicReport], Value]) -> Callable[[Snapshot, TopicSnapshot], Value]:
     """Read a figure of timer topics only: an event topic has no period, it reads 'n/a'."""
-    return lambda snapshot, topic: None if topic.report.kind == 'event' else read(topic.report)
+    return _raw(lambda snapshot, topic: None if topic.report.kind == 'event'
+                else read(topic.report), lambda snapshot, topic: read(topic.report))
 
 
 def _counts(read: Callable[[TopicReport], Value]) -> Callable[[Snapshot, TopicSnapshot], Value]:
@@ -158,7 +205,7 @@ def _counts(read: Callable[[TopicReport], Value]) -> Callable[[Snapshot, TopicSn
         if report.counts_note:
             return f'unknown ({report.counts_note})'
         return read(report)
-    return get
+    return _raw(get, lambda snapshot, topic: read(topic.report))
 
 
 def _rtf(snapshot: Snapshot, part: Any) -> float:
@@ -184,13 +231,13 @@ def _intervals(clock: str) -> tuple[Figure, ...]:
         def get(snapshot: Snapshot, topic: TopicSnapshot) -> Value:
             s = summary(topic)
             return read(s) if s.count else None
-        return get
+        return _raw(get, lambda snapshot, topic: read(summary(topic)))
 
     def against_period(read: Callable[[IntervalSummary], Value]) -> Callable[..., Value]:
         def get(snapshot: Snapshot, topic: TopicSnapshot) -> Value:
             s = summary(topic)
             return read(s) if s.count and topic.report.period_ns is not None else None
-        return get
+        return _raw(get, lambda snapshot, topic: read(summary(topic)))
 
     def max_at(snapshot: Snapshot, topic: TopicSnapshot) -> Value:
         s = summary(topic)
@@ -261,11 +308,13 @@ TOPIC: tuple[Figure, ...] = (
            'messages', always=True),
     Figure('messages lost', '',
            'gaps in publication sequence numbers in the window; `unknown` with several writers',
-           _lost, HEADLINE, 'messages_lost', always=True),
+           _lost, HEADLINE, 'messages_lost', always=True,
+           message=lambda snapshot, topic: topic.report.messages_lost),
     Figure('miss ratio', '%', 'deadline misses / messages in the window',
            _timer(lambda r: r.miss_ratio * 100 if r.messages and not r.counts_note
                   else math.nan), HEADLINE,
-           'miss_ratio', field_scale=100, digits=2),
+           'miss_ratio', field_scale=100, digits=2,
+           message=lambda snapshot, topic: topic.report.miss_ratio * 100),
     Figure('max response', 'ms', 'longest end - scheduled slot, on the timer clock',
            _r(lambda r: to_ms(r.response_max_ns)), HEADLINE, 'response_max_ms'),
     Figure('rate wall', 'Hz', 'message rate on the wall clock', _r(lambda r: r.rate_wall_hz),
@@ -298,17 +347,17 @@ TOPIC: tuple[Figure, ...] = (
     Figure('foreign stamps total', '', 'start stamps that cannot be on the timer clock (Unix '
            'time under sim, sim time under wall, or in the future beyond 1 s): counted, never '
            'placed on a grid (shown once there are any)',
-           _r(lambda r: r.foreign_stamps_total or None), TOTALS, 'foreign_stamps_total',
+           _nonzero(lambda r: r.foreign_stamps_total), TOTALS, 'foreign_stamps_total',
            metric=COUNTER),
     Figure('outages total', '', 'silences longer than the timeout (on the timer clock); the '
            'grids re-anchor after each instead of counting skipped periods',
-           _r(lambda r: r.outages_total or None), TOTALS, 'outages_total',
+           _nonzero(lambda r: r.outages_total), TOTALS, 'outages_total',
            metric=COUNTER),
     Figure('outage total', 's', 'wall time of the outages, summed',
-           _r(lambda r: to_s(r.outage_total_ns) if r.outages_total else None), TOTALS,
+           _if_outages(lambda r: to_s(r.outage_total_ns)), TOTALS,
            'outage_total_s', digits=2, metric=COUNTER),
     Figure('longest outage', 's', 'wall time of the longest outage',
-           _r(lambda r: to_s(r.outage_max_ns) if r.outages_total else None), TOTALS,
+           _if_outages(lambda r: to_s(r.outage_max_ns)), TOTALS,
            'outage_max_s', digits=2),
     Figure('longest outage at', 's since start', 'end of the longest outage',
            lambda snapshot, topic: _since_start(snapshot, topic.report.outage_max_at_ns)
@@ -318,7 +367,7 @@ TOPIC: tuple[Figure, ...] = (
            _r(lambda r: r.period_relearned_total or None), TOTALS, metric=COUNTER),
     Figure('producer runs total', '', 'runs of publication sequence numbers seen: one per '
            'producer and per restart, each analyzed on its own grid',
-           _r(lambda r: r.producer_runs_total if r.producer_runs_total > 1 else None), TOTALS,
+           _over_one(lambda r: r.producer_runs_total), TOTALS,
            'producer_runs_total', metric=COUNTER),
     Figure('intervals across loss total', '', 'intervals spanning cycles the producer ran but '
            'the monitor never saw (lost, or received without a usable start): not the '
@@ -341,7 +390,7 @@ TOPIC: tuple[Figure, ...] = (
            _r(lambda r: r.age_unknown_total or None), TOTALS, metric=COUNTER),
     Figure('unattributed total', '', 'messages of several producers without sequence numbers '
            'to tell them apart: counted, no cycle figure uses them',
-           _r(lambda r: r.unattributed_total or None), TOTALS, 'unattributed_total',
+           _nonzero(lambda r: r.unattributed_total), TOTALS, 'unattributed_total',
            metric=COUNTER),
 
     Figure('mean response', 'ms', 'mean end - scheduled slot', _r(lambda r: to_ms(
@@ -374,10 +423,10 @@ TOPIC: tuple[Figure, ...] = (
     Figure('publishers', '', 'nodes publishing the topic, from the graph', _publishers,
            CONFIGURATION, metric=NO_METRIC),
     Figure('kind', '', '`timer` (a periodic producer) or `event` (no period, no misses)',
-           _r(lambda r: r.kind), CONFIGURATION, always=True, metric=NO_METRIC),
+           _r(lambda r: r.kind), CONFIGURATION, 'kind', always=True, metric=NO_METRIC),
     Figure('producers', '', 'producer streams with cycles in the window (told apart by '
            'sequence numbers), each on its own grid (shown when more than one)',
-           _r(lambda r: r.producers if r.producers > 1 else None), CONFIGURATION, 'producers'),
+           _over_one(lambda r: r.producers), CONFIGURATION, 'producers'),
     Figure('notes', '', 'several producers, foreign stamps, outages, middleware fallbacks: '
            'what the status adds to the figures', lambda snapshot, topic: '; '.join(
                topic.notes) or None, CONFIGURATION, metric=NO_METRIC),
@@ -398,7 +447,8 @@ TOPIC: tuple[Figure, ...] = (
     Figure('period', 'ms', 'expected period T (configured or learned)',
            _r(lambda r: to_ms(r.period_ns)), CONFIGURATION, 'period_ms'),
     Figure('period learned', '', 'true when T was learned from the first window (once known)',
-           _r(lambda r: r.period_learned if r.period_ns is not None else None), CONFIGURATION,
+           _raw(_r(lambda r: r.period_learned if r.period_ns is not None else None),
+                _r(lambda r: r.period_learned)), CONFIGURATION,
            'period_learned'),
     Figure('period source', '', '`configured`, `graph deadline QoS` (offered by every '
            'publisher) or `learned`', _r(lambda r: r.period_source or None), CONFIGURATION,
@@ -448,7 +498,8 @@ CLOCK: tuple[Figure, ...] = (
     Figure('max wall gap', 'ms', 'longest wall time between two /clock messages',
            _c(lambda r: to_ms(r.max_wall_gap_ns)), HEADLINE, 'max_wall_gap_ms'),
     Figure('paused', '', 'sim time did not advance while /clock kept arriving',
-           _c(lambda r: r.paused if r.messages_total else None), HEADLINE, 'paused'),
+           _raw(_c(lambda r: r.paused if r.messages_total else None), _c(lambda r: r.paused)),
+           HEADLINE, 'paused'),
     Figure('sim resets', '', 'sim time jumped back (world reset) in the window',
            _c(lambda r: r.resets), HEADLINE, always=True),
     Figure('sim jumps', '', 'sim time jumped forward (a seek: far more sim time than the wall '
@@ -496,7 +547,8 @@ CLOCK: tuple[Figure, ...] = (
 
 def _cgroup(read: Callable[[Any], Value]) -> Callable[[Snapshot, HostSnapshot], Value]:
     """Cgroup counters exist only when cpu.stat was readable."""
-    return lambda snapshot, host: read(host.report) if host.report.cgroup_available else None
+    return _raw(lambda snapshot, host: read(host.report) if host.report.cgroup_available
+                else None, lambda snapshot, host: read(host.report))
 
 
 HOST: tuple[Figure, ...] = (
@@ -524,6 +576,261 @@ HOST: tuple[Figure, ...] = (
 )
 
 
+# -- whole-run figures -----------------------------------------------------------------------
+#
+# What a whole run measured: counts are totals since start, the longest interval and the rate
+# come from every interval of the run (``TopicSnapshot.run``), the worst RTF window is the
+# worst of the run (``ClockReport.rtf_bin_min_run``), never the last window's. The CI gate
+# (``expectations.evaluate``) reads the figures whose ``limit`` names an expectation; the
+# final summary JSON (``core/gate.py``) writes every figure with a ``json`` key. An unknown
+# figure is None (never 0) and ``Figure.unknown`` says why.
+
+RUN = 'whole run'
+SEVERAL_WRITERS = ('several writers on the topic: sequence numbers of different writers '
+                   'cannot be told apart, so loss is unknown')
+
+
+def known(value: Value) -> Value:
+    """Return ``value``, or None when it is None or NaN (nothing measured)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return value
+
+
+def _run(read: Callable[[TopicSnapshot], Value]) -> Callable[[Snapshot, TopicSnapshot], Value]:
+    """Read a whole-run figure of a monitored topic (None for a topic without a report)."""
+    return lambda snapshot, topic: None if topic.report is None else known(read(topic))
+
+
+def _run_why(why: Callable[[TopicSnapshot], str]) -> Callable[[Snapshot, TopicSnapshot], str]:
+    """Say why a whole-run figure is unknown; a topic without a report is not monitored."""
+    def get(snapshot: Snapshot, topic: TopicSnapshot) -> str:
+        return f'not monitored: {topic.reason}' if topic.report is None else why(topic)
+    return get
+
+
+def _counts_why(topic: TopicSnapshot) -> str:
+    report = topic.report
+    if report.kind == 'event':
+        return 'event topic: no period, so no misses or skipped periods'
+    if report.messages_total == 0:
+        return 'no message received'
+    return report.counts_note or f'the period was never learned ({report.messages_total} messages)'
+
+
+def _run_counts(read: Callable[[TopicReport], int]) -> Callable[[TopicSnapshot], Value]:
+    """Read a whole-run count of misses or skipped periods, None while it is no figure.
+
+    No figure: an event topic, no period (yet), a /clock too coarse, or no message at all
+    (a topic that never showed up missed nothing only in a way no gate may pass).
+    """
+    def read_known(topic: TopicSnapshot) -> Value:
+        report = topic.report
+        return read(report) if report.counts_known and report.messages_total else None
+    return read_known
+
+
+def _miss_ratio(topic: TopicSnapshot) -> float | None:
+    report, cycles = topic.report, topic.run.cycles
+    return report.deadline_misses_total / cycles if report.counts_known and cycles else None
+
+
+def _miss_ratio_why(topic: TopicSnapshot) -> str:
+    report = topic.report
+    if not report.counts_known or not report.messages_total:
+        return _counts_why(topic)
+    return 'no cycle was analyzed'
+
+
+def _timer_intervals(topic: TopicSnapshot) -> IntervalTotals:
+    """Every interval of the run on the topic's timer clock."""
+    run = topic.run
+    return run.interval_sim if topic.report.timer_clock == 'sim' else run.interval_wall
+
+
+def _longest_ms(topic: TopicSnapshot) -> float | None:
+    """Return the longest interval of the run on the timer clock, outages between producers.
+
+    Gaps are never hidden: an outage between two producers' runs (a restart) is no interval
+    of either, yet the longest silence all the same.
+    """
+    report, intervals = topic.report, _timer_intervals(topic)
+    longest = known(intervals.max_ns) if intervals.count else None
+    if report.timer_clock == 'wall' and report.outages_total and report.producer_runs_total > 1:
+        longest = max(longest or 0, report.outage_max_ns)
+    return None if longest is None else to_ms(longest)
+
+
+def _no_interval(topic: TopicSnapshot) -> str:
+    return f'no interval on the {topic.report.timer_clock} clock'
+
+
+def _loss_why(topic: TopicSnapshot) -> str:
+    return topic.report.loss_note or SEVERAL_WRITERS
+
+
+def _run_max_ms(clock: str) -> Callable[[TopicSnapshot], float | None]:
+    def read(topic: TopicSnapshot) -> float | None:
+        intervals = topic.run.interval_wall if clock == 'wall' else topic.run.interval_sim
+        return to_ms(intervals.max_ns) if intervals.count else None
+    return read
+
+
+def _run_mean_ms(clock: str) -> Callable[[TopicSnapshot], float]:
+    return lambda topic: to_ms((topic.run.interval_wall if clock == 'wall'
+                                else topic.run.interval_sim).mean_ns)
+
+
+def _run_rate_hz(clock: str) -> Callable[[TopicSnapshot], float]:
+    return lambda topic: (topic.run.interval_wall if clock == 'wall'
+                          else topic.run.interval_sim).rate_hz
+
+
+def _rf(name: str, unit: str, description: str, read: Callable[[TopicSnapshot], Value],
+        json: str, *, why: Callable[[TopicSnapshot], str] = lambda topic: 'not measured',
+        column: str = '', limit: str = '', group: str = RUN, digits: int = 3,
+        always: bool = False, field: str | None = None) -> Figure:
+    """Make a whole-run topic figure (metric-free: ``/metrics`` exports the live table)."""
+    return Figure(name, unit, description, _run(read), group, field, json=json, column=column,
+                  limit=limit, why=_run_why(why), digits=digits, always=always,
+                  metric=NO_METRIC)
+
+
+RUN_TOPIC: tuple[Figure, ...] = (
+    _rf('messages', '', 'messages since start', lambda t: t.report.messages_total, 'messages',
+        column='msgs', always=True),
+    _rf('cycles', '', 'messages analyzed as cycles (once the period was known and, on sim '
+        'time, /clock was there): the miss ratio divides by them',
+        lambda t: t.run.cycles, 'cycles', always=True, field='cycles_total'),
+    _rf('deadline misses', '', 'cycles that missed their deadline over the whole run',
+        _run_counts(lambda r: r.deadline_misses_total), 'deadline_misses', why=_counts_why,
+        column='misses', limit='max_misses', always=True),
+    _rf('miss ratio', '', 'deadline misses / cycles over the whole run (0..1)', _miss_ratio,
+        'miss_ratio', why=_miss_ratio_why, limit='max_miss_ratio', digits=4),
+    _rf('skipped periods', '', 'timer periods skipped over the whole run',
+        _run_counts(lambda r: r.skipped_periods_total), 'skipped_periods', why=_counts_why,
+        column='skipped', limit='max_skipped', always=True),
+    _rf('max interval', 'ms', 'longest interval between cycle starts over the whole run on '
+        'the timer clock (an outage between two producers included)', _longest_ms,
+        'max_interval_ms', why=_no_interval, column='max interval ms',
+        limit='max_interval_ms'),
+    _rf('rate', 'Hz', 'whole-run mean message rate on the timer clock (1 / mean interval)',
+        lambda t: _timer_intervals(t).rate_hz, 'rate_hz', why=_no_interval, column='rate Hz',
+        limit='min_rate_hz', digits=2),
+    _rf('messages lost', '', 'gaps in publication sequence numbers since start; unknown with '
+        'several writers or without sequence numbers (a bag)',
+        lambda t: t.report.messages_lost_total if t.report.loss_known else None,
+        'messages_lost', why=_loss_why, column='lost', limit='max_lost', always=True),
+    _rf('max interval wall', 'ms', 'longest wall interval of the run', _run_max_ms('wall'),
+        'max_interval_wall_ms', why=lambda t: 'no interval on the wall clock',
+        field='interval_wall_max_run_ms'),
+    _rf('max interval sim', 'ms', 'longest sim interval of the run', _run_max_ms('sim'),
+        'max_interval_sim_ms', why=lambda t: 'no interval on the sim clock',
+        field='interval_sim_max_run_ms'),
+    _rf('intervals wall', '', 'intervals between cycle starts on the wall clock in the run',
+        lambda t: t.run.interval_wall.count, '', always=True, field='intervals_wall_total'),
+    _rf('intervals sim', '', 'intervals between cycle starts on the sim clock in the run',
+        lambda t: t.run.interval_sim.count, '', always=True, field='intervals_sim_total'),
+    _rf('interval sum wall', 's', 'the wall intervals of the run, summed (the mean rate is '
+        'their count / this)', lambda t: to_s(t.run.interval_wall.sum_ns), '',
+        field='interval_wall_sum_s'),
+    _rf('interval sum sim', 's', 'the sim intervals of the run, summed',
+        lambda t: to_s(t.run.interval_sim.sum_ns), '', field='interval_sim_sum_s'),
+    _rf('mean interval wall', 'ms', 'mean wall interval of the run', _run_mean_ms('wall'),
+        'mean_interval_wall_ms', why=lambda t: 'no interval on the wall clock'),
+    _rf('mean interval sim', 'ms', 'mean sim interval of the run', _run_mean_ms('sim'),
+        'mean_interval_sim_ms', why=lambda t: 'no interval on the sim clock'),
+    _rf('rate wall', 'Hz', 'whole-run mean rate on the wall clock', _run_rate_hz('wall'),
+        'rate_wall_hz', why=lambda t: 'no interval on the wall clock', digits=2),
+    _rf('rate sim', 'Hz', 'whole-run mean rate on the sim clock', _run_rate_hz('sim'),
+        'rate_sim_hz', why=lambda t: 'no interval on the sim clock', digits=2),
+    _rf('outages', '', 'silences longer than the timeout since start',
+        lambda t: t.report.outages_total, 'outages', always=True),
+    _rf('outage max', 'ms', 'the longest outage',
+        lambda t: to_ms(t.report.outage_max_ns) if t.report.outages_total else None,
+        'outage_max_ms', why=lambda t: 'no outage'),
+    _rf('malformed', '', 'raw messages too short or of unknown encoding since start',
+        lambda t: t.report.malformed_total, 'malformed', always=True),
+    _rf('sim resets', '', "sim-time resets and jumps that cleared this topic's sim state",
+        lambda t: t.report.resets_total, 'resets', always=True),
+
+    _rf('rule', '', '`interval` or `response`', lambda t: t.report.rule, 'rule',
+        column='rule', group=CONFIGURATION),
+    _rf('timer clock', '', 'clock of the producing timer: `sim` or `wall`',
+        lambda t: t.report.timer_clock, 'timer_clock', column='clock', group=CONFIGURATION),
+    _rf('timing source', '', 'what times a cycle: `header` or `arrival`',
+        lambda t: t.report.start_source, 'start_source', group=CONFIGURATION),
+    _rf('timing', '', 'the same, under its summary name', lambda t: t.report.start_source,
+        'timing_source', group=CONFIGURATION),
+    _rf('timing reason', '', 'why that source', lambda t: t.report.timing_reason,
+        'timing_reason', group=CONFIGURATION),
+    _rf('period', 'ms', 'expected period T (configured or learned)',
+        lambda t: to_ms(t.report.period_ns), 'period_ms', why=lambda t: 'no period',
+        column='period ms', group=CONFIGURATION),
+    _rf('period learned', '', 'true when T was learned', lambda t: t.report.period_learned,
+        'period_learned', group=CONFIGURATION),
+    _rf('counts note', '', "why misses and skipped periods are unknown ('' when known)",
+        lambda t: t.report.counts_note, 'counts_note', group=CONFIGURATION,
+        field='counts_note'),
+)
+
+
+def _run_clock(read: Callable[[ClockSnapshot], Value]
+               ) -> Callable[[Snapshot, ClockSnapshot], Value]:
+    """Read a whole-run clock figure (None without any /clock message)."""
+    return lambda snapshot, clock: known(read(clock)) if clock.report.messages_total else None
+
+
+def _clock_why(why: str | Callable[[ClockSnapshot], str]
+               ) -> Callable[[Snapshot, ClockSnapshot], str]:
+    def get(snapshot: Snapshot, clock: ClockSnapshot) -> str:
+        if not clock.report.messages_total:
+            return 'no /clock in the run'
+        return why if isinstance(why, str) else why(clock)
+    return get
+
+
+RUN_CLOCK: tuple[Figure, ...] = (
+    Figure('clock topic', '', 'the topic carrying sim time', lambda snapshot, clock: clock.topic,
+           CONFIGURATION, json='topic', metric=NO_METRIC),
+    Figure('use sim time', '', 'whether the monitor ran on sim time',
+           lambda snapshot, clock: clock.use_sim_time, CONFIGURATION, json='use_sim_time',
+           metric=NO_METRIC),
+    Figure('messages', '', '/clock messages since start',
+           lambda snapshot, clock: clock.report.messages_total, RUN, json='messages',
+           column='msgs', always=True, metric=NO_METRIC),
+    Figure('RTF overall', '', 'real time factor over the whole run (since the last reset)',
+           _run_clock(lambda c: c.report.rtf_total), RUN, json='rtf_total', column='RTF',
+           limit='min_rtf', metric=NO_METRIC,
+           why=_clock_why('sim time did not advance over a measurable wall span')),
+    Figure('RTF bin', 's', 'length of the fixed wall windows',
+           lambda snapshot, clock: to_s(clock.report.rtf_bin_ns), CONFIGURATION,
+           json='rtf_bin_s', metric=NO_METRIC),
+    Figure('worst RTF window', '', 'lowest RTF of any fixed wall window of the run',
+           _run_clock(lambda c: c.report.rtf_bin_min_run), RUN, json='rtf_bin_min',
+           column='RTF min bin', limit='min_rtf_bin', metric=NO_METRIC,
+           why=_clock_why(lambda c: f'no complete {c.report.rtf_bin_ns / 1e6:g} ms window')),
+    Figure('worst RTF window at', 's since start', 'end of that window',
+           lambda snapshot, clock: _since_start(snapshot, clock.report.rtf_bin_min_run_at_ns)
+           if clock.report.messages_total else None, RUN, json='rtf_bin_min_at_s', digits=2,
+           metric=NO_METRIC, why=_clock_why('no complete window')),
+    Figure('sim resets', '', 'sim-time resets since start',
+           lambda snapshot, clock: clock.report.resets_total, RUN, json='resets',
+           always=True, metric=NO_METRIC),
+)
+
+
+def record(figures: Sequence[Figure], snapshot: Snapshot, part: Any) -> dict[str, Value]:
+    """Return the figures with a ``json`` key as one JSON object: an unknown figure is null."""
+    return {figure.json: known(figure.get(snapshot, part)) for figure in figures if figure.json}
+
+
+def unknowns(figures: Sequence[Figure], snapshot: Snapshot, part: Any) -> dict[str, str]:
+    """Return why each unknown figure with a ``json`` key is unknown, by that key."""
+    return {figure.json: figure.unknown(snapshot, part) for figure in figures
+            if figure.json and known(figure.get(snapshot, part)) is None}
+
+
 # -- the documented key list -----------------------------------------------------------------
 
 def tables() -> dict[str, tuple[tuple[Figure, ...], str]]:
@@ -548,6 +855,28 @@ def markdown() -> str:
             lines.append(f'| `{figure.key}` | {figure.group} | {figure.description} | '
                          f'{field} |')
     return '\n'.join([BEGIN, *lines, '', END])
+
+
+RUN_BEGIN = ('<!-- whole-run keys: generated from core/figures.py by `python -m '
+             'ros2_deadline_monitor.core.figures run --write docs/gate-whole-run-figures.md` -->')
+RUN_END = '<!-- end of whole-run keys -->'
+
+
+def run_markdown() -> str:
+    """Return the whole-run figures: JSON keys, the limits that bound them, columns, fields."""
+    lines = []
+    for part, figures in (('topic', RUN_TOPIC), ('clock', RUN_CLOCK)):
+        lines += ['', f'{part}:', '', '| JSON key | expectation | column | meaning | field |',
+                  '|---|---|---|---|---|']
+        for figure in figures:
+            if not figure.json and not figure.field:
+                continue
+            cells = [f'`{figure.json}`' if figure.json else '',
+                     f'`{figure.limit}`' if figure.limit else '',
+                     f'`{figure.column}`' if figure.column else '', figure.description,
+                     f'`{figure.field}`' if figure.field else '']
+            lines.append('| ' + ' | '.join(cells) + ' |')
+    return '\n'.join([RUN_BEGIN, *lines, '', RUN_END])
 
 
 def replace_block(text: str, block: str, begin: str = BEGIN, end: str = END) -> str:
@@ -582,5 +911,11 @@ def main(argv: list[str] | None = None) -> int:
     return generated_list_main(argv, 'python -m ros2_deadline_monitor.core.figures',
                                'diagnostic key list', markdown, BEGIN, END)
 
+def run_keys_main(argv: list[str] | None = None) -> int:
+    """Print the whole-run key list, or write it into a document between its markers."""
+    return generated_list_main(argv, 'python -m ros2_deadline_monitor.core.figures run',
+                               'whole-run key list', run_markdown, RUN_BEGIN, RUN_END)
+
+
 if __name__ == '__main__':
-    sys.exit(main())
+    sys.exit(run_keys_main(sys.argv[2:]) if sys.argv[1:2] == ['run'] else main())

@@ -1,11 +1,11 @@
 """The CI gate over bags: whole-run figures of a ``BagResult``, and many bags in parallel.
 
-``figures_from`` adapts a ``BagResult`` to the neutral ``RunFigures`` that
-``core.expectations.evaluate`` checks. ``check_bag`` analyzes one bag and evaluates it; it
-runs in a worker process for ``analyze runs/*/ --check --jobs N`` and returns a picklable
-``BagRun`` (figures, verdict, baseline comparison or the error), never raises for a bag that
-cannot be read. ``format_runs`` prints them as one table, worst first; ``exit_status`` turns
-them into one exit code.
+``figures_from`` gives the bag's final ``Snapshot``, what ``core.expectations.evaluate``
+checks (its whole-run figures, through ``core.figures.RUN_TOPIC`` / ``RUN_CLOCK``).
+``check_bag`` analyzes one bag and evaluates it; it runs in a worker process for ``analyze
+runs/*/ --check --jobs N`` and returns a picklable ``BagRun`` (snapshot, verdict, baseline
+comparison or the error), never raises for a bag that cannot be read. ``format_runs``
+prints them as one table, worst first; ``exit_status`` turns them into one exit code.
 """
 
 from __future__ import annotations
@@ -19,17 +19,24 @@ import time
 from typing import Any
 
 from ros2_deadline_monitor.core.errors import MonitorError, os_error_text
-from ros2_deadline_monitor.core.expectations import (
-    clock_figures,
-    ClockFigures,
-    evaluate,
-    Expectations,
-    known,
-    RunFigures,
-    TopicFigures,
-    Verdict,
-)
+from ros2_deadline_monitor.core.expectations import evaluate, Expectations, Verdict
+from ros2_deadline_monitor.core.figures import known, RUN_CLOCK, RUN_TOPIC
 from ros2_deadline_monitor.core.junit import cases_from, JunitCase, JunitSuite
+from ros2_deadline_monitor.core.reports import (
+    ClockReport,
+    IntervalSummary,
+    IntervalTotals,
+    Level,
+    RunTotals,
+    TopicReport,
+)
+from ros2_deadline_monitor.core.snapshot import (
+    ClockSnapshot,
+    HostReport,
+    HostSnapshot,
+    Snapshot,
+    TopicSnapshot,
+)
 
 from .baseline import compare, Comparison
 from .config_file import FileConfig
@@ -48,37 +55,75 @@ BAG_LOSS = ('not measured from a bag: rosbag2 records no publication sequence nu
             'messages lost between writer and recorder cannot be counted')
 
 
-def _topic_figures(t: TopicResult) -> TopicFigures:
-    unknown: dict[str, str] = {'messages_lost': BAG_LOSS}
+_TOPIC = {figure.json: figure for figure in RUN_TOPIC}
+_CLOCK = {figure.json: figure for figure in RUN_CLOCK}
+NAN = float('nan')
+
+
+def _totals(s: IntervalSummary) -> IntervalTotals:
+    return IntervalTotals(s.clock, s.count, round(s.mean_ns * s.count) if s.count else 0,
+                          s.max_ns)
+
+
+def _topic_snapshot(t: TopicResult) -> TopicSnapshot:
     learned = t.period_ns is not None and t.deadline_misses_total is not None
-    if not learned:
-        why = t.counts_note or t.note or 'the period was never learned'
-        unknown.update(deadline_misses=why, miss_ratio=why, skipped_periods=why)
-    elif t.cycles == 0:
-        unknown['miss_ratio'] = 'no cycle was analyzed'
-    interval = t.interval_sim if t.timer_clock == 'sim' else t.interval_wall
-    rate = t.rate_sim_hz if t.timer_clock == 'sim' else t.rate_wall_hz
-    if known(interval.max_ns) is None:
-        unknown['max_interval_ns'] = unknown['rate_hz'] = (
-            f'no interval on the {t.timer_clock} clock'
-            + (f' ({t.note})' if t.note else ''))
-    return TopicFigures(
-        topic_id=t.name, topic=t.topic, messages=t.messages_total,
-        deadline_misses=t.deadline_misses_total if learned else None,
-        miss_ratio=known(t.miss_ratio) if learned else None,
-        skipped_periods=t.skipped_periods_total if learned else None,
-        max_interval_ns=known(interval.max_ns), messages_lost=None,
-        rate_hz=known(rate), interval_clock=t.timer_clock, unknown=unknown)
+    counts_note = t.counts_note
+    if not learned and t.kind == 'timer' and t.messages_total:
+        counts_note = t.counts_note or t.note or 'the period was never learned'
+    report = TopicReport(
+        name=t.name, topic=t.topic, rule=t.rule, start_source=t.start_source,
+        timer_clock=t.timer_clock, period_learned=t.period_learned, period_ns=t.period_ns,
+        deadline_ns=t.deadline_ns, jitter_ns=t.jitter_ns, wall_budget_ns=t.wall_budget_ns,
+        timeout_ns=t.timeout_ns, window_wall_ns=0, window_sim_ns=0,
+        messages_total=t.messages_total, deadline_misses_total=t.deadline_misses_total or 0,
+        skipped_periods_total=t.skipped_periods_total or 0,
+        messages_lost_total=t.messages_lost_total, malformed_total=t.malformed_total,
+        qos_deadline_events_total=0, resets_total=t.resets_total, messages=0,
+        deadline_misses=0, skipped_periods=0, messages_lost=0, loss_known=False,
+        miss_ratio=NAN, rate_wall_hz=NAN, rate_sim_hz=NAN, interval_wall=t.interval_wall,
+        interval_sim=t.interval_sim, lateness_mean_ns=NAN, lateness_max_ns=NAN,
+        response_mean_ns=NAN, response_max_ns=NAN, response_p99_ns=NAN,
+        size_mean_bytes=NAN, size_max_bytes=NAN, bandwidth_bytes_per_s=NAN, age_mean_ns=NAN,
+        age_max_ns=NAN, last_arrival_wall_ns=t.last_arrival_ns, kind=t.kind,
+        outages_total=t.outages_total, outage_total_ns=t.outage_total_ns,
+        outage_max_ns=t.outage_max_ns, loss_note=BAG_LOSS, timing_reason=t.timing_reason,
+        counts_note=counts_note)
+    return TopicSnapshot(
+        topic_id=t.name, topic=t.topic, type_name=t.msgtype, level=Level.OK, reason=t.note,
+        report=report, run=RunTotals(t.cycles, _totals(t.interval_wall),
+                                     _totals(t.interval_sim)))
 
 
-def _clock_figures(c: ClockResult) -> ClockFigures:
-    return clock_figures(c.topic, c.rtf_total, c.rtf_bin_min, c.rtf_bin_ns)
+def _clock_snapshot(c: ClockResult | None) -> ClockSnapshot:
+    if c is None:
+        report = ClockReport(0, 0, 0, 0, None, NAN, NAN, 0, NAN, None, NAN, NAN, NAN, None, 0,
+                             0, False, None)
+        return ClockSnapshot('/clock', report, Level.OK, '', 1.0, False)
+    report = ClockReport(
+        messages_total=c.messages_total, messages=0, window_wall_ns=c.wall_span_ns,
+        window_sim_ns=c.sim_span_ns, sim_time_ns=None, rtf=NAN, rtf_total=c.rtf_total,
+        rtf_bin_ns=c.rtf_bin_ns, rtf_bin_min=c.rtf_bin_min,
+        rtf_bin_min_at_ns=c.rtf_bin_min_at_ns, rtf_bin_max=c.rtf_bin_max, step_ns=c.step_ns,
+        max_wall_gap_ns=c.max_wall_gap_ns, max_wall_gap_at_ns=c.max_wall_gap_at_ns,
+        resets_total=c.resets_total, resets=0, paused=False, last_wall_ns=None,
+        rtf_bin_min_run=c.rtf_bin_min)
+    return ClockSnapshot(c.topic, report, Level.OK, '', 1.0, True)
 
 
-def figures_from(result: BagResult) -> RunFigures:
-    """Whole-run figures of an analyzed bag (loss is unknown: bags carry no sequence numbers)."""
-    return RunFigures(topics=tuple(_topic_figures(t) for t in result.topics),
-                      clock=_clock_figures(result.clock) if result.clock is not None else None)
+def figures_from(result: BagResult) -> Snapshot:
+    """Return the bag's final snapshot, what the gate checks (loss unknown: no sequence numbers).
+
+    Interim: built from the bag's results until ``BagResult`` carries the session's final
+    ``Snapshot`` itself; then this is ``return result.snapshot``.
+    """
+    snapshot = getattr(result, 'snapshot', None)
+    if snapshot is not None:
+        return snapshot
+    end = result.bag.start_ns + result.bag.duration_ns
+    return Snapshot(wall_ns=end, start_wall_ns=result.bag.start_ns, arrival_timestamp='log_time',
+                    topics=tuple(_topic_snapshot(t) for t in result.topics),
+                    clock=_clock_snapshot(result.clock),
+                    host=HostSnapshot(HostReport(), Level.OK, ''))
 
 
 # -- one bag, in a worker ---------------------------------------------------------------------
@@ -101,7 +146,8 @@ class BagRun:
     """The outcome of one bag: figures and verdict, or why it could not be analyzed."""
 
     bag: str
-    figures: RunFigures | None
+    figures: Snapshot | None
+    """The bag's final snapshot (its whole-run figures)."""
     verdict: Verdict | None
     comparison: Comparison | None = None
     error: str = ''
@@ -260,9 +306,18 @@ def exit_status(runs: Iterable[BagRun]) -> int:
 def _severity(run: BagRun) -> tuple:
     failed = len(run.verdict.failed) if run.verdict else 0
     regressions = len(run.comparison.regressions) if run.comparison else 0
-    misses = sum(t.deadline_misses or 0 for t in run.figures.topics) if run.figures else 0
+    misses = sum(_topic(run.figures, t, 'deadline_misses') or 0
+                 for t in run.figures.topics) if run.figures else 0
     return (run.status != 'ERROR', run.status != 'FAIL', -failed - regressions, -misses,
             run.bag)
+
+
+def _topic(snapshot: Snapshot, topic: TopicSnapshot, key: str) -> Any:
+    return known(_TOPIC[key].get(snapshot, topic))
+
+
+def _clock(snapshot: Snapshot, key: str) -> Any:
+    return known(_CLOCK[key].get(snapshot, snapshot.clock))
 
 
 def _worst(values: Iterable[float | None], pick: Callable[..., float]) -> float | None:
@@ -292,15 +347,15 @@ def format_runs(runs: Sequence[BagRun]) -> str:
         if run.comparison is not None:
             failed += [d.line() for d in run.comparison.regressions]
         checked = len(verdict.outcomes) + (len(run.comparison.deltas) if run.comparison else 0)
-        clock = figures.clock
         rows.append([
             run.bag, run.status, f'{len(failed)}/{checked}', f'{run.messages:,}',
-            _cell(_worst((t.deadline_misses for t in topics), sum) if topics else None),
-            _cell(_worst((t.skipped_periods for t in topics), sum) if topics else None),
-            _cell(_worst((t.max_interval_ns and t.max_interval_ns / 1e6 for t in topics),
-                         max), 2),
-            _cell(clock.rtf_total if clock else None, 3),
-            _cell(clock.rtf_bin_min if clock else None, 3),
+            _cell(_worst((_topic(figures, t, 'deadline_misses') for t in topics), sum)
+                  if topics else None),
+            _cell(_worst((_topic(figures, t, 'skipped_periods') for t in topics), sum)
+                  if topics else None),
+            _cell(_worst((_topic(figures, t, 'max_interval_ms') for t in topics), max), 2),
+            _cell(_clock(figures, 'rtf_total'), 3),
+            _cell(_clock(figures, 'rtf_bin_min'), 3),
             f'{run.seconds:.1f}', failed[0] if failed else ''])
     counts = {s: sum(1 for r in runs if r.status == s) for s in ('FAIL', 'ERROR', 'ok')}
     title = (f'{len(runs)} bags: {counts["FAIL"]} failed, {counts["ERROR"]} could not be '
@@ -313,8 +368,9 @@ def junit_suite(run: BagRun) -> JunitSuite:
     if run.error:
         return JunitSuite(run.bag, (JunitCase('analyze', error=run.error),), run.seconds)
     assert run.verdict is not None and run.figures is not None
-    clock = run.figures.clock.topic if run.figures.clock is not None else None
-    cases = cases_from(run.verdict.outcomes, [t.topic for t in run.figures.topics], clock)
+    snapshot = run.figures
+    clock = snapshot.clock.topic if snapshot.clock.report.messages_total else None
+    cases = cases_from(run.verdict.outcomes, [t.topic for t in snapshot.topics], clock)
     if run.comparison is not None:
         cases.append(JunitCase(
             f'baseline {run.comparison.baseline}',

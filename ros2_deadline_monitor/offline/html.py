@@ -13,8 +13,10 @@ from html import escape
 
 from ros2_deadline_monitor.core import format as fmt
 
+from .recorded import clock_line as recorded_clock_line
+from .recorded import table as recorded_table
 from .results import BagResult, ClockResult, RecordedStats, TopicResult
-from .tables import count_cell, LEVELS
+from .tables import count_cell
 
 __all__ = ['html_report']
 
@@ -104,29 +106,14 @@ def _clock_table(clock: ClockResult, t0_ns: int) -> str:
 
 
 def _recorded_table(recorded: RecordedStats) -> str:
-    head = _head(['topic', 'reports', 'messages', 'misses', 'skipped', 'lost', 'last rate Hz',
-                  'period ms', 'worst wall max ms', 'worst wall p99 ms', 'worst sim max ms',
-                  'worst response max ms', 'monitor restarts', 'worst level'])
-    rows = []
-    for t in recorded.topics:
-        rows.append(_row([
-            (t.topic, 'l'), (f'{t.reports:,}', ''), (f'{t.messages_total:,}', ''),
-            (f'{t.deadline_misses_total:,}', 'bad' if t.deadline_misses_total else ''),
-            (f'{t.skipped_periods_total:,}', 'bad' if t.skipped_periods_total else ''),
-            (f'{t.messages_lost_total:,}', ''), (_num(t.last_rate_wall_hz, 1), ''),
-            (_num(t.period_ms, 3), ''), (_num(t.worst_interval_wall_max_ms, 2), ''),
-            (_num(t.worst_interval_wall_p99_ms, 2), ''),
-            (_num(t.worst_interval_sim_max_ms, 2), ''),
-            (_num(t.worst_response_max_ms, 2), ''), (str(t.monitor_restarts), ''),
-            (LEVELS.get(t.worst_level, str(t.worst_level)), '')]))
-    html = f'<table>{head}{"".join(rows)}</table>'
-    clock = recorded.clock
+    header, rows = recorded_table(recorded)
+    body = ''.join(_row([(cell, 'l' if i == 0 else '') for i, cell in enumerate(row)])
+                   for row in rows)
+    html = f'<table>{_head([name for name, _ in header])}{body}</table>'
+    clock = recorded_clock_line(recorded, lambda at_ns: fmt.since_s(
+        at_ns, recorded.snapshot.start_wall_ns, digits=2, missing='-'))
     if clock is not None:
-        html += (f'<p class="meta">Recorded clock: RTF {_num(clock.last_rtf_total, 4)} overall '
-                 f'(last report), worst {clock.rtf_bin_s * 1e3:g} ms window '
-                 f'{_num(clock.worst_rtf_bin, 4)}, worst report window '
-                 f'{_num(clock.worst_rtf_window, 4)}, longest gap '
-                 f'{_num(clock.worst_max_wall_gap_ms, 1)} ms, {clock.resets_total} resets.</p>')
+        html += f'<p class="meta">{escape(clock)}.</p>'
     return html
 
 

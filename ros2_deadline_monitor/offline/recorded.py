@@ -1,176 +1,142 @@
-"""Summaries of recorded ``ros2_deadline_monitor/msg/MonitorStats`` messages.
+"""Recorded ``ros2_deadline_monitor/msg/MonitorStats`` messages, folded into one snapshot.
 
 When a run was recorded with the monitor's ``~/stats`` topic, the bag already holds the live
-figures, one message per stats period. The summary keeps the monitor's final cumulative
-counters (a counter that drops means the monitor restarted: the counts of each run are
-added) and the worst window figure of any period.
+figures, one message per stats period. They are folded like ``testing.watch_monitor`` folds
+the messages it watches (``core/stats_fold.py``): the monitor's final cumulative counters
+(summed over monitor restarts), its whole-run figures, and the worst window figure of any
+period. Outputs read the folded snapshot through the figure tables (``core/figures.py``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-import math
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from .results import RecordedClock, RecordedStats, RecordedTopic
+from ros2_deadline_monitor.core.figures import (
+    CLOCK,
+    CONFIGURATION,
+    Figure,
+    known,
+    record,
+    RUN_CLOCK,
+    RUN_TOPIC,
+    TOPIC,
+)
+from ros2_deadline_monitor.core.snapshot import Snapshot
+from ros2_deadline_monitor.core.stats_fold import CLOCK_WORST_FIELDS, StatsFold, WORST_FIELDS
 
-NAN = float('nan')
-COUNTERS = ('messages_total', 'deadline_misses_total', 'skipped_periods_total',
-            'messages_lost_total', 'malformed_total', 'resets_total')
-STALE = 3
+__all__ = ['RecordedStats', 'RecordedSummary', 'WORST_CLOCK', 'WORST_TOPIC', 'clock_line',
+           'table']
 
-
-def _worst(current: float, value: float, pick: Any = max) -> float:
-    """Worst of two figures, ignoring NaN."""
-    if math.isnan(value):
-        return current
-    if math.isnan(current):
-        return value
-    return pick(current, value)
-
-
-def _worse_level(current: int, level: int) -> int:
-    """OK < WARN < ERROR; STALE (3) only counts when nothing else was reported."""
-    if current < 0 or current == STALE:
-        return level
-    return current if level == STALE else max(current, level)
+WORST_TOPIC: tuple[Figure, ...] = tuple(f for f in TOPIC if f.field in WORST_FIELDS)
+"""The window figures of a topic whose folded value is the worst of any report."""
+WORST_CLOCK: tuple[Figure, ...] = tuple(f for f in CLOCK if f.field in CLOCK_WORST_FIELDS)
 
 
-def _stamp_s(header: Any) -> float:
-    return header.stamp.sec + header.stamp.nanosec / 1e9
+def worst_key(figure: Figure) -> str:
+    """Return the JSON key of a worst window figure: its field, e.g. ``interval_wall_max_ms``."""
+    assert figure.field is not None
+    return figure.field.replace('.', '_')
 
 
-@dataclass
-class _Counters:
-    """Cumulative counters summed over monitor restarts."""
-
-    done: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTERS, 0))
-    last: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTERS, 0))
-    restarts: int = 0
-
-    def update(self, values: dict[str, int]) -> None:
-        if values['messages_total'] < self.last['messages_total']:
-            self.restarts += 1
-            for name in COUNTERS:
-                self.done[name] += self.last[name]
-        self.last = values
-
-    def total(self, name: str) -> int:
-        return self.done[name] + self.last[name]
+def _worst(figures: tuple[Figure, ...], snapshot: Snapshot, part: Any) -> dict[str, Any]:
+    out = {}
+    for figure in figures:
+        value = known((figure.message or figure.get)(snapshot, part))
+        out[worst_key(figure)] = None if value is None else value / figure.field_scale
+    return out
 
 
-@dataclass
-class _TopicAcc:
-    stats_topic: str
-    last: Any = None
-    reports: int = 0
-    counters: _Counters = field(default_factory=_Counters)
-    worst: dict[str, float] = field(default_factory=dict)
-    level: int = -1
-    first_s: float = NAN
-    last_s: float = NAN
+@dataclass(frozen=True)
+class RecordedStats:
+    """The MonitorStats messages found in a bag, folded into one ``snapshot``.
 
-    def add(self, msg: Any) -> None:
-        self.reports += 1
-        self.last = msg
-        self.counters.update({name: int(getattr(msg, name)) for name in COUNTERS})
-        figures = {
-            'interval_wall_max_ms': msg.interval_wall.max_ms,
-            'interval_wall_p99_ms': msg.interval_wall.p99_ms,
-            'interval_sim_max_ms': msg.interval_sim.max_ms,
-            'interval_sim_p99_ms': msg.interval_sim.p99_ms,
-            'response_max_ms': msg.response_max_ms,
-            'lateness_max_ms': msg.lateness_max_ms,
-            'miss_ratio': msg.miss_ratio,
-        }
-        for name, value in figures.items():
-            self.worst[name] = _worst(self.worst.get(name, NAN), float(value))
-        self.level = _worse_level(self.level, int(msg.level))
-        stamp = _stamp_s(msg.header)
-        if math.isnan(self.first_s):
-            self.first_s = stamp
-        self.last_s = stamp
+    ``reports`` gives, per topic identifier, the stats topic it was recorded on, the number
+    of reports and of monitor restarts; ``clock_reports`` how many reports carried /clock.
+    """
 
-    def result(self) -> RecordedTopic:
-        msg = self.last
-        return RecordedTopic(
-            stats_topic=self.stats_topic,
-            name=msg.name,
-            topic=msg.topic,
-            msgtype=msg.type,
-            reports=self.reports,
-            rule=msg.rule,
-            timer_clock=msg.timer_clock,
-            start_source=msg.start_source,
-            period_ms=float(msg.period_ms),
-            period_learned=bool(msg.period_learned),
-            messages_total=self.counters.total('messages_total'),
-            deadline_misses_total=self.counters.total('deadline_misses_total'),
-            skipped_periods_total=self.counters.total('skipped_periods_total'),
-            messages_lost_total=self.counters.total('messages_lost_total'),
-            malformed_total=self.counters.total('malformed_total'),
-            resets_total=self.counters.total('resets_total'),
-            monitor_restarts=self.counters.restarts,
-            last_rate_wall_hz=float(msg.rate_wall_hz),
-            last_rate_sim_hz=float(msg.rate_sim_hz),
-            last_interval_wall_mean_ms=float(msg.interval_wall.mean_ms),
-            last_interval_sim_mean_ms=float(msg.interval_sim.mean_ms),
-            worst_interval_wall_max_ms=self.worst['interval_wall_max_ms'],
-            worst_interval_wall_p99_ms=self.worst['interval_wall_p99_ms'],
-            worst_interval_sim_max_ms=self.worst['interval_sim_max_ms'],
-            worst_interval_sim_p99_ms=self.worst['interval_sim_p99_ms'],
-            worst_response_max_ms=self.worst['response_max_ms'],
-            worst_lateness_max_ms=self.worst['lateness_max_ms'],
-            worst_miss_ratio=self.worst['miss_ratio'],
-            worst_level=self.level,
-            first_s=self.first_s,
-            last_s=self.last_s,
-        )
+    stats_topics: tuple[str, ...]
+    messages: int
+    malformed: int
+    snapshot: Snapshot
+    reports: Mapping[str, tuple[str, int, int]]
+    clock_reports: int
+
+    def topic_records(self) -> list[dict[str, Any]]:
+        """Return one JSON object per topic: whole-run figures, the worst window's."""
+        snapshot, out = self.snapshot, []
+        for topic in snapshot.topics:
+            stats_topic, reports, restarts = self.reports[topic.topic_id]
+            out.append({'id': topic.topic_id, 'topic': topic.topic, 'type': topic.type_name,
+                        'stats_topic': stats_topic, 'reports': reports,
+                        'monitor_restarts': restarts, 'worst_level': topic.level.name,
+                        'status': topic.reason, **record(RUN_TOPIC, snapshot, topic),
+                        'worst_window': _worst(WORST_TOPIC, snapshot, topic)})
+        return out
+
+    def clock_record(self) -> dict[str, Any] | None:
+        """Return the clock as one JSON object, None when no report carried /clock."""
+        if not self.clock_reports:
+            return None
+        snapshot, clock = self.snapshot, self.snapshot.clock
+        return {'reports': self.clock_reports, 'worst_level': clock.level.name,
+                **record(RUN_CLOCK, snapshot, clock),
+                'worst_window': _worst(WORST_CLOCK, snapshot, clock)}
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the whole summary as one JSON object (first and last report: system-clock s)."""
+        return {'stats_topics': list(self.stats_topics), 'messages': self.messages,
+                'malformed': self.malformed,
+                'first_report_s': self.snapshot.start_wall_ns / 1e9,
+                'last_report_s': self.snapshot.wall_ns / 1e9,
+                'topics': self.topic_records(), 'clock': self.clock_record()}
 
 
-@dataclass
-class _ClockAcc:
-    reports: int = 0
-    last: Any = None
-    messages_done: int = 0
-    resets_done: int = 0
-    worst_window: float = NAN
-    worst_bin: float = NAN
-    worst_bin_at: float = NAN
-    best_bin: float = NAN
-    worst_gap: float = NAN
-    level: int = -1
+def _cell(figure: Figure, snapshot: Snapshot, part: Any) -> str:
+    """Return a figure as a table shows it: '-' while unknown."""
+    if known(figure.get(snapshot, part)) is None:
+        return '-'
+    return figure.text(snapshot, part) or '-'
 
-    def add(self, clock: Any) -> None:
-        if self.last is not None and clock.messages_total < self.last.messages_total:
-            self.messages_done += int(self.last.messages_total)
-            self.resets_done += int(self.last.resets_total)
-        self.reports += 1
-        self.last = clock
-        self.worst_window = _worst(self.worst_window, float(clock.rtf), min)
-        bin_min = float(clock.rtf_bin_min)
-        if not math.isnan(bin_min) and not self.worst_bin <= bin_min:
-            self.worst_bin = bin_min
-            self.worst_bin_at = float(clock.rtf_bin_min_at_s)
-        self.best_bin = _worst(self.best_bin, float(clock.rtf_bin_max))
-        self.worst_gap = _worst(self.worst_gap, float(clock.max_wall_gap_ms))
-        self.level = _worse_level(self.level, int(clock.level))
 
-    def result(self) -> RecordedClock:
-        last = self.last
-        return RecordedClock(
-            reports=self.reports,
-            messages_total=self.messages_done + int(last.messages_total),
-            last_rtf_total=float(last.rtf_total),
-            worst_rtf_window=self.worst_window,
-            worst_rtf_bin=self.worst_bin,
-            worst_rtf_bin_at_s=self.worst_bin_at,
-            rtf_bin_s=float(last.rtf_bin_s),
-            best_rtf_bin=self.best_bin,
-            worst_max_wall_gap_ms=self.worst_gap,
-            resets_total=self.resets_done + int(last.resets_total),
-            worst_level=self.level,
-        )
+def table(recorded: RecordedStats) -> tuple[list[tuple[str, str]], list[list[str]]]:
+    """Return the header (name, 'l' or 'r') and the rows of the recorded topics' table.
+
+    Its columns are the whole-run figures with a ``column`` in ``RUN_TOPIC``, then the worst
+    window figures (``WORST_TOPIC``), the reports and restarts, and the worst level.
+    """
+    run = [f for f in RUN_TOPIC if f.column]
+    header = [('topic', 'l'), ('reports', 'r'),
+              *[(f.column, 'l' if f.group == CONFIGURATION and not f.unit else 'r')
+                for f in run],
+              *[(f'worst {f.key}', 'r') for f in WORST_TOPIC if 'p95' not in f.name],
+              ('restarts', 'r'), ('worst level', 'l')]
+    snapshot, rows = recorded.snapshot, []
+    for topic in snapshot.topics:
+        _, reports, restarts = recorded.reports[topic.topic_id]
+        rows.append([topic.topic, f'{reports:,}', *[_cell(f, snapshot, topic) for f in run],
+                     *[_cell(f, snapshot, topic) for f in WORST_TOPIC if 'p95' not in f.name],
+                     f'{restarts:,}', topic.level.name])
+    return header, rows
+
+
+def clock_line(recorded: RecordedStats, since: Any) -> str | None:
+    """Return the recorded clock in one line (``since(ns)`` shows a point in time)."""
+    record = recorded.clock_record()
+    if record is None:
+        return None
+    report = recorded.snapshot.clock.report
+    worst = record['worst_window']
+
+    def num(value: float | None, digits: int) -> str:
+        return '-' if value is None else f'{value:.{digits}f}'
+    return (f'Recorded clock: RTF {num(record["rtf_total"], 3)} overall (last report); worst '
+            f'{record["rtf_bin_s"] * 1e3:g} ms window {num(record["rtf_bin_min"], 3)} at '
+            f'{since(report.rtf_bin_min_run_at_ns)}, worst report window '
+            f'{num(worst["rtf"], 3)}; longest gap {num(worst["max_wall_gap_ms"], 1)} ms; '
+            f'{record["messages"]:,} /clock messages; resets {record["resets"]}; worst level '
+            f'{record["worst_level"]}')
 
 
 class RecordedSummary:
@@ -178,31 +144,21 @@ class RecordedSummary:
 
     def __init__(self) -> None:
         """Start empty."""
-        self._topics: dict[tuple[str, str], _TopicAcc] = {}
-        self._clock = _ClockAcc()
-        self._stats_topics: list[str] = []
-        self.messages = 0
+        self._fold = StatsFold()
         self.malformed = 0
+
+    @property
+    def messages(self) -> int:
+        """Stats messages taken so far."""
+        return self._fold.messages
 
     def add(self, stats_topic: str, msg: Any) -> None:
         """Take one decoded ``MonitorStats`` recorded on ``stats_topic``."""
-        if stats_topic not in self._stats_topics:
-            self._stats_topics.append(stats_topic)
-        self.messages += 1
-        for topic in msg.topics:
-            key = (stats_topic, topic.topic)
-            if key not in self._topics:
-                self._topics[key] = _TopicAcc(stats_topic)
-            self._topics[key].add(topic)
-        if msg.clock.messages_total or self._clock.reports:
-            self._clock.add(msg.clock)
+        self._fold.add(msg, stats_topic)
 
     def result(self) -> RecordedStats:
         """Return the summary so far."""
-        return RecordedStats(
-            stats_topics=tuple(self._stats_topics),
-            messages=self.messages,
-            malformed=self.malformed,
-            topics=tuple(acc.result() for acc in self._topics.values()),
-            clock=self._clock.result() if self._clock.reports else None,
-        )
+        fold = self._fold
+        return RecordedStats(stats_topics=tuple(fold.sources), messages=fold.messages,
+                             malformed=self.malformed, snapshot=fold.snapshot(),
+                             reports=fold.reports(), clock_reports=fold.clock_reports)

@@ -12,6 +12,8 @@ from typing import Any
 
 from ros2_deadline_monitor.core.reports import IntervalSummary
 
+from .recorded import RecordedStats
+
 NAN = float('nan')
 
 
@@ -104,75 +106,6 @@ class ClockResult:
     max_wall_gap_at_ns: int | None
     resets_total: int
     paused_windows: int
-
-
-@dataclass(frozen=True)
-class RecordedTopic:
-    """One topic as the live monitor reported it in recorded MonitorStats messages.
-
-    Totals are the monitor's final cumulative counters (summed over monitor restarts);
-    ``worst_*`` are the worst window figures of any stats period; ``last_*`` the final ones.
-    """
-
-    stats_topic: str
-    name: str
-    topic: str
-    msgtype: str
-    reports: int
-    rule: str
-    timer_clock: str
-    start_source: str
-    period_ms: float
-    period_learned: bool
-    messages_total: int
-    deadline_misses_total: int
-    skipped_periods_total: int
-    messages_lost_total: int
-    malformed_total: int
-    resets_total: int
-    monitor_restarts: int
-    last_rate_wall_hz: float
-    last_rate_sim_hz: float
-    last_interval_wall_mean_ms: float
-    last_interval_sim_mean_ms: float
-    worst_interval_wall_max_ms: float
-    worst_interval_wall_p99_ms: float
-    worst_interval_sim_max_ms: float
-    worst_interval_sim_p99_ms: float
-    worst_response_max_ms: float
-    worst_lateness_max_ms: float
-    worst_miss_ratio: float
-    worst_level: int
-    first_s: float
-    last_s: float
-
-
-@dataclass(frozen=True)
-class RecordedClock:
-    """The clock as the live monitor reported it: final and worst figures."""
-
-    reports: int
-    messages_total: int
-    last_rtf_total: float
-    worst_rtf_window: float
-    worst_rtf_bin: float
-    worst_rtf_bin_at_s: float
-    rtf_bin_s: float
-    best_rtf_bin: float
-    worst_max_wall_gap_ms: float
-    resets_total: int
-    worst_level: int
-
-
-@dataclass(frozen=True)
-class RecordedStats:
-    """Summary of the MonitorStats messages found in a bag."""
-
-    stats_topics: tuple[str, ...]
-    messages: int
-    malformed: int
-    topics: tuple[RecordedTopic, ...]
-    clock: RecordedClock | None
 
 
 @dataclass(frozen=True)

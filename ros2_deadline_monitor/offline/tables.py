@@ -9,7 +9,7 @@ CSV cell.
 from __future__ import annotations
 
 import csv
-from dataclasses import fields, is_dataclass
+from dataclasses import fields, is_dataclass, replace
 from functools import partial
 import math
 from typing import Any, TextIO
@@ -17,6 +17,8 @@ from typing import Any, TextIO
 from ros2_deadline_monitor.core import format as fmt
 from ros2_deadline_monitor.core.reports import IntervalSummary
 
+from .recorded import clock_line as recorded_clock_line
+from .recorded import table as recorded_table
 from .results import BagResult, ClockResult, RecordedStats, TopicResult
 
 __all__ = ['JSON_FORMAT', 'JSON_VERSION', 'format_table', 'to_json', 'write_csv']
@@ -60,7 +62,10 @@ def _plain(value: Any) -> Any:
 
 def to_json(result: BagResult) -> dict[str, Any]:
     """Return the whole result as a JSON-ready dict, led by its ``format`` and ``version``."""
-    return {'format': JSON_FORMAT, 'version': JSON_VERSION, **_plain(result)}
+    recorded = result.recorded
+    return {'format': JSON_FORMAT, 'version': JSON_VERSION,
+            **_plain(replace(result, recorded=None)),
+            'recorded': _plain(recorded.to_json()) if recorded is not None else None}
 
 
 # -- CSV ------------------------------------------------------------------------------------
@@ -84,10 +89,11 @@ def csv_rows(result: BagResult) -> list[dict[str, Any]]:
     if result.clock is not None:
         rows.append({'source': 'clock', **_flat('', result.clock)})
     if result.recorded is not None:
-        for topic in result.recorded.topics:
+        for topic in result.recorded.topic_records():
             rows.append({'source': 'recorded', **_flat('', topic)})
-        if result.recorded.clock is not None:
-            rows.append({'source': 'recorded_clock', **_flat('', result.recorded.clock)})
+        clock = result.recorded.clock_record()
+        if clock is not None:
+            rows.append({'source': 'recorded_clock', **_flat('', clock)})
     return rows
 
 
@@ -183,36 +189,13 @@ def _clock_line(clock: ClockResult, t0_ns: int) -> str:
 
 
 def _recorded_table(recorded: RecordedStats, t0_ns: int) -> str:
-    header = [('topic', 'l'), ('reports', 'r'), ('msgs', 'r'), ('misses', 'r'),
-              ('skipped', 'r'), ('lost', 'r'), ('last rate Hz', 'r'), ('period ms', 'r'),
-              ('clock', 'l'), ('max', 'r'), ('p99', 'r'), ('max', 'r'), ('p99', 'r'),
-              ('response max ms', 'r'), ('worst level', 'l')]
-    groups = ((9, 10, 'worst wall [ms]'), (11, 12, 'worst sim [ms]'))
-    rows = []
-    for t in recorded.topics:
-        rows.append([
-            t.topic, f'{t.reports:,}', f'{t.messages_total:,}', f'{t.deadline_misses_total:,}',
-            f'{t.skipped_periods_total:,}', f'{t.messages_lost_total:,}',
-            _num(t.last_rate_wall_hz, 1), _num(t.period_ms, 3) + ('*' if t.period_learned else ''),
-            t.timer_clock, _num(t.worst_interval_wall_max_ms, 2),
-            _num(t.worst_interval_wall_p99_ms, 2), _num(t.worst_interval_sim_max_ms, 2),
-            _num(t.worst_interval_sim_p99_ms, 2), _num(t.worst_response_max_ms, 2),
-            LEVELS.get(t.worst_level, str(t.worst_level))])
+    header, rows = recorded_table(recorded)
     lines = [f'Recorded monitor stats ({", ".join(recorded.stats_topics)}: '
              f'{recorded.messages:,} reports):']
-    lines.append(render(header, rows, groups) if rows else '(no topics in the reports)')
-    if any(t.period_learned for t in recorded.topics):
-        lines.append('* period learned by the monitor from the first intervals')
-    clock = recorded.clock
+    lines.append(render(header, rows) if rows else '(no topics in the reports)')
+    clock = recorded_clock_line(recorded, lambda at_ns: _rel_s(at_ns, t0_ns))
     if clock is not None:
-        lines.append(
-            f'Recorded clock: RTF {_num(clock.last_rtf_total, 3)} overall (last report); worst '
-            f'{clock.rtf_bin_s * 1e3:g} ms window {_num(clock.worst_rtf_bin, 3)} at '
-            f'{_rel_s(clock.worst_rtf_bin_at_s * 1e9, t0_ns)}, worst report window '
-            f'{_num(clock.worst_rtf_window, 3)}; longest gap '
-            f'{_num(clock.worst_max_wall_gap_ms, 1)} ms; {clock.messages_total:,} /clock '
-            f'messages; resets {clock.resets_total}; worst level '
-            f'{LEVELS.get(clock.worst_level, str(clock.worst_level))}')
+        lines.append(clock)
     if recorded.malformed:
         lines.append(f'{recorded.malformed} stats messages could not be decoded')
     return '\n'.join(lines)

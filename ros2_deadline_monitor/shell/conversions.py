@@ -1,18 +1,24 @@
 """A snapshot (integer ns, NaN for "nothing measured") to the package's stats messages.
 
-Units change here and only here for the messages: ns become ms or s as the field names say
-(``core/units.py``). The mapping stays explicit, field by field; a test checks it against the
-table of figures (``core/figures.py``), whose entries name the field each figure fills.
+The table of figures drives the mapping: each figure of ``core/figures.py`` that names a
+``field`` fills it with its value (in the unit the field's name ends with; ``message`` where
+the message carries a counter the diagnostics show otherwise). The few fields no figure
+covers (header, name, level, status, ...) are set here by name. The way back, from
+messages to a snapshot, is ``core/stats_fold.py``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 import math
+from typing import Any
 
 from builtin_interfaces.msg import Time
 from std_msgs.msg import Header
 
-from ros2_deadline_monitor.core.reports import IntervalSummary
+from ros2_deadline_monitor.core import figures
+from ros2_deadline_monitor.core.figures import Figure
 from ros2_deadline_monitor.core.reuse import Reuse
 from ros2_deadline_monitor.core.snapshot import (
     ClockSnapshot,
@@ -20,7 +26,7 @@ from ros2_deadline_monitor.core.snapshot import (
     Snapshot,
     TopicSnapshot,
 )
-from ros2_deadline_monitor.core.units import NS_PER_S, to_ms, to_s
+from ros2_deadline_monitor.core.units import NS_PER_S, to_s
 from ros2_deadline_monitor.msg import (
     ClockStats,
     HostStats,
@@ -43,132 +49,106 @@ def header(wall_ns: int) -> Header:
     return Header(stamp=stamp(wall_ns))
 
 
-def interval_stats(summary: IntervalSummary) -> IntervalStats:
-    """Convert the interval statistics on one clock."""
-    return IntervalStats(
-        clock=summary.clock,
-        count=summary.count,
-        mean_ms=to_ms(summary.mean_ns),
-        min_ms=to_ms(summary.min_ns),
-        max_ms=to_ms(summary.max_ns),
-        max_at_s=to_s(summary.max_at_ns),
-        p50_ms=to_ms(summary.p50_ns),
-        p95_ms=to_ms(summary.p95_ns),
-        p99_ms=to_ms(summary.p99_ns),
-        tail_amplification=float(summary.tail_amplification),
-        over_period=summary.over_period,
-        over_period_plus_jitter=summary.over_period_plus_jitter,
-        over_wall_budget=summary.over_wall_budget,
-    )
+_COERCE: dict[str, Callable[[Any], Any]] = {
+    'double': lambda value: NAN if value is None else float(value),
+    'float': lambda value: NAN if value is None else float(value),
+    'boolean': bool,
+    'string': lambda value: '' if value is None else str(value),
+}
+"""How a figure's value becomes a field's (None: nothing measured, NaN in a float field)."""
+
+
+def _plan(figures: Sequence[Figure], message_type: type) -> list[tuple[Figure, str, str,
+                                                                        Callable]]:
+    """Return (figure, submessage or '', field, coerce) for each figure naming a field."""
+    types = dict(message_type.get_fields_and_field_types())
+    types.update({f'{name}.{sub}': kind
+                  for name in ('interval_wall', 'interval_sim') if name in types
+                  for sub, kind in IntervalStats.get_fields_and_field_types().items()})
+    plan = []
+    for figure in figures:
+        if figure.field is None:
+            continue
+        kind = types[figure.field]
+        coerce = _COERCE.get(kind, int)
+        outer, _, inner = figure.field.rpartition('.')
+        plan.append((figure, outer, inner, coerce))
+    return plan
+
+
+def _fields(plan: list[tuple[Figure, str, str, Callable]], snapshot: Snapshot, part: Any
+            ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """Return the fields the table fills: top-level and per submessage (interval_wall, ...)."""
+    fields: dict[str, Any] = {}
+    nested: dict[str, dict[str, Any]] = {}
+    for figure, outer, inner, coerce in plan:
+        value = (figure.message or figure.get)(snapshot, part)
+        if figure.field_scale != 1.0 and value is not None:
+            value = value / figure.field_scale
+        (nested.setdefault(outer, {}) if outer else fields)[inner] = coerce(value)
+    return fields, nested
+
+
+_TOPIC_PLAN = _plan(figures.TOPIC + figures.RUN_TOPIC, TopicStats)
+_CLOCK_PLAN = _plan(figures.CLOCK, ClockStats)
+_HOST_PLAN = _plan(figures.HOST, HostStats)
+
+
+@dataclass(frozen=True)
+class _ReportTime:
+    """What a topic's figures read of their snapshot: the report's time, the arrival source."""
+
+    wall_ns: int
+    arrival_timestamp: str
 
 
 def topic_stats(topic: TopicSnapshot, wall_ns: int, arrival_source: str,
                 stamp_header: Header | None = None) -> TopicStats:
     """Convert one monitored topic (it has a report) reported at ``wall_ns``.
 
-    ``stamp_header``: the header it carries (a new one stamped ``wall_ns`` by default).
+    Every field a figure of ``TOPIC`` or ``RUN_TOPIC`` names holds that figure's value;
+    the rest is set here. ``stamp_header``: the header it carries (a new one stamped
+    ``wall_ns`` by default).
     """
+    snapshot: Any = _ReportTime(wall_ns, arrival_source)
     report = topic.report
     assert report is not None, 'only topics with a report have stats'
-    last = report.last_arrival_wall_ns
+    fields, nested = _fields(_TOPIC_PLAN, snapshot, topic)
     return TopicStats(
         header=header(wall_ns) if stamp_header is None else stamp_header,
         name=report.name,
-        topic=report.topic,
-        type=topic.type_name,
         level=int(topic.level),
         status=topic.reason,
-        rule=report.rule,
-        start_source=report.start_source,
-        arrival_source=arrival_source,
-        timer_clock=report.timer_clock,
-        period_learned=report.period_learned,
-        period_ms=to_ms(report.period_ns),
-        deadline_ms=to_ms(report.deadline_ns),
-        jitter_tolerance_ms=to_ms(report.jitter_ns),
-        wall_budget_ms=to_ms(report.wall_budget_ns),
-        window_wall_s=to_s(report.window_wall_ns),
-        window_sim_s=to_s(report.window_sim_ns),
-        messages_total=report.messages_total,
-        deadline_misses_total=report.deadline_misses_total,
-        skipped_periods_total=report.skipped_periods_total,
-        messages_lost_total=report.messages_lost_total,
-        malformed_total=report.malformed_total,
-        qos_deadline_events_total=report.qos_deadline_events_total,
-        resets_total=report.resets_total,
-        foreign_stamps_total=report.foreign_stamps_total,
-        outages_total=report.outages_total,
-        outage_total_s=to_s(report.outage_total_ns),
-        outage_max_s=to_s(report.outage_max_ns),
-        producer_runs_total=report.producer_runs_total,
-        unattributed_total=report.unattributed_total,
-        producers=report.producers,
-        loss_note=report.loss_note,
-        messages=report.messages,
-        deadline_misses=report.deadline_misses,
-        skipped_periods=report.skipped_periods,
-        messages_lost=report.messages_lost,
         loss_known=report.loss_known,
-        miss_ratio=float(report.miss_ratio),
-        rate_wall_hz=float(report.rate_wall_hz),
-        rate_sim_hz=float(report.rate_sim_hz),
-        interval_wall=interval_stats(report.interval_wall),
-        interval_sim=interval_stats(report.interval_sim),
-        lateness_mean_ms=to_ms(report.lateness_mean_ns),
-        lateness_max_ms=to_ms(report.lateness_max_ns),
-        response_mean_ms=to_ms(report.response_mean_ns),
-        response_max_ms=to_ms(report.response_max_ns),
-        response_p99_ms=to_ms(report.response_p99_ns),
-        size_mean_bytes=float(report.size_mean_bytes),
-        size_max_bytes=float(report.size_max_bytes),
-        bandwidth_bytes_per_s=float(report.bandwidth_bytes_per_s),
-        age_mean_ms=to_ms(report.age_mean_ns),
-        age_max_ms=to_ms(report.age_max_ns),
-        since_last_message_s=NAN if last is None else to_s(wall_ns - last),
+        loss_note=report.loss_note,
+        interval_wall=IntervalStats(clock='wall', max_at_s=to_s(report.interval_wall.max_at_ns),
+                                    **nested['interval_wall']),
+        interval_sim=IntervalStats(clock='sim',
+                                   over_wall_budget=report.interval_sim.over_wall_budget,
+                                   **nested['interval_sim']),
+        **fields,
     )
 
 
 def clock_stats(snapshot: Snapshot, clock: ClockSnapshot) -> ClockStats:
-    """Convert the /clock part."""
+    """Convert the /clock part: the ``CLOCK`` figures' fields, and the rest set here."""
     report = clock.report
+    fields, _ = _fields(_CLOCK_PLAN, snapshot, clock)
     return ClockStats(
         header=header(snapshot.wall_ns),
         level=int(clock.level),
         status=clock.reason,
         receiving=report.messages > 0,
-        messages_total=report.messages_total,
-        messages=report.messages,
-        window_wall_s=to_s(report.window_wall_ns),
-        window_sim_s=to_s(report.window_sim_ns),
-        sim_time_s=to_s(report.sim_time_ns),
-        rtf=float(report.rtf),
-        rtf_total=float(report.rtf_total),
-        rtf_bin_s=to_s(report.rtf_bin_ns),
-        rtf_bin_min=float(report.rtf_bin_min),
         rtf_bin_min_at_s=to_s(report.rtf_bin_min_at_ns),
-        rtf_bin_max=float(report.rtf_bin_max),
-        step_ms=to_ms(report.step_ns),
-        max_wall_gap_ms=to_ms(report.max_wall_gap_ns),
         max_wall_gap_at_s=to_s(report.max_wall_gap_at_ns),
-        resets_total=report.resets_total,
-        paused=report.paused,
-        simulator_rtf=float(clock.simulator_rtf),
+        **fields,
     )
 
 
-def host_stats(host: HostSnapshot) -> HostStats:
-    """Convert the host part and the lateness of the monitor's own stats timer."""
-    report = host.report
-    return HostStats(
-        cgroup_available=report.cgroup_available,
-        cgroup_nr_periods=report.cgroup_nr_periods,
-        cgroup_nr_throttled=report.cgroup_nr_throttled,
-        cgroup_throttled_ms=to_ms(report.cgroup_throttled_ns),
-        monitor_cpu_percent=float(report.cpu_fraction * 100),
-        monitor_minor_faults=report.minor_faults,
-        monitor_max_rss_mb=report.max_rss_bytes / 1e6,
-        stats_timer_late_max_ms=to_ms(host.stats_timer_late_ns),
-    )
+def host_stats(snapshot: Snapshot, host: HostSnapshot) -> HostStats:
+    """Convert the host part: the ``HOST`` figures' fields, and the rest set here."""
+    fields, _ = _fields(_HOST_PLAN, snapshot, host)
+    return HostStats(cgroup_available=host.report.cgroup_available, **fields)
 
 
 class TopicStatsCache:
@@ -215,7 +195,7 @@ def monitor_stats(snapshot: Snapshot, cache: TopicStatsCache | None = None) -> M
         window_sim_s=_widest([clock.window_sim_s] + [t.window_sim_s for t in topics]),
         clock=clock,
         topics=topics,
-        host=host_stats(snapshot.host),
+        host=host_stats(snapshot, snapshot.host),
     )
 
 

@@ -34,7 +34,7 @@ from ros2_deadline_monitor.core.expectations import (
     Expectations,
     Verdict,
 )
-from ros2_deadline_monitor.core.gate import exit_code, FinalReport, run_figures, summary_record
+from ros2_deadline_monitor.core.gate import exit_code, FinalReport, summary_record
 from ros2_deadline_monitor.core.host import HostSampler
 from ros2_deadline_monitor.core.parameters import (
     changed_parameters,
@@ -561,7 +561,7 @@ class MonitorNode(Node):
         snapshot = self.snapshot(final=final)
         expectations = self.expectations()
         self._verdict = (Verdict(()) if expectations.empty  # what evaluate gives, at no cost
-                         else evaluate(expectations, run_figures(snapshot)))
+                         else evaluate(expectations, snapshot))
         stats = conversions.monitor_stats(snapshot, self._stats_cache)
         self._stats_publisher.publish(
             stats if self._assembler is None else self._assembler.payload(stats))

@@ -35,7 +35,7 @@ from ros2_deadline_monitor.shell.message_types import import_message, MessageTyp
 from ros2_deadline_monitor.shell.qos import all_reliable, choose_qos
 from ros2_deadline_monitor.shell.subscriptions import make_drain
 
-__all__ = ['bag_qos', 'CLOCK_TOPIC', 'RecordedTopic', 'Recorder', 'REORDER_NS']
+__all__ = ['bag_qos', 'CLOCK_TOPIC', 'TopicRecorder', 'Recorder', 'REORDER_NS']
 
 CLOCK_TOPIC = '/clock'
 TOPIC_DEPTH = 1000
@@ -68,7 +68,7 @@ def _ignore(raw: bytes, info: dict[str, Any]) -> None:
     """Do nothing: the callback of a subscription no executor spins is never called."""
 
 
-class RecordedTopic:
+class TopicRecorder:
     """One topic to record: waiting for a publisher, then its raw subscription and connection.
 
     ``poll`` (every ``POLL_EVERY`` takes) looks at the publishers: it subscribes once they
@@ -218,7 +218,7 @@ class Recorder:
         self._all = all_topics
         self._ordered = InOrder(writer.write, REORDER_NS)
         self._clock = node.resolve_topic_name(CLOCK_TOPIC)
-        self.topics: dict[str, RecordedTopic] = {}
+        self.topics: dict[str, TopicRecorder] = {}
         for topic in (self._clock, *topics):
             self._add(node.resolve_topic_name(topic))
         self._excluded: set[str] = set()
@@ -227,7 +227,7 @@ class Recorder:
     def _add(self, name: str) -> None:
         if name not in self.topics:
             depth = CLOCK_DEPTH if name == self._clock else TOPIC_DEPTH
-            self.topics[name] = RecordedTopic(self._node, self._writer, name,
+            self.topics[name] = TopicRecorder(self._node, self._writer, name,
                                               self._arrival_key, depth, self._ordered)
 
     def poll(self) -> None:

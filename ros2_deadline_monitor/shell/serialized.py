@@ -251,7 +251,7 @@ def _samples() -> tuple[list[MonitorStats], DiagnosticArray]:
     from ros2_deadline_monitor.msg import IntervalStats
 
     topics = [TopicStats(name='t' * i, status='s' * (3 * i), level=i, messages_total=i,
-                         period_ms=float(i), rate_wall_hz=math.nan,
+                         period_ms=float(i), rate_wall_hz=math.nan, counts_note='c' * i,
                          interval_wall=IntervalStats(clock='wall', count=i, max_ms=i / 3))
               for i in range(9)]
     for i, topic in enumerate(topics):

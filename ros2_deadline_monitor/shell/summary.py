@@ -10,6 +10,7 @@ from typing import Any
 
 from ros2_deadline_monitor.core import format as fmt
 from ros2_deadline_monitor.core.expectations import Verdict
+from ros2_deadline_monitor.core.figures import record, RUN_TOPIC
 from ros2_deadline_monitor.core.snapshot import Snapshot
 
 
@@ -42,6 +43,14 @@ def verdict_lines(verdict: Verdict) -> list[str]:
     return lines
 
 
+def _count(value: int | None) -> str:
+    return '-' if value is None else str(value)
+
+
+def _ms(value: float | None) -> str:
+    return fmt.NOT_AVAILABLE if value is None else f'{value:.2f}'
+
+
 def summary_text(node_name: str, snapshot: Snapshot, verdict: Verdict | None = None) -> str:
     """Return totals per topic, the longest intervals ever seen and the RTF, as a table.
 
@@ -57,16 +66,15 @@ def summary_text(node_name: str, snapshot: Snapshot, verdict: Verdict | None = N
             lines.append(f'{topic.topic or topic.topic_id:<28} not monitored: {topic.reason}')
             continue
         event = r.kind == 'event'  # no period: misses and skipped periods do not apply
-        # Unknown (no message, no period learned, /clock coarser than the topic) is no 0
-        # that passes.
-        unknown = '-' if r.counts_note or not r.messages_total else None
-        misses = fmt.NOT_AVAILABLE if event else unknown or r.deadline_misses_total
-        skipped = fmt.NOT_AVAILABLE if event else unknown or r.skipped_periods_total
+        # The whole-run figures of the table: unknown (no message, no period learned, /clock
+        # coarser than the topic, loss with several writers) is '-', no 0 that passes.
+        run = record(RUN_TOPIC, snapshot, topic)
+        misses = fmt.NOT_AVAILABLE if event else _count(run['deadline_misses'])
+        skipped = fmt.NOT_AVAILABLE if event else _count(run['skipped_periods'])
         lines.append(
-            f'{r.topic:<28} {r.messages_total:>9} {misses:>7} '
-            f'{skipped:>8} {r.messages_lost_total:>6} '
-            f'{fmt.ms(topic.run.interval_wall.max_ns, 2):>11} '
-            f'{fmt.ms(topic.run.interval_sim.max_ns, 2):>10}  {"event" if event else r.rule}')
+            f'{r.topic:<28} {run["messages"]:>9} {misses:>7} {skipped:>8} '
+            f'{_count(run["messages_lost"]):>6} {_ms(run["max_interval_wall_ms"]):>11} '
+            f'{_ms(run["max_interval_sim_ms"]):>10}  {"event" if event else r.rule}')
         if topic.notes:  # several producers, foreign stamps, outages, fallbacks, /clock
             lines.append(f'  {r.topic}: ' + '; '.join(topic.notes))
         if not r.messages_total:

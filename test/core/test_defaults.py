@@ -13,7 +13,9 @@ import pytest
 from ros2_deadline_monitor.core.config import AnalysisConfig, TopicConfig
 from ros2_deadline_monitor.core.cycles import count_cycles, CycleAnalyzer, learn_period
 from ros2_deadline_monitor.core.expectations import evaluate, expectations_from
-from ros2_deadline_monitor.core.gate import run_figures, summary_record
+from ros2_deadline_monitor.core.figures import record as run_record
+from ros2_deadline_monitor.core.figures import RUN_TOPIC, unknowns
+from ros2_deadline_monitor.core.gate import summary_record
 from ros2_deadline_monitor.core.ring import NO_VALUE
 from ros2_deadline_monitor.core.session import Session
 
@@ -72,10 +74,10 @@ def test_nav2_like_odometry_is_exact_and_its_gap_is_never_hidden():
     assert run.interval_wall.max_ns == 2_160 * MS
     assert run.interval_wall.count == len(stamps) - 1
     assert run.interval_wall.sum_ns == int(stamps[-1] - stamps[0])
-    figures = run_figures(snap).topics[0]
-    assert figures.max_interval_ns == 2_160 * MS
+    figures = run_record(RUN_TOPIC, snap, snap.topics[0])
+    assert figures['max_interval_ms'] == 2_160
     verdict = evaluate(expectations_from({'topic.odom.expect.max_interval_ms': 300}, ['odom']),
-                       run_figures(snap))
+                       snap)
     assert not verdict.ok
     (failed,) = verdict.failed
     assert failed.key == 'max_interval_ms' and failed.measured == pytest.approx(2160.0)
@@ -108,7 +110,7 @@ def test_a_gap_longer_than_the_timeout_fails_the_gate_with_arrival_timing():
     assert r.outages_total == 1
     assert (r.deadline_misses_total, r.skipped_periods_total) == (0, 0)  # re-anchored
     verdict = evaluate(expectations_from({'topic.cmd.expect.max_interval_ms': 100}, ['cmd']),
-                       run_figures(snap))
+                       snap)
     assert [o.key for o in verdict.failed] == ['max_interval_ms']
     assert verdict.failed[0].measured == pytest.approx(3010.0)
 
@@ -122,8 +124,8 @@ def test_a_restarted_producer_s_silence_still_fails_the_gate():
     for arrival, seq in zip(arrivals.tolist(), seqs, strict=True):
         s.message('cmd', arrival, NO_VALUE, seq, 8)
     snap = s.snapshot(int(arrivals[-1]) + MS, final=True)
-    figures = run_figures(snap).topics[0]
-    assert figures.max_interval_ns == int(arrivals[100] - arrivals[99])
+    figures = run_record(RUN_TOPIC, snap, snap.topics[0])
+    assert figures['max_interval_ms'] == int(arrivals[100] - arrivals[99]) / MS
 
 
 def test_the_stalling_stamped_publisher_is_exact_without_a_flag(timer_cycles):
@@ -237,10 +239,10 @@ def test_arrivals_under_a_coarser_clock_give_unknown_sim_figures_with_the_reason
     assert r.interval_sim.count == 0 and topic.run.interval_sim.count == 0
     assert r.interval_wall.count > 0  # the wall figures stay
     assert '/clock every 100 ms is coarser than this topic' in topic.reason
-    figures = run_figures(snap).topics[0]
-    assert figures.deadline_misses is None and figures.skipped_periods is None
-    assert figures.max_interval_ns is None
-    assert 'coarser' in figures.unknown['deadline_misses']
+    figures = run_record(RUN_TOPIC, snap, snap.topics[0])
+    assert figures['deadline_misses'] is None and figures['skipped_periods'] is None
+    assert figures['max_interval_ms'] is None
+    assert 'coarser' in unknowns(RUN_TOPIC, snap, snap.topics[0])['deadline_misses']
 
 
 def test_a_sim_time_timer_faster_than_clock_is_counted_and_explained():
@@ -279,10 +281,10 @@ def test_a_small_topic_shows_what_is_computable_and_unknown_counts(n):
     assert not r.counts_known
     assert r.counts_note == f'period not learned: {n} cycles, it needs 21; configure ' \
         'period_ms to count misses'
-    figures = run_figures(snap).topics[0]
-    assert figures.deadline_misses is None and figures.skipped_periods is None
-    assert figures.unknown['deadline_misses'] == r.counts_note
-    record = summary_record(snap, evaluate(expectations_from({}, ['t']), run_figures(snap)),
+    figures = run_record(RUN_TOPIC, snap, topic)
+    assert figures['deadline_misses'] is None and figures['skipped_periods'] is None
+    assert unknowns(RUN_TOPIC, snap, topic)['deadline_misses'] == r.counts_note
+    record = summary_record(snap, evaluate(expectations_from({}, ['t']), snap),
                             node='m', stopped_by='test')['topics'][0]
     assert record['deadline_misses'] is None and record['skipped_periods'] is None
 

@@ -1,4 +1,4 @@
-"""Expectations: parsing, validation and evaluation against hand-made whole-run figures."""
+"""Expectations: parsing, validation and evaluation against hand-made snapshots."""
 
 from __future__ import annotations
 
@@ -8,36 +8,41 @@ import pytest
 
 from ros2_deadline_monitor.core.errors import ConfigError, ExpectationError
 from ros2_deadline_monitor.core.expectations import (
-    ClockFigures,
     evaluate,
     expectation_names,
     Expectations,
     expectations_from,
     parse_limit,
-    RunFigures,
-    TopicFigures,
 )
+from ros2_deadline_monitor.core.reports import IntervalTotals, RunTotals
+from ros2_deadline_monitor.core.snapshot import Snapshot, TopicSnapshot
 
 MS = 1_000_000
+S = 1_000_000_000
 
 
-def topic(topic_id: str = 'cmd', **changes) -> TopicFigures:
-    values = dict(topic_id=topic_id, topic=f'/demo/{topic_id}', messages=500,
-                  deadline_misses=20, miss_ratio=0.04, skipped_periods=10,
-                  max_interval_ns=22.5 * MS, messages_lost=0, rate_hz=98.0,
-                  interval_clock='sim')
-    values.update(changes)
-    return TopicFigures(**values)
+@pytest.fixture(autouse=True)
+def _builder(snapshots) -> None:
+    global BUILD
+    BUILD = snapshots
 
 
-def clock(**changes) -> ClockFigures:
-    values = dict(topic='/clock', rtf_total=0.9995, rtf_bin_min=0.8, rtf_bin_ns=100 * MS)
-    values.update(changes)
-    return ClockFigures(**values)
+def topic(topic_id: str = 'cmd', rate_count: int = 98, **report) -> TopicSnapshot:
+    """500 messages (cycles) on sim time: 20 misses, 10 skipped, 0 lost, max 22.5 ms, 98 Hz."""
+    values = dict(topic=f'/demo/{topic_id}', timer_clock='sim', messages_total=500,
+                  deadline_misses_total=20, skipped_periods_total=10, messages_lost_total=0)
+    values.update(report)
+    sim = IntervalTotals('sim', rate_count, S if rate_count else 0,
+                         22.5 * MS if rate_count else math.nan)
+    return BUILD.topic(topic_id, topic=f'/demo/{topic_id}',
+                       report=BUILD.topic_report(**values),
+                       run=RunTotals(cycles=500, interval_sim=sim))
 
 
-def run(*topics: TopicFigures, with_clock: bool = True) -> RunFigures:
-    return RunFigures(topics=topics or (topic(),), clock=clock() if with_clock else None)
+def run(*topics: TopicSnapshot, with_clock: bool = True) -> Snapshot:
+    report = BUILD.clock_report(rtf_total=0.9995, rtf_bin_min_run=0.8,
+                                messages_total=5000 if with_clock else 0)
+    return BUILD.snapshot(topics=topics or (topic(),), clock=BUILD.clock(report=report))
 
 
 # -- parsing ----------------------------------------------------------------------------------
@@ -149,7 +154,7 @@ def test_limits_are_inclusive() -> None:
 
 
 def test_unknown_loss_fails_as_unknown_never_passes() -> None:
-    figures = run(topic(messages_lost=None, unknown={'messages_lost': 'several writers'}))
+    figures = run(topic(loss_known=False, loss_note='several writers'))
     verdict = evaluate(Expectations(every_topic=(parse_limit('max_lost', '1000'),)), figures)
     outcome, = verdict.failed
     assert outcome.measured is None and outcome.measured_text == 'unknown'
@@ -159,8 +164,8 @@ def test_unknown_loss_fails_as_unknown_never_passes() -> None:
 
 def test_nan_figure_is_unknown() -> None:
     verdict = evaluate(Expectations(every_topic=(parse_limit('min_rate_hz', '1'),)),
-                       run(topic(rate_hz=math.nan)))
-    assert verdict.failed[0].reason == 'unknown: not measured'
+                       run(topic(rate_count=0)))
+    assert verdict.failed[0].reason == 'unknown: no interval on the sim clock'
 
 
 def test_flags_apply_to_every_topic_and_override_the_file() -> None:
@@ -194,7 +199,7 @@ def test_no_expectations_is_a_vacuous_pass() -> None:
 
 def test_every_topic_limit_without_topics_fails() -> None:
     exp = Expectations(every_topic=(parse_limit('max_misses', '0'),))
-    outcome, = evaluate(exp, RunFigures(topics=(), clock=None)).outcomes
+    outcome, = evaluate(exp, BUILD.snapshot(topics=())).outcomes
     assert not outcome.passed
     assert outcome.line() == ('FAIL (every topic): deadline misses unknown, expected <= 0 '
                               '(max_misses): unknown: no topic was analyzed')

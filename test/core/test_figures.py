@@ -121,6 +121,26 @@ def test_cgroup_figures_are_left_out_when_cpu_stat_is_unreadable(snapshots):
     assert values['stats timer late (ms)'] == '2.000'
 
 
+def test_documented_whole_run_keys_are_the_generated_ones():
+    text = (ROOT / 'docs' / 'gate-whole-run-figures.md').read_text(encoding='utf-8')
+    start = text.index(figures.RUN_BEGIN)
+    end = text.index(figures.RUN_END) + len(figures.RUN_END)
+    assert text[start:end] == figures.run_markdown(), (
+        'docs/gate-whole-run-figures.md differs from core/figures.py: run `python -m '
+        'ros2_deadline_monitor.core.figures run --write docs/gate-whole-run-figures.md`')
+
+
+def test_every_limit_reads_one_whole_run_figure_with_a_json_key():
+    from ros2_deadline_monitor.core.expectations import CLOCK_LIMITS, TOPIC_LIMITS
+
+    for table, limits in ((figures.RUN_TOPIC, TOPIC_LIMITS), (figures.RUN_CLOCK, CLOCK_LIMITS)):
+        bounded = [f for f in table if f.limit]
+        assert sorted(f.limit for f in bounded) == sorted(spec.key for spec in limits)
+        assert all(f.json for f in bounded)
+    keys = [f.json for f in figures.RUN_TOPIC if f.json]
+    assert len(keys) == len(set(keys))
+
+
 def test_documented_key_list_is_the_generated_one():
     text = KEY_LIST.read_text(encoding='utf-8')
     start = text.index(figures.BEGIN)

@@ -8,11 +8,12 @@ import pytest
 
 from ros2_deadline_monitor.core.config import AnalysisConfig, TopicConfig
 from ros2_deadline_monitor.core.expectations import evaluate, expectations_from
+from ros2_deadline_monitor.core.figures import record as run_record
+from ros2_deadline_monitor.core.figures import RUN_CLOCK, RUN_TOPIC
 from ros2_deadline_monitor.core.gate import (
     exit_code,
     EXIT_FAILED,
     EXIT_OK,
-    run_figures,
     SUMMARY_FORMAT,
     summary_record,
 )
@@ -51,12 +52,12 @@ def test_whole_run_figures_are_exact_beyond_the_window():
     assert run.interval_wall.count == 99
     assert run.interval_wall.max_ns == 30 * MS
     assert run.interval_wall.sum_ns == int(starts[-1] - starts[0])
-    figures = run_figures(snap).topics[0]
-    assert figures.max_interval_ns == 30 * MS
-    assert figures.rate_hz == pytest.approx(99 / ((starts[-1] - starts[0]) / S))
-    assert figures.deadline_misses == topic.report.deadline_misses_total
-    assert figures.miss_ratio == pytest.approx(topic.report.deadline_misses_total / 100)
-    assert figures.messages_lost == 0
+    figures = run_record(RUN_TOPIC, snap, topic)
+    assert figures['max_interval_ms'] == 30
+    assert figures['rate_hz'] == pytest.approx(99 / ((starts[-1] - starts[0]) / S))
+    assert figures['deadline_misses'] == topic.report.deadline_misses_total
+    assert figures['miss_ratio'] == pytest.approx(topic.report.deadline_misses_total / 100)
+    assert figures['messages_lost'] == 0
 
 
 def test_a_topic_without_messages_fails_every_expectation_as_unknown():
@@ -64,7 +65,7 @@ def test_a_topic_without_messages_fails_every_expectation_as_unknown():
     snap = s.snapshot(OFF + S, final=True)
     expectations = expectations_from({'topic.cmd.expect.max_misses': 0,
                                       'topic.cmd.expect.min_rate_hz': 5.0}, ['cmd'])
-    verdict = evaluate(expectations, run_figures(snap))
+    verdict = evaluate(expectations, snap)
     assert [o.passed for o in verdict.outcomes] == [False, False]
     assert verdict.outcomes[0].reason == 'unknown: no message received'
     assert verdict.outcomes[1].reason == 'unknown: no interval on the wall clock'
@@ -74,7 +75,7 @@ def test_a_topic_without_messages_fails_every_expectation_as_unknown():
 def test_no_clock_fails_clock_expectations_and_a_clock_gives_the_worst_bin_of_the_run():
     s = Session(AnalysisConfig(rtf_bin_ns=100 * MS), use_sim_time=True, start_wall_ns=OFF)
     expectations = expectations_from({'clock.expect.min_rtf_bin': 0.9}, [])
-    none = evaluate(expectations, run_figures(s.snapshot(OFF + S)))
+    none = evaluate(expectations, s.snapshot(OFF + S))
     assert none.outcomes[0].reason == 'unknown: no /clock in the run'
     # 1 ms steps at RTF 1, except 100 ms of wall in which sim time advances 50 ms (RTF 0.5),
     # reported early; later reports only see RTF 1 windows.
@@ -87,9 +88,9 @@ def test_no_clock_fails_clock_expectations_and_a_clock_gives_the_worst_bin_of_th
             s.snapshot(wall)
     snap = s.snapshot(wall, final=True)
     assert snap.clock.report.rtf_bin_min == pytest.approx(1.0)  # the last window
-    clock = run_figures(snap).clock
-    assert clock.rtf_bin_min == pytest.approx(0.5)
-    verdict = evaluate(expectations, run_figures(snap))
+    clock = run_record(RUN_CLOCK, snap, snap.clock)
+    assert clock['rtf_bin_min'] == pytest.approx(0.5)
+    verdict = evaluate(expectations, snap)
     assert not verdict.ok and verdict.outcomes[0].measured == pytest.approx(0.5)
 
 
@@ -101,11 +102,11 @@ def test_summary_record_is_json_with_every_expectation():
     snap = s.snapshot(int(starts[-1]) + 2 * MS, final=True)
     expectations = expectations_from({'topic.cmd.expect.max_misses': 0,
                                       'topic.cmd.expect.max_interval_ms': 30.0}, ['cmd'])
-    verdict = evaluate(expectations, run_figures(snap))
+    verdict = evaluate(expectations, snap)
     record = json.loads(json.dumps(
         summary_record(snap, verdict, node='/deadline_monitor', stopped_by='duration'),
         allow_nan=False))
-    assert record['format'] == SUMMARY_FORMAT and record['version'] == 1
+    assert record['format'] == SUMMARY_FORMAT and record['version'] == 2
     assert record['stopped_by'] == 'duration'
     topic = record['topics'][0]
     report = snap.topics[0].report
@@ -126,7 +127,7 @@ def test_summary_record_is_json_with_every_expectation():
 
 def test_no_expectations_pass():
     s = wall_session()
-    verdict = evaluate(expectations_from({}, ['cmd']), run_figures(s.snapshot(OFF)))
+    verdict = evaluate(expectations_from({}, ['cmd']), s.snapshot(OFF))
     assert verdict.ok and exit_code(verdict) == EXIT_OK
 
 
@@ -134,6 +135,18 @@ def test_an_invalid_topic_fails_its_expectations_with_the_reason():
     s = Session(AnalysisConfig(), use_sim_time=False, start_wall_ns=OFF)
     s.configure({}, {'cmd': 'topic.cmd.rule must be one of interval, response'})
     verdict = evaluate(expectations_from({'topic.cmd.expect.max_skipped': 0}, ['cmd']),
-                       run_figures(s.snapshot(OFF)))
+                       s.snapshot(OFF))
     assert verdict.outcomes[0].reason.startswith('unknown: not monitored: invalid config')
     assert not math.isnan(verdict.outcomes[0].limit)
+
+
+def test_a_configured_topic_that_never_showed_up_passes_no_count():
+    # A period is configured, yet no message came: 0 misses is no figure a gate may pass.
+    s = wall_session(period_ns=10 * MS)
+    snap = s.snapshot(OFF + S, final=True)
+    verdict = evaluate(expectations_from({'topic.cmd.expect.max_misses': 0,
+                                          'topic.cmd.expect.max_skipped': 0,
+                                          'topic.cmd.expect.max_miss_ratio': 0.1}, ['cmd']),
+                       snap)
+    assert [(o.passed, o.reason) for o in verdict.outcomes] == [
+        (False, 'unknown: no message received')] * 3

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from ros2_deadline_monitor.core.figures import record, RUN_TOPIC
 from ros2_deadline_monitor.offline.analyze import main
 
 MS = 1_000_000
@@ -62,28 +63,30 @@ def test_recorded_stats_are_summarized(bags, storage: str, tmp_path: Path,
     cmd, imu = recorded['topics']
     assert cmd['topic'] == '/demo/cmd' and imu['topic'] == '/imu'
     assert cmd['reports'] == 3
-    assert cmd['messages_total'] == 250
-    assert cmd['deadline_misses_total'] == 9
-    assert cmd['skipped_periods_total'] == 4
+    assert cmd['messages'] == 250
+    assert cmd['deadline_misses'] == 9
+    assert cmd['skipped_periods'] == 4
     assert cmd['monitor_restarts'] == 1
-    assert cmd['worst_interval_wall_max_ms'] == 30.0
-    assert cmd['worst_interval_wall_p99_ms'] == 25.0
-    assert cmd['worst_response_max_ms'] == 31.0
-    assert cmd['worst_miss_ratio'] == 0.04
-    assert cmd['worst_level'] == 2
-    assert cmd['last_rate_wall_hz'] == 99.0
+    worst = cmd['worst_window']
+    assert worst['interval_wall_max_ms'] == 30.0
+    assert worst['interval_wall_p99_ms'] == 25.0
+    assert worst['response_max_ms'] == 31.0
+    assert worst['miss_ratio'] == 0.04
+    assert cmd['worst_level'] == 'ERROR'
+    # These reports carry no whole-run intervals (all 0): the run's rate is unknown, not 0.
+    assert cmd['rate_wall_hz'] is None and cmd['max_interval_ms'] is None
     assert (cmd['rule'], cmd['period_ms']) == ('response', 10.0)
-    assert cmd['first_s'] == pytest.approx((T0 + 1_000 * MS) / 1e9)
-    assert imu['messages_total'] == 2900 and imu['worst_level'] == 0  # STALE is not worse
+    assert recorded['first_report_s'] == pytest.approx((T0 + 1_000 * MS) / 1e9)
+    assert imu['messages'] == 2900 and imu['worst_level'] == 'OK'  # STALE is not worse
     clock = recorded['clock']
     assert clock['reports'] == 3
-    assert clock['messages_total'] == 2500
-    assert clock['worst_rtf_bin'] == 0.8
-    assert clock['worst_rtf_bin_at_s'] == pytest.approx((T0 + 1_700 * MS) / 1e9)
-    assert clock['worst_rtf_window'] == 0.9
-    assert clock['last_rtf_total'] == 1.0
-    assert clock['worst_max_wall_gap_ms'] == 9.5
-    assert clock['resets_total'] == 1
+    assert clock['messages'] == 2500
+    assert clock['rtf_bin_min'] == 0.8
+    assert clock['rtf_bin_min_at_s'] == pytest.approx(0.7)  # since the first report
+    assert clock['worst_window']['rtf'] == 0.9
+    assert clock['rtf_total'] == 1.0
+    assert clock['worst_window']['max_wall_gap_ms'] == 9.5
+    assert clock['resets'] == 1
 
     assert main([str(path), '--no-progress']) == 0
     out = capsys.readouterr().out
@@ -104,7 +107,7 @@ def test_stats_next_to_raw_topics(bags, tmp_path: Path) -> None:
     data = analyze_json(tmp_path, str(path))
     assert [t['topic'] for t in data['topics']] == ['/demo/cmd']
     assert data['topics'][0]['messages_total'] == 100
-    assert data['recorded']['topics'][0]['messages_total'] == 10
+    assert data['recorded']['topics'][0]['messages'] == 10
 
 
 def test_a_bag_of_the_live_nodes_stats(bags, tmp_path: Path) -> None:
@@ -127,11 +130,17 @@ def test_a_bag_of_the_live_nodes_stats(bags, tmp_path: Path) -> None:
         while k < len(starts) and ends[k] < now:
             session.message('cmd', int(ends[k]), int(starts[k]))
             k += 1
-        stats = conversions.monitor_stats(session.snapshot(now))
+        live = session.snapshot(now)
+        stats = conversions.monitor_stats(live)
         messages.append(('/deadline_monitor/stats', now, serialize_message(stats)))
     path = bags.write(tmp_path / 'bag', 'mcap', {'/deadline_monitor/stats': STATS}, messages,
                       bags.typestore(with_stats=True))
     data = analyze_json(tmp_path, str(path))
     (cmd,) = data['recorded']['topics']
-    assert (cmd['messages_total'], cmd['deadline_misses_total'],
-            cmd['skipped_periods_total']) == (len(starts), 20, 10)
+    assert (cmd['messages'], cmd['deadline_misses'], cmd['skipped_periods']) == (
+        len(starts), 20, 10)
+    # The whole-run figures the monitor published are the live snapshot's, through the table.
+    figures = record(RUN_TOPIC, live, live.topics[0])
+    for key in ('cycles', 'max_interval_ms', 'max_interval_wall_ms', 'rate_hz', 'miss_ratio'):
+        assert cmd[key] == pytest.approx(figures[key]), key
+    assert cmd['cycles'] == len(starts)

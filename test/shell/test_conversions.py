@@ -1,9 +1,15 @@
-"""Snapshot to MonitorStats: every message field the table of figures names holds its value."""
+"""Snapshot to MonitorStats: every message field the table of figures names holds its value.
+
+The conversion is driven by the tables (``Figure.field``); these tests check the tables
+cover every field but the few set by hand, and that each field holds what the figure shows.
+"""
 
 from __future__ import annotations
 
 import math
 from typing import Any
+
+import pytest
 
 from ros2_deadline_monitor.core import figures
 from ros2_deadline_monitor.msg import ClockStats, HostStats, TopicStats
@@ -40,8 +46,14 @@ def _get(message: Any, path: str) -> Any:
     return message
 
 
-def test_every_field_the_table_names_exists_and_every_figure_field_is_in_the_table():
+def _tables():
+    """Each message's figures: the diagnostics' table, and for a topic its whole-run one."""
     for table, message in figures.tables().values():
+        yield (table + figures.RUN_TOPIC if message == 'TopicStats' else table), message
+
+
+def test_every_field_the_table_names_exists_and_every_figure_field_is_in_the_table():
+    for table, message in _tables():
         named = {f.field for f in table if f.field}
         fields = _fields(MESSAGES[message])
         assert named <= fields, (message, named - fields)
@@ -53,7 +65,7 @@ def test_each_field_holds_the_value_the_diagnostics_show(snapshots):
     stats = conversions.monitor_stats(snap)
     parts = {'TopicStats': (stats.topics[0], snap.topics[0]),
              'ClockStats': (stats.clock, snap.clock), 'HostStats': (stats.host, snap.host)}
-    for table, message in figures.tables().values():
+    for table, message in _tables():
         msg, part = parts[message]
         for figure in table:
             if not figure.field:
@@ -91,3 +103,42 @@ def test_nothing_measured_is_nan_in_the_message(snapshots):
     assert math.isnan(stats.topics[0].age_mean_ms)
     assert math.isnan(stats.topics[0].since_last_message_s)
     assert math.isnan(stats.host.monitor_cpu_percent)
+
+
+def test_a_hidden_value_is_the_plain_counter_in_the_message(snapshots):
+    # The diagnostics show an unknown count as 'unknown (why)' and leave out a zero counter;
+    # the message carries the counter (and the counts note says why it is no figure).
+    report = snapshots.topic_report(period_ns=None, counts_note='period not learned',
+                                    deadline_misses_total=0, outages_total=0,
+                                    foreign_stamps_total=0, producers=1)
+    snap = snapshots.snapshot(topics=[snapshots.topic(report=report)])
+    topic = conversions.monitor_stats(snap).topics[0]
+    assert (topic.deadline_misses_total, topic.outages_total, topic.foreign_stamps_total,
+            topic.producers) == (0, 0, 0, 1)
+    assert topic.counts_note == 'period not learned'
+    assert topic.cycles_total == snap.topics[0].run.cycles == 5000
+    assert topic.interval_wall_max_run_ms == 30.0 and topic.intervals_wall_total == 4999
+
+
+def test_messages_fold_back_into_the_same_whole_run_figures(snapshots):
+    # One adapter each way: snapshot -> MonitorStats (conversions) -> snapshot (stats_fold).
+    # Every whole-run figure reads the same from the folded snapshot as from the original.
+    from ros2_deadline_monitor.core.stats_fold import StatsFold
+
+    event = snapshots.topic('ev', report=snapshots.topic_report(
+        name='ev', kind='event', period_ns=None, loss_known=False, loss_note='several'))
+    snap = snapshots.snapshot(topics=[snapshots.topic(), event])
+    fold = StatsFold()
+    fold.add(conversions.monitor_stats(snap))
+    back = fold.snapshot()
+    assert [t.topic_id for t in back.topics] == ['imu', 'ev']
+    for original, folded in zip(snap.topics, back.topics, strict=True):
+        assert figures.record(figures.RUN_TOPIC, back, folded) == pytest.approx(
+            figures.record(figures.RUN_TOPIC, snap, original), nan_ok=True), original.topic_id
+        assert (figures.unknowns(figures.RUN_TOPIC, back, folded)
+                == figures.unknowns(figures.RUN_TOPIC, snap, original))
+    clock = figures.record(figures.RUN_CLOCK, back, back.clock)
+    assert clock == {**figures.record(figures.RUN_CLOCK, snap, snap.clock),
+                     'rtf_bin_min': 0.98, 'rtf_bin_min_at_s': pytest.approx(4.4)}
+    # The messages carry the window's worst bin only: the fold's worst is that of the reports
+    # (here one, its window starting 0.1 s after the session: 4.5 s - 0.1 s).

@@ -191,13 +191,12 @@ def test_monitor_diagnostics_are_what_rqt_robot_monitor_reads(
 
 def test_expectations_show_in_the_topic_and_clock_statuses_without_changing_levels(snapshots):
     from ros2_deadline_monitor.core.expectations import evaluate, expectations_from
-    from ros2_deadline_monitor.core.gate import run_figures
 
     snap = snapshots.snapshot(topics=[snapshots.topic()])
     expectations = expectations_from({'topic.imu.expect.max_misses': 0,
                                       'topic.imu.expect.max_lost': 5,
                                       'clock.expect.min_rtf': 0.5}, ['imu'])
-    verdict = evaluate(expectations, run_figures(snap))
+    verdict = evaluate(expectations, snap)
     plain = diagnostics.statuses(snap, 'hw')
     statuses = diagnostics.statuses(snap, 'hw', verdict=verdict)
     assert [s.level for s in statuses] == [s.level for s in plain]

@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ros2_deadline_monitor.core.figures import record as run_record
+from ros2_deadline_monitor.core.figures import RUN_TOPIC
 from ros2_deadline_monitor.core.gate import EXIT_CONFIG_ERROR, EXIT_FAILED, EXIT_OK
 from ros2_deadline_monitor.testing import MonitorProcess, run_monitor, watch_monitor
 
@@ -84,6 +86,9 @@ def test_exit_code_and_summary_equal_the_producers_record(
     assert values['expectations'] == f'{1 if failed else 2} held, {int(failed)} failed'
     assert ('expectation failed: max_misses' in values) is failed
     assert watched.reports > 0 and watched.verdict.ok is not failed
+    # The watched reports fold into the same whole-run counts the monitor judged.
+    folded = run_record(RUN_TOPIC, watched.snapshot, watched.snapshot.topics[0])
+    assert (folded['messages'], folded['deadline_misses']) == (sent, truth.observed)
     if failed:
         with pytest.raises(AssertionError, match=r'FAIL /ctrl: deadline misses \d+, expected '
                                                  r'<= 0 \(max_misses\)'):

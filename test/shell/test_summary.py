@@ -27,19 +27,18 @@ def test_summary_without_topics_or_clock(snapshots):
 
 def test_summary_ends_with_each_failed_expectation(snapshots):
     from ros2_deadline_monitor.core.expectations import evaluate, expectations_from
-    from ros2_deadline_monitor.core.gate import run_figures
 
     snap = snapshots.snapshot(topics=[snapshots.topic()])
     verdict = evaluate(expectations_from({'topic.imu.expect.max_misses': 0,
                                           'topic.imu.expect.max_skipped': 10}, ['imu']),
-                       run_figures(snap))
+                       snap)
     lines = summary_text('m', snap, verdict).splitlines()
     assert lines[-2:] == ['FAIL /imu: deadline misses 20, expected <= 0 (max_misses)',
                           'expectations: 1 of 2 held (exit code 3)']
     ok = evaluate(expectations_from({'topic.imu.expect.max_skipped': 10}, ['imu']),
-                  run_figures(snap))
+                  snap)
     assert summary_text('m', snap, ok).splitlines()[-1] == 'expectations: 1 of 1 held'
-    none = evaluate(expectations_from({}, ['imu']), run_figures(snap))
+    none = evaluate(expectations_from({}, ['imu']), snap)
     assert summary_text('m', snap, none) == summary_text('m', snap)
 
 
