@@ -26,12 +26,12 @@ import sys
 from typing import Any
 
 from . import format as fmt
-from .reports import IntervalSummary, TopicReport
+from .reports import IntervalSummary, IntervalTotals, TopicReport
 from .snapshot import ClockSnapshot, HostSnapshot, Snapshot, TopicSnapshot
 from .units import to_ms, to_s
 
-__all__ = ['CLOCK', 'COUNTER', 'Figure', 'GAUGE', 'HOST', 'NO_METRIC', 'TOPIC', 'key_values',
-           'markdown', 'tables']
+__all__ = ['CLOCK', 'COUNTER', 'Figure', 'GAUGE', 'HOST', 'NO_METRIC', 'RUN_CLOCK', 'RUN_TOPIC',
+           'TOPIC', 'key_values', 'known', 'markdown', 'record', 'tables']
 
 Value = int | float | str | bool | None
 
@@ -63,6 +63,15 @@ class Figure:
     """``COUNTER`` for a run total (it only grows while the monitor runs), ``GAUGE`` for a
     number of the window or a setting, ``NO_METRIC`` for words and for a copy of another
     part's figure. Points in time (``s since start``) are never exported."""
+    json: str = ''
+    """Key of the figure in the whole-run records (the summary JSON, the bag JSON/CSV): the
+    name with its unit, e.g. ``max_interval_wall_ms``; '' when the figure is not in them."""
+    column: str = ''
+    """Short header of the figure in a terminal table; '' when it is not in the table."""
+    limit: str = ''
+    """The expectation key that bounds this figure (``max_misses``); '' when none does."""
+    why: Callable[[Snapshot, Any], str] | None = None
+    """Why the value is unknown (None or NaN): what the gate says for a figure it cannot see."""
     key: str = dataclasses.field(init=False)  # not ``field``: the attribute above
     """The diagnostic key: the name with its unit (made once: every status reads it)."""
 
@@ -72,6 +81,10 @@ class Figure:
     def value(self, snapshot: Snapshot, part: Any) -> Value:
         """Return the figure's value in its unit (None or NaN: nothing to measure)."""
         return self.get(snapshot, part)
+
+    def unknown(self, snapshot: Snapshot, part: Any) -> str:
+        """Return why the value is unknown (call it when ``value`` is None or NaN)."""
+        return self.why(snapshot, part) if self.why is not None else 'not measured'
 
     def text(self, snapshot: Snapshot, part: Any) -> str | None:
         """Return the value as people read it, or None when it is left out."""
@@ -522,6 +535,229 @@ HOST: tuple[Figure, ...] = (
            lambda snapshot, host: 'available' if host.report.cgroup_available
            else 'unavailable', CONFIGURATION, always=True, metric=NO_METRIC),
 )
+
+
+# -- whole-run figures -----------------------------------------------------------------------
+#
+# What a whole run measured: counts are totals since start, the longest interval and the rate
+# come from every interval of the run (``TopicSnapshot.run``), the worst RTF window is the
+# worst of the run (``ClockReport.rtf_bin_min_run``), never the last window's. The CI gate
+# (``expectations.evaluate``) reads the figures whose ``limit`` names an expectation; the
+# final summary JSON (``core/gate.py``) writes every figure with a ``json`` key. An unknown
+# figure is None (never 0) and ``Figure.unknown`` says why.
+
+RUN = 'whole run'
+SEVERAL_WRITERS = ('several writers on the topic: sequence numbers of different writers '
+                   'cannot be told apart, so loss is unknown')
+
+
+def known(value: Value) -> Value:
+    """Return ``value``, or None when it is None or NaN (nothing measured)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return value
+
+
+def _run(read: Callable[[TopicSnapshot], Value]) -> Callable[[Snapshot, TopicSnapshot], Value]:
+    """Read a whole-run figure of a monitored topic (None for a topic without a report)."""
+    return lambda snapshot, topic: None if topic.report is None else known(read(topic))
+
+
+def _run_why(why: Callable[[TopicSnapshot], str]) -> Callable[[Snapshot, TopicSnapshot], str]:
+    """Say why a whole-run figure is unknown; a topic without a report is not monitored."""
+    def get(snapshot: Snapshot, topic: TopicSnapshot) -> str:
+        return f'not monitored: {topic.reason}' if topic.report is None else why(topic)
+    return get
+
+
+def _counts_why(topic: TopicSnapshot) -> str:
+    report = topic.report
+    if report.kind == 'event':
+        return 'event topic: no period, so no misses or skipped periods'
+    if report.messages_total == 0:
+        return 'no message received'
+    return report.counts_note or f'the period was never learned ({report.messages_total} messages)'
+
+
+def _run_counts(read: Callable[[TopicReport], int]) -> Callable[[TopicSnapshot], Value]:
+    """Read a whole-run count of misses or skipped periods, None while it is no figure."""
+    return lambda topic: read(topic.report) if topic.report.counts_known else None
+
+
+def _miss_ratio(topic: TopicSnapshot) -> float | None:
+    report, cycles = topic.report, topic.run.cycles
+    return report.deadline_misses_total / cycles if report.counts_known and cycles else None
+
+
+def _miss_ratio_why(topic: TopicSnapshot) -> str:
+    return _counts_why(topic) if not topic.report.counts_known else 'no cycle was analyzed'
+
+
+def _timer_intervals(topic: TopicSnapshot) -> IntervalTotals:
+    """Every interval of the run on the topic's timer clock."""
+    run = topic.run
+    return run.interval_sim if topic.report.timer_clock == 'sim' else run.interval_wall
+
+
+def _longest_ms(topic: TopicSnapshot) -> float | None:
+    """Return the longest interval of the run on the timer clock, outages between producers.
+
+    Gaps are never hidden: an outage between two producers' runs (a restart) is no interval
+    of either, yet the longest silence all the same.
+    """
+    report, intervals = topic.report, _timer_intervals(topic)
+    longest = known(intervals.max_ns) if intervals.count else None
+    if report.timer_clock == 'wall' and report.outages_total and report.producer_runs_total > 1:
+        longest = max(longest or 0, report.outage_max_ns)
+    return None if longest is None else to_ms(longest)
+
+
+def _no_interval(topic: TopicSnapshot) -> str:
+    return f'no interval on the {topic.report.timer_clock} clock'
+
+
+def _loss_why(topic: TopicSnapshot) -> str:
+    return topic.report.loss_note or SEVERAL_WRITERS
+
+
+def _run_max_ms(clock: str) -> Callable[[TopicSnapshot], float | None]:
+    def read(topic: TopicSnapshot) -> float | None:
+        intervals = topic.run.interval_wall if clock == 'wall' else topic.run.interval_sim
+        return to_ms(intervals.max_ns) if intervals.count else None
+    return read
+
+
+def _run_mean_ms(clock: str) -> Callable[[TopicSnapshot], float]:
+    return lambda topic: to_ms((topic.run.interval_wall if clock == 'wall'
+                                else topic.run.interval_sim).mean_ns)
+
+
+def _run_rate_hz(clock: str) -> Callable[[TopicSnapshot], float]:
+    return lambda topic: (topic.run.interval_wall if clock == 'wall'
+                          else topic.run.interval_sim).rate_hz
+
+
+def _rf(name: str, unit: str, description: str, read: Callable[[TopicSnapshot], Value],
+        json: str, *, why: Callable[[TopicSnapshot], str] = lambda topic: 'not measured',
+        column: str = '', limit: str = '', group: str = RUN, digits: int = 3,
+        always: bool = False) -> Figure:
+    """Make a whole-run topic figure (metric-free: ``/metrics`` exports the live table)."""
+    return Figure(name, unit, description, _run(read), group, json=json, column=column,
+                  limit=limit, why=_run_why(why), digits=digits, always=always,
+                  metric=NO_METRIC)
+
+
+RUN_TOPIC: tuple[Figure, ...] = (
+    _rf('messages', '', 'messages since start', lambda t: t.report.messages_total, 'messages',
+        column='msgs', always=True),
+    _rf('cycles', '', 'messages analyzed as cycles (once the period was known and, on sim '
+        'time, /clock was there): the miss ratio divides by them',
+        lambda t: t.run.cycles, 'cycles', always=True),
+    _rf('deadline misses', '', 'cycles that missed their deadline over the whole run',
+        _run_counts(lambda r: r.deadline_misses_total), 'deadline_misses', why=_counts_why,
+        column='misses', limit='max_misses', always=True),
+    _rf('miss ratio', '', 'deadline misses / cycles over the whole run (0..1)', _miss_ratio,
+        'miss_ratio', why=_miss_ratio_why, limit='max_miss_ratio', digits=4),
+    _rf('skipped periods', '', 'timer periods skipped over the whole run',
+        _run_counts(lambda r: r.skipped_periods_total), 'skipped_periods', why=_counts_why,
+        column='skipped', limit='max_skipped', always=True),
+    _rf('max interval', 'ms', 'longest interval between cycle starts over the whole run on '
+        'the timer clock (an outage between two producers included)', _longest_ms,
+        'max_interval_ms', why=_no_interval, column='max interval ms',
+        limit='max_interval_ms'),
+    _rf('rate', 'Hz', 'whole-run mean message rate on the timer clock (1 / mean interval)',
+        lambda t: _timer_intervals(t).rate_hz, 'rate_hz', why=_no_interval, column='rate Hz',
+        limit='min_rate_hz', digits=2),
+    _rf('messages lost', '', 'gaps in publication sequence numbers since start; unknown with '
+        'several writers or without sequence numbers (a bag)',
+        lambda t: t.report.messages_lost_total if t.report.loss_known else None,
+        'messages_lost', why=_loss_why, column='lost', limit='max_lost', always=True),
+    _rf('max interval wall', 'ms', 'longest wall interval of the run', _run_max_ms('wall'),
+        'max_interval_wall_ms', why=lambda t: 'no interval on the wall clock'),
+    _rf('max interval sim', 'ms', 'longest sim interval of the run', _run_max_ms('sim'),
+        'max_interval_sim_ms', why=lambda t: 'no interval on the sim clock'),
+    _rf('mean interval wall', 'ms', 'mean wall interval of the run', _run_mean_ms('wall'),
+        'mean_interval_wall_ms', why=lambda t: 'no interval on the wall clock'),
+    _rf('mean interval sim', 'ms', 'mean sim interval of the run', _run_mean_ms('sim'),
+        'mean_interval_sim_ms', why=lambda t: 'no interval on the sim clock'),
+    _rf('rate wall', 'Hz', 'whole-run mean rate on the wall clock', _run_rate_hz('wall'),
+        'rate_wall_hz', why=lambda t: 'no interval on the wall clock', digits=2),
+    _rf('rate sim', 'Hz', 'whole-run mean rate on the sim clock', _run_rate_hz('sim'),
+        'rate_sim_hz', why=lambda t: 'no interval on the sim clock', digits=2),
+    _rf('outages', '', 'silences longer than the timeout since start',
+        lambda t: t.report.outages_total, 'outages', always=True),
+    _rf('outage max', 'ms', 'the longest outage',
+        lambda t: to_ms(t.report.outage_max_ns) if t.report.outages_total else None,
+        'outage_max_ms', why=lambda t: 'no outage'),
+    _rf('malformed', '', 'raw messages too short or of unknown encoding since start',
+        lambda t: t.report.malformed_total, 'malformed', always=True),
+    _rf('sim resets', '', "sim-time resets and jumps that cleared this topic's sim state",
+        lambda t: t.report.resets_total, 'resets', always=True),
+
+    _rf('rule', '', '`interval` or `response`', lambda t: t.report.rule, 'rule',
+        column='rule', group=CONFIGURATION),
+    _rf('timer clock', '', 'clock of the producing timer: `sim` or `wall`',
+        lambda t: t.report.timer_clock, 'timer_clock', column='clock', group=CONFIGURATION),
+    _rf('timing source', '', 'what times a cycle: `header` or `arrival`',
+        lambda t: t.report.start_source, 'start_source', group=CONFIGURATION),
+    _rf('timing', '', 'the same, under its summary name', lambda t: t.report.start_source,
+        'timing_source', group=CONFIGURATION),
+    _rf('timing reason', '', 'why that source', lambda t: t.report.timing_reason,
+        'timing_reason', group=CONFIGURATION),
+    _rf('period', 'ms', 'expected period T (configured or learned)',
+        lambda t: to_ms(t.report.period_ns), 'period_ms', why=lambda t: 'no period',
+        column='period ms', group=CONFIGURATION),
+    _rf('period learned', '', 'true when T was learned', lambda t: t.report.period_learned,
+        'period_learned', group=CONFIGURATION),
+    _rf('counts note', '', "why misses and skipped periods are unknown ('' when known)",
+        lambda t: t.report.counts_note, 'counts_note', group=CONFIGURATION),
+)
+
+
+def _run_clock(read: Callable[[ClockSnapshot], Value]
+               ) -> Callable[[Snapshot, ClockSnapshot], Value]:
+    """Read a whole-run clock figure (None without any /clock message)."""
+    return lambda snapshot, clock: known(read(clock)) if clock.report.messages_total else None
+
+
+def _clock_why(why: str | Callable[[ClockSnapshot], str]
+               ) -> Callable[[Snapshot, ClockSnapshot], str]:
+    def get(snapshot: Snapshot, clock: ClockSnapshot) -> str:
+        if not clock.report.messages_total:
+            return 'no /clock in the run'
+        return why if isinstance(why, str) else why(clock)
+    return get
+
+
+RUN_CLOCK: tuple[Figure, ...] = (
+    Figure('clock topic', '', 'the topic carrying sim time', lambda snapshot, clock: clock.topic,
+           CONFIGURATION, json='topic', metric=NO_METRIC),
+    Figure('use sim time', '', 'whether the monitor ran on sim time',
+           lambda snapshot, clock: clock.use_sim_time, CONFIGURATION, json='use_sim_time',
+           metric=NO_METRIC),
+    Figure('messages', '', '/clock messages since start',
+           lambda snapshot, clock: clock.report.messages_total, RUN, json='messages',
+           column='msgs', always=True, metric=NO_METRIC),
+    Figure('RTF overall', '', 'real time factor over the whole run (since the last reset)',
+           _run_clock(lambda c: c.report.rtf_total), RUN, json='rtf_total', column='RTF',
+           limit='min_rtf', metric=NO_METRIC,
+           why=_clock_why('sim time did not advance over a measurable wall span')),
+    Figure('RTF bin', 's', 'length of the fixed wall windows',
+           lambda snapshot, clock: to_s(clock.report.rtf_bin_ns), CONFIGURATION,
+           json='rtf_bin_s', metric=NO_METRIC),
+    Figure('worst RTF window', '', 'lowest RTF of any fixed wall window of the run',
+           _run_clock(lambda c: c.report.rtf_bin_min_run), RUN, json='rtf_bin_min',
+           column='RTF min bin', limit='min_rtf_bin', metric=NO_METRIC,
+           why=_clock_why(lambda c: f'no complete {c.report.rtf_bin_ns / 1e6:g} ms window')),
+    Figure('sim resets', '', 'sim-time resets since start',
+           lambda snapshot, clock: clock.report.resets_total, RUN, json='resets',
+           always=True, metric=NO_METRIC),
+)
+
+
+def record(figures: Sequence[Figure], snapshot: Snapshot, part: Any) -> dict[str, Value]:
+    """Return the figures with a ``json`` key as one JSON object: an unknown figure is null."""
+    return {figure.json: known(figure.get(snapshot, part)) for figure in figures if figure.json}
 
 
 # -- the documented key list -----------------------------------------------------------------
