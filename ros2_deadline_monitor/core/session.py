@@ -458,6 +458,10 @@ class Session:
         """Time passed: process every topic's pending events that can be placed."""
         self._process_all(now_wall_ns, force=final)
 
+    def whole_run(self, topic_id: str) -> WholeRun | None:
+        """Return a topic's whole-run accumulators (None before its first cycle): for plots."""
+        return self._topics[topic_id].run
+
     def timing(self, topic_id: str) -> Timing | None:
         """Return the resolved timing of a topic (None while its period is learned)."""
         return self._topics[topic_id].analyzer.timing

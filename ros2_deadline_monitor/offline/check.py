@@ -29,12 +29,14 @@ from ros2_deadline_monitor.core.expectations import (
     TopicFigures,
     Verdict,
 )
+from ros2_deadline_monitor.core.figures import RUN_TOPIC
 from ros2_deadline_monitor.core.junit import cases_from, JunitCase, JunitSuite
+from ros2_deadline_monitor.core.snapshot import TopicSnapshot
 
 from .baseline import compare, Comparison
 from .config_file import FileConfig
-from .results import BagResult, ClockResult, TopicResult
-from .tables import render, to_json
+from .results import BagResult, TopicFacts
+from .tables import render, to_json, topic_note
 
 __all__ = ['BagRun', 'CheckJob', 'EXIT_ERROR', 'EXIT_FAILED', 'EXIT_OK', 'EXIT_USAGE',
            'check_bag', 'check_bags', 'exit_status', 'figures_from', 'format_runs', 'junit_suite']
@@ -48,37 +50,44 @@ BAG_LOSS = ('not measured from a bag: rosbag2 records no publication sequence nu
             'messages lost between writer and recorder cannot be counted')
 
 
-def _topic_figures(t: TopicResult) -> TopicFigures:
+def _topic_figures(result: BagResult, t: TopicSnapshot, facts: TopicFacts) -> TopicFigures:
+    """Return a topic's gate figures from the final snapshot (the figure table's getters)."""
+    snapshot = result.snapshot
+    value = {figure.json: figure.get(snapshot, t) for figure in RUN_TOPIC if figure.json}
+    note = topic_note(t, facts)
     unknown: dict[str, str] = {'messages_lost': BAG_LOSS}
-    learned = t.period_ns is not None and t.deadline_misses_total is not None
+    learned = value['deadline_misses'] is not None and value['period_ms'] is not None
     if not learned:
-        why = t.counts_note or t.note or 'the period was never learned'
+        why = (t.report.counts_note if t.report else '') or note or (
+            'the period was never learned')
         unknown.update(deadline_misses=why, miss_ratio=why, skipped_periods=why)
-    elif t.cycles == 0:
+    elif value['miss_ratio'] is None:
         unknown['miss_ratio'] = 'no cycle was analyzed'
-    interval = t.interval_sim if t.timer_clock == 'sim' else t.interval_wall
-    rate = t.rate_sim_hz if t.timer_clock == 'sim' else t.rate_wall_hz
+    clock = t.report.timer_clock if t.report else 'wall'
+    interval = t.run.interval_sim if clock == 'sim' else t.run.interval_wall
     if known(interval.max_ns) is None:
         unknown['max_interval_ns'] = unknown['rate_hz'] = (
-            f'no interval on the {t.timer_clock} clock'
-            + (f' ({t.note})' if t.note else ''))
+            f'no interval on the {clock} clock' + (f' ({note})' if note else ''))
     return TopicFigures(
-        topic_id=t.name, topic=t.topic, messages=t.messages_total,
-        deadline_misses=t.deadline_misses_total if learned else None,
-        miss_ratio=known(t.miss_ratio) if learned else None,
-        skipped_periods=t.skipped_periods_total if learned else None,
+        topic_id=t.topic_id, topic=t.topic, messages=value['messages'] or 0,
+        deadline_misses=value['deadline_misses'] if learned else None,
+        miss_ratio=value['miss_ratio'] if learned else None,
+        skipped_periods=value['skipped_periods'] if learned else None,
         max_interval_ns=known(interval.max_ns), messages_lost=None,
-        rate_hz=known(rate), interval_clock=t.timer_clock, unknown=unknown)
+        rate_hz=known(interval.rate_hz), interval_clock=clock, unknown=unknown)
 
 
-def _clock_figures(c: ClockResult) -> ClockFigures:
-    return clock_figures(c.topic, c.rtf_total, c.rtf_bin_min, c.rtf_bin_ns)
+def _clock_figures(result: BagResult) -> ClockFigures:
+    clock = result.snapshot.clock
+    report = clock.report
+    return clock_figures(clock.topic, report.rtf_total, report.rtf_bin_min_run,
+                         report.rtf_bin_ns)
 
 
 def figures_from(result: BagResult) -> RunFigures:
     """Whole-run figures of an analyzed bag (loss is unknown: bags carry no sequence numbers)."""
-    return RunFigures(topics=tuple(_topic_figures(t) for t in result.topics),
-                      clock=_clock_figures(result.clock) if result.clock is not None else None)
+    return RunFigures(topics=tuple(_topic_figures(result, t, f) for t, f in result.topics),
+                      clock=_clock_figures(result) if result.clock is not None else None)
 
 
 # -- one bag, in a worker ---------------------------------------------------------------------
@@ -158,7 +167,7 @@ def judge(path: str, result: BagResult, job: CheckJob, warnings: Sequence[str] =
     comparison = None
     if job.baseline is not None:
         comparison = compare(to_json(result), job.baseline, job.baseline_name, job.tolerance)
-    messages = sum(t.messages_total for t in result.topics)
+    messages = sum(t.report.messages_total for t, _ in result.topics if t.report)
     return BagRun(bag=path, figures=figures, verdict=evaluate(job.expectations, figures),
                   comparison=comparison, warnings=tuple(warnings), messages=messages,
                   seconds=seconds, peak_rss_mb=peak_rss_mb())
