@@ -683,6 +683,9 @@ def _interval_run_figures(clock: str) -> tuple[Figure, ...]:
         return kept if topic.run.percentiles_exact is None else none
 
     return (
+        _rf(f'intervals {clock}', '', f'{clock} intervals of the run (between cycles of one '
+            'producer, both on a grid or both arrivals)', lambda t: intervals(t).count,
+            f'intervals_{clock}'),
         _rf(f'min interval {clock}', 'ms', f'shortest {clock} interval of the run', ms('min_ns'),
             f'min_interval_{clock}_ms', why=lambda t: none),
         Figure(f'max interval {clock} at', 's', f'when the longest {clock} interval ended '

@@ -61,7 +61,7 @@ def test_csv_rows(result) -> None:
     rows = list(csv.DictReader(io.StringIO(buffer.getvalue())))
     assert [r['source'] for r in rows] == ['bag', 'clock']
     assert rows[0]['topic'] == '/demo/cmd'
-    assert rows[0]['skipped_periods_total'] == '10'
+    assert rows[0]['skipped_periods'] == '10'
     assert rows[0]['rtf_total'] == ''
     assert float(rows[1]['rtf_total']) == pytest.approx(1.0)
 
