@@ -239,7 +239,7 @@ def timeline_figure(topic: TopicSnapshot, timeline: Timeline, windows: list[Any]
     _headroom(ax)
     ax.set_title(f'{topic.topic}: {_count(_counts(topic)[0])} deadline misses, '
                  f'{_count(_counts(topic)[1])} skipped periods in '
-                 f'{topic.cycles:,} cycles')
+                 f'{topic.run.cycles:,} cycles')
     ax.legend(loc='upper right', fontsize=8, ncols=2, framealpha=0.9)
     ax.grid(alpha=0.3)
 

@@ -156,7 +156,7 @@ def test_without_stamps_the_arrival_starts_the_cycle(bags, tmp_path: Path) -> No
         'interval', 'arrival', 'flag')
     assert topic['deadline_misses'] == truth.misses
     assert topic['skipped_periods'] == truth.skipped
-    assert topic['age_max_ms'] == pytest.approx((ref.arrivals - ref.starts).max() / 1e6)
+    assert topic['max_age_ms'] == pytest.approx((ref.arrivals - ref.starts).max() / 1e6)
 
 
 def test_rtf_half(bags, storage: str, tmp_path: Path) -> None:
