@@ -246,9 +246,9 @@ def timeline_figure(topic: TopicSnapshot, timeline: Timeline, windows: list[Any]
     ax = axes[1]
     _series(ax, timeline, 'response', '#8c564b',
             f'response = end - scheduled slot ({topic.report.timer_clock} clock)')
-    if topic.deadline_ns is not None:
-        ax.axhline(to_ms(topic.deadline_ns), color=MISS_COLOR, linestyle='--', linewidth=1,
-                   label=f'deadline D = {to_ms(topic.deadline_ns):g} ms')
+    if topic.report.deadline_ns is not None:
+        ax.axhline(to_ms(topic.report.deadline_ns), color=MISS_COLOR, linestyle='--', linewidth=1,
+                   label=f'deadline D = {to_ms(topic.report.deadline_ns):g} ms')
     raw = timeline.raw_points()
     if not many and raw is not None and raw['missed'].any():
         missed = raw['missed']

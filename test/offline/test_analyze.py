@@ -237,7 +237,7 @@ def test_table_csv_and_json_to_stdout(bags, tmp_path: Path,
     values = dict(zip(header, lines[1].split(','), strict=True))
     assert values['source'] == 'bag'
     assert values['deadline_misses'] == '20'
-    assert values['interval_wall_max_ms'] == '22.0'
+    assert values['max_interval_wall_ms'] == '22.0'
     capsys.readouterr()
 
     assert main([str(ref.path), '--stamp', 'start', '--no-progress', '--json', '-']) == 0
