@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from ros2_deadline_monitor.offline import replay
-from ros2_deadline_monitor.offline.series import Timeline
 from ros2_deadline_monitor.offline.bag import BagSource
 from ros2_deadline_monitor.offline.plots import file_stem, render_figures
 from ros2_deadline_monitor.offline.selection import build_plan, Overrides
+from ros2_deadline_monitor.offline.series import Timeline
 
 T0 = 1_700_000_000_000_000_000
 MS = 1_000_000

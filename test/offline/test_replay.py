@@ -123,7 +123,8 @@ def test_series_are_bounded(bags, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert len(result.series['rtf_windows']) == 6
 
 
-def test_a_wall_clock_producer_recorded_next_to_a_sim_producer(bags, tmp_path: Path, topic_views) -> None:
+def test_a_wall_clock_producer_recorded_next_to_a_sim_producer(bags, tmp_path: Path,
+                                                               topic_views) -> None:
     """The user's case in a bag (no sequence numbers): the same figures as live."""
     wall_step = 2 * MS  # RTF 0.5: 1 ms of sim time every 2 ms of wall time
     messages = bags.clock_messages(10_000 * MS, wall_step, MS)
@@ -191,7 +192,8 @@ def test_columns_give_what_message_by_message_gives(bags, tmp_path: Path,
                 assert _as_json(run(path, **overrides)) == batched
 
 
-def test_stamps_going_back_in_a_bag_are_named_never_skipped(bags, tmp_path: Path, topic_views) -> None:
+def test_stamps_going_back_in_a_bag_are_named_never_skipped(bags, tmp_path: Path,
+                                                            topic_views) -> None:
     # Issue 47: a clean 50 Hz producer whose every 10th stamp reads 1 s early.
     messages = [('/cmd', T0 + k * 20 * MS + MS,
                  bags.header_cdr(T0 + k * 20 * MS - (10**9 if k % 10 == 9 else 0)))
