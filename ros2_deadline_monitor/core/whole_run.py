@@ -168,23 +168,32 @@ class RunningStats:
         n = len(values)
         if n == 0:
             return
-        self.count += n
         if n <= FEW_VALUES:  # a slow topic's few rows: plain Python costs less than numpy
-            listed = values.tolist()
-            self.total += sum(listed)
-            low, high = float(min(listed)), max(listed)
-            i_max = listed.index(high)
-            high = float(high)
-        else:
-            self.total += int(values.sum(dtype=np.int64))
-            low = float(values.min())
-            i_max = int(np.argmax(values))
-            high = float(values[i_max])
+            self.add_list(values.tolist(), None if at is None else at.tolist())
+            return
+        self.count += n
+        self.total += int(values.sum(dtype=np.int64))
+        low = float(values.min())
+        i_max = int(np.argmax(values))
+        high = float(values[i_max])
         if not self.min <= low:
             self.min = low
         if not self.max >= high:
             self.max = high
             self.max_at = int(at[i_max]) if at is not None else None
+
+    def add_list(self, values: list[int], at: list[int] | None = None) -> None:
+        """Add a few values as a list (``add`` for a slow topic's handful of rows)."""
+        if not values:
+            return
+        self.count += len(values)
+        self.total += sum(values)
+        low, high = min(values), max(values)
+        if not self.min <= low:
+            self.min = float(low)
+        if not self.max >= high:
+            self.max = float(high)
+            self.max_at = at[values.index(high)] if at is not None else None
 
     @property
     def mean(self) -> float:
@@ -211,6 +220,13 @@ class _Series:
 
     def add(self, values: np.ndarray, at: np.ndarray, timing: Timing | None,
             budget: bool) -> None:
+        if len(values) <= FEW_VALUES:
+            listed, when = values.tolist(), at.tolist()
+            if NO_VALUE in listed:
+                when = [w for v, w in zip(listed, when, strict=True) if v != NO_VALUE]
+                listed = [v for v in listed if v != NO_VALUE]
+            self.add_list(listed, when, timing, budget)
+            return
         known = values != NO_VALUE
         if not known.all():
             values, at = values[known], at[known]
@@ -224,6 +240,22 @@ class _Series:
             self.over[1] += _over(values, timing.period_ns + timing.jitter_ns)
             if budget:
                 self.over[2] += _over(values, timing.wall_budget_ns)
+
+    def add_list(self, values: list[int], at: list[int], timing: Timing | None,
+                 budget: bool) -> None:
+        """Add a few known values as lists (a slow topic's rows)."""
+        if not values:
+            return
+        self.stats.add_list(values, at)
+        if self.sketch is not None:
+            self.sketch.add(np.array(values, np.int64))
+        if timing is not None:
+            period, over = timing.period_ns, self.over
+            limit = period + timing.jitter_ns
+            over[0] += sum(v > period for v in values)
+            over[1] += sum(v > limit for v in values)
+            if budget:
+                over[2] += sum(v > timing.wall_budget_ns for v in values)
 
     def totals(self, clock: str) -> IntervalTotals:
         stats = self.stats
@@ -282,8 +314,16 @@ class WholeRun:
         self.wall.add(rows['interval_wall'], rows['start_wall'], timing, True)
         self.sim.add(rows['interval_sim'], rows['start_sim'], timing, False)
         # An event topic has no scheduled slot: its rows carry no lateness or response.
+        few = n <= FEW_VALUES
         for name, stats, sketch in (('lateness', self.lateness, self.sketch_lateness),
-                                    ('response', self.response, self.sketch_response)):
+                                    ('response', self.response, self.sketch_response),
+                                    ('size', self.size, None), ('age', self.age, None)):
+            if few:
+                listed = [v for v in rows[name].tolist() if v != NO_VALUE]
+                stats.add_list(listed)
+                if sketch is not None and listed:
+                    sketch.add(np.array(listed, np.int64))
+                continue
             values = rows[name]
             known = values != NO_VALUE
             if not known.all():
@@ -291,10 +331,6 @@ class WholeRun:
             stats.add(values)
             if sketch is not None:
                 sketch.add(values)
-        self.size.add(rows['size'])
-        age = rows['age']
-        known = age != NO_VALUE
-        self.age.add(age if known.all() else age[known])
 
     def totals(self) -> RunTotals:
         """Return the whole-run figures so far (percentiles NaN unless kept)."""

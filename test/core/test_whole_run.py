@@ -117,3 +117,25 @@ def test_whole_run_without_percentiles_keeps_them_unknown() -> None:
     assert np.isnan(totals.interval_wall.p99_ns) and np.isnan(totals.lateness_p99_ns)
     assert np.isnan(totals.interval_wall.tail_amplification)
     assert all(sketch is None for sketch in run.sketches().values())
+
+
+def test_whole_run_fed_few_or_many_rows_at_a_time_gives_the_same_figures() -> None:
+    """A slow topic's handful of rows (plain Python) and a batch (numpy): the same totals."""
+    rng = np.random.default_rng(4)
+    n = 300
+    timing = resolve_timing(TopicConfig(name='a', topic='/a', period_ns=1000), 1000, False, 1.0)
+
+    def column(unknown_every: int) -> np.ndarray:
+        values = rng.integers(1, 3000, n)
+        values[::unknown_every] = NO_VALUE
+        return values.astype(np.int64)
+
+    arrival = np.cumsum(rng.integers(1, 3000, n)).astype(np.int64)
+    rows = _rows(arrival, column(7), column(5), column(11), column(13), rng.integers(1, 99, n),
+                 column(3))
+    few, many = WholeRun(percentiles=True), WholeRun(percentiles=True)
+    for k in range(0, n, 3):
+        few.add({name: values[k:k + 3] for name, values in rows.items()}, timing)
+    many.add(rows, timing)
+    assert few.totals() == many.totals()
+    assert many.totals().interval_wall.over_period > 0
