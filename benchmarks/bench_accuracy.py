@@ -82,6 +82,7 @@ def run_monitors(options: dict[str, Any]) -> None:
     ros_init()
     executor = SingleThreadedExecutor()
     nodes = {}
+    taken: dict[str, list] = {}
     for i, (name, settings) in enumerate(MONITORS.items()):
         values = {'topics': ['ctrl'], 'topic.ctrl.name': TOPIC,
                   'topic.ctrl.period_ms': PERIOD_NS / 1e6,
@@ -91,6 +92,8 @@ def run_monitors(options: dict[str, Any]) -> None:
                   'arrival_timestamp': settings.get('arrival_timestamp', 'received')}
         node = MonitorNode(f'acc_monitor_{i}', parameter_overrides=monitor_parameters(values))
         nodes[name] = node
+        taken[name] = []  # every per-cycle row the session makes, as the bag replay's plots
+        node.session.on_rows = lambda topic_id, rows, mine=taken[name]: mine.append(rows)
         executor.add_node(node)
     if options['slow']:
         slow = Node('acc_slow_callback')
@@ -108,7 +111,8 @@ def run_monitors(options: dict[str, Any]) -> None:
     for name, node in nodes.items():
         (topic,) = node.snapshot(final=True).topics
         report = topic.report
-        rows = node.session.drain_rows('ctrl')
+        rows = {key: np.concatenate([r[key] for r in taken[name]]) if taken[name]
+                else np.empty(0, np.int64) for key in ('arrival', 'start_wall')}
         result[name] = {
             'messages': report.messages_total, 'misses': report.deadline_misses_total,
             'skipped': report.skipped_periods_total, 'lost': report.messages_lost_total,

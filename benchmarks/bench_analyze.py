@@ -149,8 +149,8 @@ def child_analyze(bag: str) -> dict:
     topic = result['topics'][0]
     return {'seconds': seconds, 'cpu_s': cpu_s, 'code': code, 'rss_mb': _rss_mb(),
             'rss_before_mb': before,
-            'messages': result['topics'][0]['messages_total'] + result['clock']['messages_total'],
-            'misses': topic['deadline_misses_total'], 'skipped': topic['skipped_periods_total'],
+            'messages': topic['messages'] + result['clock']['messages'],
+            'misses': topic['deadline_misses'], 'skipped': topic['skipped_periods'],
             'p99_exact': topic['percentiles_exact']}
 
 

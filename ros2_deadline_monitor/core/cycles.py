@@ -20,7 +20,7 @@ import numpy as np
 from .config import AnalysisConfig, NS_PER_MS, NS_PER_S, resolve_timing, Timing, TopicConfig
 from .grid import GridState, replay
 from .intervals import mean, percentiles, summarize_intervals
-from .reports import IntervalTotals, RunTotals, TopicReport
+from .reports import TopicReport
 from .ring import ColumnRing, EventBuffer, NO_VALUE
 from .rtf import RtfAnalyzer
 
@@ -293,25 +293,6 @@ def _no_negative(intervals: np.ndarray) -> np.ndarray:
 
 
 @dataclass
-class _IntervalSum:
-    """Count, sum and longest of every interval on one clock since start."""
-
-    count: int = 0
-    sum_ns: int = 0
-    max_ns: float = NAN
-
-    def add(self, intervals: np.ndarray) -> None:
-        known = intervals[intervals != NO_VALUE]
-        if len(known):
-            self.count += len(known)
-            self.sum_ns += int(known.sum())
-            self.max_ns = float(np.fmax(self.max_ns, known.max()))
-
-    def totals(self, clock: str) -> IntervalTotals:
-        return IntervalTotals(clock, self.count, self.sum_ns, self.max_ns)
-
-
-@dataclass
 class _Totals:
     messages: int = 0
     misses: int = 0
@@ -336,8 +317,6 @@ class _Totals:
     foreign_ahead: int = 0
     age_unknown: int = 0
     unlearned: int = 0
-    interval_wall: _IntervalSum = field(default_factory=_IntervalSum)
-    interval_sim: _IntervalSum = field(default_factory=_IntervalSum)
 
 
 @dataclass
@@ -402,8 +381,8 @@ class CycleAnalyzer:
         self._analysis = analysis or AnalysisConfig()
         self._pending = EventBuffer(PENDING_CAPACITY)
         self._rows = ColumnRing(self._analysis.window_cycles, ROW_COLUMNS)
-        self._rows_drained = False
-        """Whether a consumer takes the rows (``drain_rows``): then none is forgotten."""
+        self._made: list[dict[str, np.ndarray]] | None = None
+        """Rows made since ``take_rows`` last ran (None: nobody takes them, none kept)."""
         self._timing: Timing | None = None
         self._learning: list[tuple[np.ndarray, ...]] = []
         self._learning_count = 0
@@ -1280,18 +1259,18 @@ class CycleAnalyzer:
                  fresh: np.ndarray, absent: np.ndarray) -> None:
         if len(arrival) == 0:
             return
-        if not self._rows_drained:
-            # Rows no later report's window holds (it ends after these arrivals) are
-            # forgotten: a slow topic keeps the rows of its window, not hours of them. A
-            # consumer that drains the rows gets every one of them.
-            self._rows.drop_before('arrival', int(arrival[-1]) - self._window_ns())
+        # Rows no later report's window holds (it ends after these arrivals) are forgotten:
+        # a slow topic keeps the rows of its window, not hours of them.
+        self._rows.drop_before('arrival', int(arrival[-1]) - self._window_ns())
         columns = (arrival, age, size, lost, start_timer, end_timer, start_wall, start_sim,
                    absent)
         epochs = self._outage_epochs(arrival, end_timer, absent)
         serials = np.unique(streams)
         if len(serials) == 1 and epochs is None and not fresh.any():
-            self._rows.extend(**self._analyze_run(int(serials[0]), self._epoch, False,
-                                                  *columns))
+            rows = self._analyze_run(int(serials[0]), self._epoch, False, *columns)
+            self._rows.extend(**rows)
+            if self._made is not None:
+                self._made.append(rows)
             return
         if epochs is None:
             epochs = np.full(len(arrival), self._epoch, np.int64)
@@ -1306,7 +1285,10 @@ class CycleAnalyzer:
                                                 *(column[part] for column in columns)))
         rows = {name: np.concatenate([piece[name] for piece in pieces]) for name in ROW_COLUMNS}
         order = np.argsort(rows['arrival'], kind='stable')
-        self._rows.extend(**{name: values[order] for name, values in rows.items()})
+        rows = {name: values[order] for name, values in rows.items()}
+        self._rows.extend(**rows)
+        if self._made is not None:
+            self._made.append(rows)
 
     def _analyze_run(self, serial: int, epoch: int, fresh: bool, arrival: np.ndarray,
                      age: np.ndarray,
@@ -1344,8 +1326,6 @@ class CycleAnalyzer:
         stream.prev_start_wall = int(start_wall[-1])
         stream.prev_start_sim = int(start_sim[-1])
         self._totals.cycles += len(arrival)
-        self._totals.interval_wall.add(interval_wall)
-        self._totals.interval_sim.add(interval_sim)
         timing = self._timing
         if timing is None or coarse:  # an event topic, or no grid from coarse sim times
             none = np.full(len(arrival), NO_VALUE, np.int64)
@@ -1366,22 +1346,19 @@ class CycleAnalyzer:
             interval_sim=interval_sim, lateness=start_timer - slots, response=response,
             skipped=skipped, missed=missed.astype(np.int64), lost=lost, size=size, age=age)
 
-    def drain_rows(self) -> dict[str, np.ndarray]:
-        """Hand over every per-cycle row of the window, oldest first, and empty the window.
+    def take_rows(self) -> dict[str, np.ndarray] | None:
+        """Hand over the per-cycle rows made since the last call, oldest first (None: none).
 
-        For consumers that keep their own whole-run statistics (the offline analyzer): no row
-        is handed over twice; the totals are kept.
+        For the session's whole-run figures (``core.whole_run``): every row once, including
+        those a sim-time reset or the window dropped from the report's rows since. The first
+        call starts the keeping; a caller takes them after every ``process``.
         """
-        self._rows_drained = True
-        rows = self._rows.rows()
-        self._rows.clear()
-        return rows
-
-    def run_totals(self) -> RunTotals:
-        """Whole-run figures no window bounds: cycles, and every interval per clock."""
-        totals = self._totals
-        return RunTotals(cycles=totals.cycles, interval_wall=totals.interval_wall.totals('wall'),
-                         interval_sim=totals.interval_sim.totals('sim'))
+        made, self._made = self._made, []
+        if not made:
+            return None
+        if len(made) == 1:
+            return made[0]
+        return {name: np.concatenate([rows[name] for rows in made]) for name in ROW_COLUMNS}
 
     def _counts_note(self) -> str:
         """Why misses and skipped periods are unknown ('' when they are known)."""

@@ -696,6 +696,73 @@ def _rf(name: str, unit: str, description: str, read: Callable[[TopicSnapshot], 
                   metric=NO_METRIC)
 
 
+def _run_ns(attr: str) -> Callable[[TopicSnapshot], float]:
+    """Read a whole-run figure kept in ns (``RunTotals``) in ms."""
+    return lambda topic: to_ms(getattr(topic.run, attr))
+
+
+def _why_series(series: str, stat: str) -> Callable[[TopicSnapshot], str]:
+    def why(topic: TopicSnapshot) -> str:
+        if stat == 'p99' and topic.run.percentiles_exact is None:
+            return 'no whole-run percentile kept (live: see the window figures)'
+        return f'no {series}: no cycle on a grid (no period, or an event topic)'
+    return why
+
+
+def _run_since(attr: str) -> Callable[[Snapshot, TopicSnapshot], float | None]:
+    """Read a point in time of the run as seconds after the start (None while unknown)."""
+    def get(snapshot: Snapshot, topic: TopicSnapshot) -> float | None:
+        at = None if topic.report is None else getattr(topic.run, attr)
+        return None if at is None else to_s(at - snapshot.start_wall_ns)
+    return get
+
+
+def _interval_run_figures(clock: str) -> tuple[Figure, ...]:
+    """Whole-run interval figures on one clock beyond the max, mean and rate."""
+    def intervals(topic: TopicSnapshot) -> IntervalTotals:
+        return topic.run.interval_wall if clock == 'wall' else topic.run.interval_sim
+
+    def ms(attr: str) -> Callable[[TopicSnapshot], float | None]:
+        return lambda t: to_ms(getattr(intervals(t), attr)) if intervals(t).count else None
+
+    none = f'no interval on the {clock} clock'
+    kept = 'no whole-run percentile kept (live: see the window figures)'
+
+    def why_p(topic: TopicSnapshot) -> str:
+        return kept if topic.run.percentiles_exact is None else none
+
+    return (
+        _rf(f'min interval {clock}', 'ms', f'shortest {clock} interval of the run', ms('min_ns'),
+            f'min_interval_{clock}_ms', why=lambda t: none),
+        Figure(f'max interval {clock} at', 's', f'when the longest {clock} interval ended '
+               '(its cycle start; wall: seconds after the start, sim: sim time)',
+               _run_at(clock), RUN, json=f'max_interval_{clock}_at_s', metric=NO_METRIC),
+        *(_rf(f'{p} interval {clock}', 'ms', f'{p} of the {clock} intervals of the run',
+              ms(f'{p}_ns'), f'{p}_interval_{clock}_ms', why=why_p)
+          for p in ('p50', 'p95', 'p99')),
+        _rf(f'tail amplification {clock}', '', f'p99 / p50 of the {clock} intervals of the run',
+            lambda t: intervals(t).tail_amplification, f'tail_amplification_{clock}', why=why_p,
+            digits=2),
+        _rf(f'over period {clock}', '', f'{clock} intervals longer than the period',
+            lambda t: intervals(t).over_period, f'over_period_{clock}'),
+        _rf(f'over period plus jitter {clock}', '', f'{clock} intervals longer than the period '
+            'plus the jitter tolerance', lambda t: intervals(t).over_period_plus_jitter,
+            f'over_period_plus_jitter_{clock}'),
+    )
+
+
+def _run_at(clock: str) -> Callable[[Snapshot, TopicSnapshot], float | None]:
+    def get(snapshot: Snapshot, topic: TopicSnapshot) -> float | None:
+        if topic.report is None:
+            return None
+        intervals = topic.run.interval_wall if clock == 'wall' else topic.run.interval_sim
+        at = intervals.max_at_ns
+        if at is None:
+            return None
+        return to_s(at - snapshot.start_wall_ns) if clock == 'wall' else to_s(at)
+    return get
+
+
 RUN_TOPIC: tuple[Figure, ...] = (
     _rf('messages', '', 'messages since start', lambda t: t.report.messages_total, 'messages',
         column='msgs', always=True),
@@ -728,9 +795,11 @@ RUN_TOPIC: tuple[Figure, ...] = (
         'max_interval_sim_ms', why=lambda t: 'no interval on the sim clock',
         field='interval_sim_max_run_ms'),
     _rf('intervals wall', '', 'intervals between cycle starts on the wall clock in the run',
-        lambda t: t.run.interval_wall.count, '', always=True, field='intervals_wall_total'),
+        lambda t: t.run.interval_wall.count, 'intervals_wall', always=True,
+        field='intervals_wall_total'),
     _rf('intervals sim', '', 'intervals between cycle starts on the sim clock in the run',
-        lambda t: t.run.interval_sim.count, '', always=True, field='intervals_sim_total'),
+        lambda t: t.run.interval_sim.count, 'intervals_sim', always=True,
+        field='intervals_sim_total'),
     _rf('interval sum wall', 's', 'the wall intervals of the run, summed (the mean rate is '
         'their count / this)', lambda t: to_s(t.run.interval_wall.sum_ns), '',
         field='interval_wall_sum_s'),
@@ -769,9 +838,46 @@ RUN_TOPIC: tuple[Figure, ...] = (
         column='period ms', group=CONFIGURATION),
     _rf('period learned', '', 'true when T was learned', lambda t: t.report.period_learned,
         'period_learned', group=CONFIGURATION),
+    _rf('deadline', 'ms', 'deadline D a cycle is judged against',
+        lambda t: to_ms(t.report.deadline_ns), 'deadline_ms', why=lambda t: 'no period',
+        group=CONFIGURATION),
+    _rf('jitter tolerance', 'ms', 'jitter tolerance J', lambda t: to_ms(t.report.jitter_ns),
+        'jitter_ms', why=lambda t: 'no period', group=CONFIGURATION),
+    _rf('wall budget', 'ms', 'wall-clock budget of one interval',
+        lambda t: to_ms(t.report.wall_budget_ns), 'wall_budget_ms', why=lambda t: 'no period',
+        group=CONFIGURATION),
     _rf('counts note', '', "why misses and skipped periods are unknown ('' when known)",
         lambda t: t.report.counts_note, 'counts_note', group=CONFIGURATION,
         field='counts_note'),
+
+    # Whole-run figures of a bag analysis (percentiles only where the analysis keeps them:
+    # ``AnalysisConfig.run_percentiles``; live they are unknown, the window has its own).
+    *(figure for clock in ('wall', 'sim') for figure in _interval_run_figures(clock)),
+    _rf('over wall budget', '', 'wall intervals longer than the wall budget',
+        lambda t: t.run.interval_wall.over_wall_budget, 'over_wall_budget'),
+    *(_rf(f'{stat} {series}', 'ms', f'{what} {series} over the whole run', _run_ns(attr),
+          f'{stat}_{series}_ms', why=_why_series(series, stat))
+      for series in ('lateness', 'response')
+      for stat, attr, what in (('mean', f'{series}_mean_ns', 'mean'),
+                               ('max', f'{series}_max_ns', 'largest'),
+                               ('p99', f'{series}_p99_ns', '99th percentile of the'))),
+    _rf('mean size', 'bytes', 'mean serialized size of the analyzed messages',
+        lambda t: t.run.size_mean_bytes, 'mean_size_bytes', digits=1),
+    _rf('max size', 'bytes', 'largest serialized size', lambda t: t.run.size_max_bytes,
+        'max_size_bytes', digits=0),
+    _rf('bandwidth', 'bytes/s', 'bytes of the analyzed messages over their wall span',
+        lambda t: t.run.bandwidth_bytes_per_s, 'bandwidth_bytes_per_s', digits=0),
+    _rf('mean age', 'ms', 'mean of arrival - header stamp', _run_ns('age_mean_ns'),
+        'mean_age_ms', why=lambda t: 'no header stamp on the arrival clock'),
+    _rf('max age', 'ms', 'largest arrival - header stamp', _run_ns('age_max_ns'),
+        'max_age_ms', why=lambda t: 'no header stamp on the arrival clock'),
+    Figure('first arrival', 's', 'first analyzed arrival, seconds after the start',
+           _run_since('first_arrival_ns'), RUN, json='first_arrival_s', metric=NO_METRIC),
+    Figure('last arrival', 's', 'last analyzed arrival, seconds after the start',
+           _run_since('last_arrival_ns'), RUN, json='last_arrival_s', metric=NO_METRIC),
+    _rf('percentiles exact', '', 'whether every whole-run percentile is exact (else from a '
+        'log histogram); unknown where none is kept', lambda t: t.run.percentiles_exact,
+        'percentiles_exact', why=lambda t: 'no whole-run percentile kept'),
 )
 
 

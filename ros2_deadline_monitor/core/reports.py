@@ -146,12 +146,27 @@ class TopicReport:
 
 @dataclass(frozen=True)
 class IntervalTotals:
-    """Every interval on one clock since start (never windowed): count, sum and longest."""
+    """Every interval on one clock since start (never windowed).
+
+    Count, sum, min and max (and when) are exact. The percentiles are NaN unless the analysis
+    keeps them (``AnalysisConfig.run_percentiles``: a bag replay does, the live monitor does
+    not); the counts over the period, period + jitter and the wall budget stay 0 while no
+    period is known.
+    """
 
     clock: str
     count: int = 0
     sum_ns: int = 0
     max_ns: float = NAN
+    min_ns: float = NAN
+    max_at_ns: int | None = None
+    """When the longest interval ended (its cycle's start on this clock)."""
+    p50_ns: float = NAN
+    p95_ns: float = NAN
+    p99_ns: float = NAN
+    over_period: int = 0
+    over_period_plus_jitter: int = 0
+    over_wall_budget: int = 0
 
     @property
     def mean_ns(self) -> float:
@@ -163,6 +178,11 @@ class IntervalTotals:
         """Mean rate over the whole run, 1 / mean interval (NaN without an interval)."""
         return 1e9 * self.count / self.sum_ns if self.count and self.sum_ns > 0 else NAN
 
+    @property
+    def tail_amplification(self) -> float:
+        """p99 / p50: how much longer the worst percent is than the typical interval."""
+        return self.p99_ns / self.p50_ns if self.p50_ns > 0 else NAN
+
 
 @dataclass(frozen=True)
 class RunTotals:
@@ -170,11 +190,41 @@ class RunTotals:
 
     ``cycles`` counts the messages analyzed as cycles (after the period was learned and,
     for a sim-clock topic, once /clock was there); the miss ratio is misses / cycles.
+    Lateness and response cover the cycles placed on a grid (none for an event topic).
+    ``percentiles_exact``: None when no percentile is kept, else whether every one is exact
+    (``core.whole_run.PERCENTILE_METHOD`` says how the others are estimated).
     """
 
     cycles: int = 0
     interval_wall: IntervalTotals = IntervalTotals('wall')
     interval_sim: IntervalTotals = IntervalTotals('sim')
+    first_arrival_ns: int | None = None
+    last_arrival_ns: int | None = None
+    lateness_mean_ns: float = NAN
+    lateness_max_ns: float = NAN
+    lateness_p99_ns: float = NAN
+    response_mean_ns: float = NAN
+    response_max_ns: float = NAN
+    response_p99_ns: float = NAN
+    size_mean_bytes: float = NAN
+    size_max_bytes: float = NAN
+    size_total_bytes: int = 0
+    age_mean_ns: float = NAN
+    age_max_ns: float = NAN
+    percentiles_exact: bool | None = None
+
+    @property
+    def span_ns(self) -> int:
+        """Wall time from the first to the last analyzed arrival (0 with fewer than two)."""
+        if self.first_arrival_ns is None or self.last_arrival_ns is None:
+            return 0
+        return self.last_arrival_ns - self.first_arrival_ns
+
+    @property
+    def bandwidth_bytes_per_s(self) -> float:
+        """Bytes of the analyzed cycles over their wall span (NaN without a span)."""
+        span = self.span_ns
+        return self.size_total_bytes * 1e9 / span if span > 0 else NAN
 
 
 @dataclass(frozen=True)

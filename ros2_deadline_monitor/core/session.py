@@ -43,10 +43,11 @@ from .errors import CdrError
 from .format import short_seconds
 from .levels import clock_level, host_level, several_clocks_level, topic_level
 from .message_info import FallbackStatus
-from .reports import ClockReport, HostReport, Level, TopicReport
+from .reports import ClockReport, HostReport, Level, RunTotals, TopicReport
 from .ring import NO_VALUE
 from .rtf import RtfAnalyzer
 from .snapshot import ClockSnapshot, HostSnapshot, Receive, Snapshot, TopicSnapshot
+from .whole_run import WholeRun
 
 REFRESH_PERIODS = 10
 """A slow topic is refreshed once it has about this many new messages (``Session._stands``)."""
@@ -55,6 +56,9 @@ NO_INTERVAL_ALERT = (1 << 63) - 1
 RESETS_KEPT = 256
 """Wall times of the most recent resets kept for placing them between events; a storm of
 more resets between two reports only keeps its latest ones (every one is still counted)."""
+
+NO_RUN = RunTotals()
+"""The whole-run figures of a topic without a cycle yet."""
 
 StampReader = Callable[[bytes], int]
 """Reads the cycle-start stamp (int ns) from a message's raw bytes; raises ``CdrError``."""
@@ -117,6 +121,8 @@ class _Topic:
     stand: _Stand | None = None
     """How long the snapshot of the previous refresh may stand (None: not past the next
     report), decided at that refresh (``Session._arm``)."""
+    run: WholeRun | None = None
+    """Whole-run figures, from its first processed event on (None before: idle costs none)."""
     slow: bool = False
     """Stands beyond one report since its last refresh when nothing happens: one of the
     topics whose routine refreshes ``max_steady_refreshes_per_s`` bounds."""
@@ -202,6 +208,9 @@ class Session:
         """Snapshots so far: the refresh turns count them (``_refresh_turn``)."""
         self._slow_topics = 0
         """Topics that stand beyond a report since their last refresh (``_refresh``)."""
+        self.on_rows: Callable[[str, dict[str, np.ndarray]], None] | None = None
+        """Called with a topic's id and the per-cycle rows of each processing (the bag
+        replay's plot series), after they went into the whole-run figures."""
 
     # -- configuration --------------------------------------------------------------------
 
@@ -449,9 +458,9 @@ class Session:
         """Time passed: process every topic's pending events that can be placed."""
         self._process_all(now_wall_ns, force=final)
 
-    def drain_rows(self, topic_id: str) -> dict[str, np.ndarray]:
-        """Hand over the per-cycle rows processed since the last call (offline accumulators)."""
-        return self._topics[topic_id].analyzer.drain_rows()
+    def whole_run(self, topic_id: str) -> WholeRun | None:
+        """Return a topic's whole-run accumulators (None before its first cycle): for plots."""
+        return self._topics[topic_id].run
 
     def timing(self, topic_id: str) -> Timing | None:
         """Return the resolved timing of a topic (None while its period is learned)."""
@@ -484,12 +493,20 @@ class Session:
         walls = list(self._reset_walls)[-new:] if new else []
         topic.resets_applied = self._resets
         analyzer = topic.analyzer
+        if topic.run is None:  # from the first processing on, every row is taken
+            topic.run = WholeRun(self._analysis.run_percentiles)
+            analyzer.take_rows()
         timing, totals = analyzer.timing, analyzer.event_totals
         mixed = self._rtf.mixed
         analyzer.sim_unknown = mixed
         analyzer.clock_silent_after = self._clock_silent_after
         analyzer.process(self._rtf if self._rtf.has_samples and not mixed else None, walls, new,
                          horizon, final)
+        rows = analyzer.take_rows()
+        if rows is not None:
+            topic.run.add(rows, analyzer.timing)
+            if self.on_rows is not None:
+                self.on_rows(topic.config.name, rows)
         if analyzer.timing != timing or analyzer.event_totals != totals:
             topic.version += 1
 
@@ -730,7 +747,7 @@ class Session:
         return TopicSnapshot(
             topic_id=topic_id, topic=topic.config.topic, type_name=topic.type_name,
             level=level, reason=reason, report=report, publishers=topic.publishers,
-            receive=topic.receive, run=topic.analyzer.run_totals(), notes=notes)
+            receive=topic.receive, run=topic.run.totals() if topic.run else NO_RUN, notes=notes)
 
     def _topic_level(self, topic: _Topic, report: TopicReport, now_wall_ns: int,
                      window_rtf: float) -> tuple[Level, str]:

@@ -37,9 +37,9 @@ from ros2_deadline_monitor.core.expectations import (
 )
 from ros2_deadline_monitor.core.junit import junit_xml
 from ros2_deadline_monitor.core.topic_flags import add_topic_flags, topic_flags
+from ros2_deadline_monitor.core.whole_run import EXACT_CAP, REL_BIN
 from ros2_deadline_monitor.shell import usage
 
-from .accumulate import EXACT_CAP, REL_BIN
 from .bag import BagSource
 from .baseline import DEFAULT_TOLERANCE, format_comparison, load_baseline
 from .check import (

@@ -38,15 +38,15 @@ class BaselineFigure:
 
 
 BASELINE_FIGURES: tuple[BaselineFigure, ...] = (
-    BaselineFigure(('deadline_misses_total',), 'deadline misses', 'higher'),
+    BaselineFigure(('deadline_misses',), 'deadline misses', 'higher'),
     BaselineFigure(('miss_ratio',), 'miss ratio', 'higher'),
-    BaselineFigure(('skipped_periods_total',), 'skipped periods', 'higher'),
-    BaselineFigure(('interval_wall', 'max_ms'), 'interval wall max [ms]', 'higher'),
-    BaselineFigure(('interval_wall', 'p99_ms'), 'interval wall p99 [ms]', 'higher'),
-    BaselineFigure(('interval_sim', 'max_ms'), 'interval sim max [ms]', 'higher'),
-    BaselineFigure(('interval_sim', 'p99_ms'), 'interval sim p99 [ms]', 'higher'),
-    BaselineFigure(('response_max_ms',), 'response max [ms]', 'higher'),
-    BaselineFigure(('response_p99_ms',), 'response p99 [ms]', 'higher'),
+    BaselineFigure(('skipped_periods',), 'skipped periods', 'higher'),
+    BaselineFigure(('max_interval_wall_ms',), 'interval wall max [ms]', 'higher'),
+    BaselineFigure(('p99_interval_wall_ms',), 'interval wall p99 [ms]', 'higher'),
+    BaselineFigure(('max_interval_sim_ms',), 'interval sim max [ms]', 'higher'),
+    BaselineFigure(('p99_interval_sim_ms',), 'interval sim p99 [ms]', 'higher'),
+    BaselineFigure(('max_response_ms',), 'response max [ms]', 'higher'),
+    BaselineFigure(('p99_response_ms',), 'response p99 [ms]', 'higher'),
     BaselineFigure(('rate_wall_hz',), 'rate wall [Hz]', 'lower'),
 )
 CLOCK_FIGURES: tuple[BaselineFigure, ...] = (

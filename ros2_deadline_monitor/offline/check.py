@@ -22,25 +22,14 @@ from ros2_deadline_monitor.core.errors import MonitorError, os_error_text
 from ros2_deadline_monitor.core.expectations import evaluate, Expectations, Verdict
 from ros2_deadline_monitor.core.figures import known, RUN_CLOCK, RUN_TOPIC
 from ros2_deadline_monitor.core.junit import cases_from, JunitCase, JunitSuite
-from ros2_deadline_monitor.core.reports import (
-    ClockReport,
-    IntervalSummary,
-    IntervalTotals,
-    Level,
-    RunTotals,
-    TopicReport,
-)
 from ros2_deadline_monitor.core.snapshot import (
-    ClockSnapshot,
-    HostReport,
-    HostSnapshot,
     Snapshot,
     TopicSnapshot,
 )
 
 from .baseline import compare, Comparison
 from .config_file import FileConfig
-from .results import BagResult, ClockResult, TopicResult
+from .results import BagResult
 from .tables import render, to_json
 
 __all__ = ['BagRun', 'CheckJob', 'EXIT_ERROR', 'EXIT_FAILED', 'EXIT_OK', 'EXIT_USAGE',
@@ -60,70 +49,9 @@ _CLOCK = {figure.json: figure for figure in RUN_CLOCK}
 NAN = float('nan')
 
 
-def _totals(s: IntervalSummary) -> IntervalTotals:
-    return IntervalTotals(s.clock, s.count, round(s.mean_ns * s.count) if s.count else 0,
-                          s.max_ns)
-
-
-def _topic_snapshot(t: TopicResult) -> TopicSnapshot:
-    learned = t.period_ns is not None and t.deadline_misses_total is not None
-    counts_note = t.counts_note
-    if not learned and t.kind == 'timer' and t.messages_total:
-        counts_note = t.counts_note or t.note or 'the period was never learned'
-    report = TopicReport(
-        name=t.name, topic=t.topic, rule=t.rule, start_source=t.start_source,
-        timer_clock=t.timer_clock, period_learned=t.period_learned, period_ns=t.period_ns,
-        deadline_ns=t.deadline_ns, jitter_ns=t.jitter_ns, wall_budget_ns=t.wall_budget_ns,
-        timeout_ns=t.timeout_ns, window_wall_ns=0, window_sim_ns=0,
-        messages_total=t.messages_total, deadline_misses_total=t.deadline_misses_total or 0,
-        skipped_periods_total=t.skipped_periods_total or 0,
-        messages_lost_total=t.messages_lost_total, malformed_total=t.malformed_total,
-        qos_deadline_events_total=0, resets_total=t.resets_total, messages=0,
-        deadline_misses=0, skipped_periods=0, messages_lost=0, loss_known=False,
-        miss_ratio=NAN, rate_wall_hz=NAN, rate_sim_hz=NAN, interval_wall=t.interval_wall,
-        interval_sim=t.interval_sim, lateness_mean_ns=NAN, lateness_max_ns=NAN,
-        response_mean_ns=NAN, response_max_ns=NAN, response_p99_ns=NAN,
-        size_mean_bytes=NAN, size_max_bytes=NAN, bandwidth_bytes_per_s=NAN, age_mean_ns=NAN,
-        age_max_ns=NAN, last_arrival_wall_ns=t.last_arrival_ns, kind=t.kind,
-        outages_total=t.outages_total, outage_total_ns=t.outage_total_ns,
-        outage_max_ns=t.outage_max_ns, loss_note=BAG_LOSS, timing_reason=t.timing_reason,
-        counts_note=counts_note)
-    return TopicSnapshot(
-        topic_id=t.name, topic=t.topic, type_name=t.msgtype, level=Level.OK, reason=t.note,
-        report=report, run=RunTotals(t.cycles, _totals(t.interval_wall),
-                                     _totals(t.interval_sim)))
-
-
-def _clock_snapshot(c: ClockResult | None) -> ClockSnapshot:
-    if c is None:
-        report = ClockReport(0, 0, 0, 0, None, NAN, NAN, 0, NAN, None, NAN, NAN, NAN, None, 0,
-                             0, False, None)
-        return ClockSnapshot('/clock', report, Level.OK, '', 1.0, False)
-    report = ClockReport(
-        messages_total=c.messages_total, messages=0, window_wall_ns=c.wall_span_ns,
-        window_sim_ns=c.sim_span_ns, sim_time_ns=None, rtf=NAN, rtf_total=c.rtf_total,
-        rtf_bin_ns=c.rtf_bin_ns, rtf_bin_min=c.rtf_bin_min,
-        rtf_bin_min_at_ns=c.rtf_bin_min_at_ns, rtf_bin_max=c.rtf_bin_max, step_ns=c.step_ns,
-        max_wall_gap_ns=c.max_wall_gap_ns, max_wall_gap_at_ns=c.max_wall_gap_at_ns,
-        resets_total=c.resets_total, resets=0, paused=False, last_wall_ns=None,
-        rtf_bin_min_run=c.rtf_bin_min)
-    return ClockSnapshot(c.topic, report, Level.OK, '', 1.0, True)
-
-
 def figures_from(result: BagResult) -> Snapshot:
-    """Return the bag's final snapshot, what the gate checks (loss unknown: no sequence numbers).
-
-    Interim: built from the bag's results until ``BagResult`` carries the session's final
-    ``Snapshot`` itself; then this is ``return result.snapshot``.
-    """
-    snapshot = getattr(result, 'snapshot', None)
-    if snapshot is not None:
-        return snapshot
-    end = result.bag.start_ns + result.bag.duration_ns
-    return Snapshot(wall_ns=end, start_wall_ns=result.bag.start_ns, arrival_timestamp='log_time',
-                    topics=tuple(_topic_snapshot(t) for t in result.topics),
-                    clock=_clock_snapshot(result.clock),
-                    host=HostSnapshot(HostReport(), Level.OK, ''))
+    """Whole-run figures of an analyzed bag: its final snapshot, which the gate reads."""
+    return result.snapshot
 
 
 # -- one bag, in a worker ---------------------------------------------------------------------
@@ -204,7 +132,7 @@ def judge(path: str, result: BagResult, job: CheckJob, warnings: Sequence[str] =
     comparison = None
     if job.baseline is not None:
         comparison = compare(to_json(result), job.baseline, job.baseline_name, job.tolerance)
-    messages = sum(t.messages_total for t in result.topics)
+    messages = sum(t.report.messages_total for t, _ in result.topics if t.report)
     return BagRun(bag=path, figures=figures, verdict=evaluate(job.expectations, figures),
                   comparison=comparison, warnings=tuple(warnings), messages=messages,
                   seconds=seconds, peak_rss_mb=peak_rss_mb())

@@ -15,8 +15,8 @@ from ros2_deadline_monitor.core import format as fmt
 
 from .recorded import clock_line as recorded_clock_line
 from .recorded import table as recorded_table
-from .results import BagResult, ClockResult, RecordedStats, TopicResult
-from .tables import count_cell
+from .results import BagResult, ClockFacts, RecordedStats
+from .tables import TABLE_COLUMNS, topic_cells, topic_note
 
 __all__ = ['html_report']
 
@@ -48,57 +48,58 @@ def _head(names: list[str], left: int = 1) -> str:
                             for i, n in enumerate(names)) + '</tr>'
 
 
-def _topics_table(topics: tuple[TopicResult, ...]) -> str:
+def _topics_table(result: BagResult) -> str:
     head = _head(['topic', 'type', 'messages', 'rate wall Hz', 'period ms', 'timer clock',
                   'wall mean ms', 'wall max ms', 'wall p99 ms', 'sim mean ms', 'sim max ms',
                   'sim p99 ms', 'misses', 'rule', 'skipped', 'lost'], left=2)
     rows = []
-    for t in topics:
-        period = _ms(t.period_ns, 3) + (' (learned)' if t.period_learned else '')
-        rows.append(_row([
-            (t.topic, 'l'), (t.msgtype, 'l'), (f'{t.messages_total:,}', ''),
-            (_num(t.rate_wall_hz, 1), ''), (period, ''), (t.timer_clock, ''),
-            (_ms(t.interval_wall.mean_ns, 2), ''), (_ms(t.interval_wall.max_ns, 2), ''),
-            (_ms(t.interval_wall.p99_ns, 2), ''), (_ms(t.interval_sim.mean_ns, 2), ''),
-            (_ms(t.interval_sim.max_ns, 2), ''), (_ms(t.interval_sim.p99_ns, 2), ''),
-            (count_cell(t.deadline_misses_total), 'bad' if t.deadline_misses_total else ''),
-            (t.rule, ''),
-            (count_cell(t.skipped_periods_total), 'bad' if t.skipped_periods_total else ''),
-            (f'{t.messages_lost_total:,}', 'bad' if t.messages_lost_total else '')]))
+    bad = ('deadline_misses', 'skipped_periods', 'messages_lost')
+    for t, facts in result.topics:
+        cells = topic_cells(result, t)
+        marked = [(cell, 'bad' if key in bad and cell not in ('0', '-', 'n/a') else '')
+                  for (key, _, _), cell in zip(TABLE_COLUMNS, cells, strict=True)]
+        rows.append(_row([(t.topic, 'l'), (facts.msgtype, 'l'), *marked]))
     details = []
-    for t in topics:
-        text = (f'{t.topic}: deadline {_ms(t.deadline_ns, 3)} ms, jitter tolerance '
-                f'{_ms(t.jitter_ns, 3)} ms, cycle start from {t.start_source}'
-                f'{f" ({t.timing_reason})" if t.timing_reason else ""}, timer clock '
-                f'{t.timer_clock} ({t.clock_choice}); lateness mean/max '
-                f'{_ms(t.lateness_mean_ns, 3)}/{_ms(t.lateness_max_ns, 2)} ms; '
-                f'response mean/p99/max {_ms(t.response_mean_ns, 3)}/'
-                f'{_ms(t.response_p99_ns, 2)}/{_ms(t.response_max_ns, 2)} ms; size mean '
-                f'{_num(t.size_mean_bytes, 0)} B, bandwidth '
-                f'{_num(t.bandwidth_bytes_per_s, 0)} B/s')
-        if t.note:
-            text += f'; {t.note}'
+    for t, facts in result.topics:
+        r, run = t.report, t.run
+        if r is None:
+            details.append(f'<li>{escape(t.topic_id)}: {escape(t.reason)}</li>')
+            continue
+        text = (f'{t.topic}: deadline {_ms(r.deadline_ns, 3)} ms, jitter tolerance '
+                f'{_ms(r.jitter_ns, 3)} ms, cycle start from {r.start_source}'
+                f'{f" ({r.timing_reason})" if r.timing_reason else ""}, timer clock '
+                f'{r.timer_clock} ({facts.clock_choice}); lateness mean/max '
+                f'{_ms(run.lateness_mean_ns, 3)}/{_ms(run.lateness_max_ns, 2)} ms; '
+                f'response mean/p99/max {_ms(run.response_mean_ns, 3)}/'
+                f'{_ms(run.response_p99_ns, 2)}/{_ms(run.response_max_ns, 2)} ms; size mean '
+                f'{_num(run.size_mean_bytes, 0)} B, bandwidth '
+                f'{_num(run.bandwidth_bytes_per_s, 0)} B/s')
+        note = topic_note(t, facts)
+        if note:
+            text += f'; {note}'
         details.append(f'<li>{escape(text)}</li>')
     return (f'<table>{head}{"".join(rows)}</table>'
             f'<ul class="note">{"".join(details)}</ul>')
 
 
-def _clock_table(clock: ClockResult, t0_ns: int) -> str:
+def _clock_table(result: BagResult, clock: ClockFacts, t0_ns: int) -> str:
+    report = result.snapshot.clock.report
+
     def rel(at_ns: int | None) -> str:
         return '-' if at_ns is None else f'+{(at_ns - t0_ns) / 1e9:.2f} s'
 
     rows = [
-        ('/clock messages', f'{clock.messages_total:,}'),
-        ('RTF overall' + (' (since the last reset)' if clock.resets_total else ''),
-         _num(clock.rtf_total, 4)),
+        ('/clock messages', f'{report.messages_total:,}'),
+        ('RTF overall' + (' (since the last reset)' if report.resets_total else ''),
+         _num(report.rtf_total, 4)),
         ('sim / wall span', f'{clock.sim_span_ns / 1e9:.3f} s / {clock.wall_span_ns / 1e9:.3f} s'),
-        (f'worst {clock.rtf_bin_ns / 1e6:g} ms window',
-         f'{_num(clock.rtf_bin_min, 4)} at {rel(clock.rtf_bin_min_at_ns)}'),
-        (f'best {clock.rtf_bin_ns / 1e6:g} ms window', _num(clock.rtf_bin_max, 4)),
+        (f'worst {report.rtf_bin_ns / 1e6:g} ms window',
+         f'{_num(report.rtf_bin_min_run, 4)} at {rel(report.rtf_bin_min_run_at_ns)}'),
+        (f'best {report.rtf_bin_ns / 1e6:g} ms window', _num(clock.rtf_bin_max, 4)),
         ('median sim step', f'{_ms(clock.step_ns, 3)} ms'),
         ('longest wall gap between /clock messages',
          f'{_ms(clock.max_wall_gap_ns, 1)} ms at {rel(clock.max_wall_gap_at_ns)}'),
-        ('sim time resets (jumps back)', str(clock.resets_total)),
+        ('sim time resets (jumps back)', str(report.resets_total)),
         ('report windows with sim time paused', str(clock.paused_windows)),
     ]
     body = ''.join(_row([(k, 'l'), (v, '')]) for k, v in rows)
@@ -144,11 +145,11 @@ def html_report(result: BagResult, images: dict[str, bytes]) -> str:
         f'{bag.message_count:,} messages in {bag.topic_count} topics.</p>',
     ]
     if result.topics:
-        parts += ['<h2>Topics</h2>', _topics_table(result.topics),
+        parts += ['<h2>Topics</h2>', _topics_table(result),
                   f'<p class="note">Percentiles: {escape(result.percentile_method)}.</p>']
     if result.clock is not None:
         parts += ['<h2>Clock and real time factor</h2>',
-                  _clock_table(result.clock, bag.start_ns)]
+                  _clock_table(result, result.clock, bag.start_ns)]
     if result.recorded is not None:
         parts += ['<h2>Recorded monitor statistics</h2>', _recorded_table(result.recorded)]
     if result.notes:

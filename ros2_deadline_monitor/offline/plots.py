@@ -13,10 +13,12 @@ from typing import Any
 import numpy as np
 
 from ros2_deadline_monitor.core.errors import MonitorError
+from ros2_deadline_monitor.core.snapshot import TopicSnapshot
 from ros2_deadline_monitor.core.units import to_ms
+from ros2_deadline_monitor.core.whole_run import ValueSketch
 
-from .accumulate import Timeline, ValueSketch
-from .results import BagResult, TopicResult
+from .results import BagResult
+from .series import Timeline
 
 __all__ = ['render_figures', 'require_matplotlib']
 
@@ -52,14 +54,23 @@ def _png(figure: Any) -> bytes:
     return buffer.getvalue()
 
 
-def _period_lines(ax: Any, topic: TopicResult, with_jitter: bool = True) -> None:
-    if topic.period_ns is None:
+def _counts(topic: TopicSnapshot) -> tuple[int | None, int | None]:
+    """Misses and skipped periods of the run, None while unknown (no period)."""
+    report = topic.report
+    if not report.counts_known:
+        return None, None
+    return report.deadline_misses_total, report.skipped_periods_total
+
+
+def _period_lines(ax: Any, topic: TopicSnapshot, with_jitter: bool = True) -> None:
+    if topic.report.period_ns is None:
         return
-    ax.axhline(to_ms(topic.period_ns), color='0.35', linestyle='--', linewidth=1,
-               label=f'period T = {to_ms(topic.period_ns):g} ms')
-    if with_jitter and topic.jitter_ns:
-        ax.axhline(to_ms(topic.period_ns + topic.jitter_ns), color='0.35', linestyle=':',
-                   linewidth=1, label=f'T + J = {to_ms(topic.period_ns + topic.jitter_ns):g} ms')
+    ax.axhline(to_ms(topic.report.period_ns), color='0.35', linestyle='--', linewidth=1,
+               label=f'period T = {to_ms(topic.report.period_ns):g} ms')
+    if with_jitter and topic.report.jitter_ns:
+        limit = to_ms(topic.report.period_ns + topic.report.jitter_ns)
+        ax.axhline(limit, color='0.35', linestyle=':', linewidth=1,
+                   label=f'T + J = {limit:g} ms')
 
 
 def _series(ax: Any, timeline: Timeline, column: str, color: str, label: str,
@@ -96,31 +107,31 @@ def _count(value: int | None) -> str:
     return 'unknown' if value is None else f'{value:,}'
 
 
-def _outages(ax: Any, timeline: Timeline, topic: TopicResult) -> None:
+def _outages(ax: Any, timeline: Timeline, topic: TopicSnapshot) -> None:
     """Shade the silences longer than the timeout: gaps are never hidden.
 
     Each time bin whose longest wall interval exceeds the timeout holds an outage; it is
     shaded over the interval's length, ending in that bin.
     """
-    if not topic.outages_total or topic.timeout_ns is None:
+    if not topic.report.outages_total or topic.report.timeout_ns is None:
         return
     longest = timeline.b_max[0]
     edges = timeline.bucket_edges_s()
-    label = (f'outage > timeout ({topic.outages_total:,}, longest '
-             f'{topic.outage_max_ns / 1e9:.2f} s)')
-    for i in np.flatnonzero((timeline.b_count[0] > 0) & (longest > topic.timeout_ns)):
+    label = (f'outage > timeout ({topic.report.outages_total:,}, longest '
+             f'{topic.report.outage_max_ns / 1e9:.2f} s)')
+    for i in np.flatnonzero((timeline.b_count[0] > 0) & (longest > topic.report.timeout_ns)):
         end = float(edges[i + 1])
         ax.axvspan(end - longest[i] / 1e9, end, color='0.6', alpha=0.3, linewidth=0,
                    label=label)
         label = None
 
 
-def _marks(ax: Any, timeline: Timeline, topic: TopicResult) -> None:
+def _marks(ax: Any, timeline: Timeline, topic: TopicSnapshot) -> None:
     t, v, _ = timeline.marks('miss')
     suffix = '' if timeline.misses_complete else ' (first ones)'
     if len(t):
         ax.scatter(t, v / 1e6, marker='x', color=MISS_COLOR, s=36, zorder=5, linewidths=1.5,
-                   label=f'deadline miss ({_count(topic.deadline_misses_total)}, {topic.rule} '
+                   label=f'deadline miss ({_count(_counts(topic)[0])}, {topic.report.rule} '
                          f'rule){suffix}')
     t, v, n = timeline.marks('skip')
     suffix = '' if timeline.skips_complete else ' (first ones)'
@@ -128,7 +139,7 @@ def _marks(ax: Any, timeline: Timeline, topic: TopicResult) -> None:
         ax.scatter(t, v / 1e6, marker='v', color=SKIP_COLOR, s=40, zorder=6,
                    edgecolors='black', linewidths=0.5,
                    label=f'skipped periods after this cycle '
-                         f'({_count(topic.skipped_periods_total)})'
+                         f'({_count(_counts(topic)[1])})'
                          f'{suffix}')
 
 
@@ -181,7 +192,7 @@ COUNT_BINS = 200
 """Time bins (at most) of the miss and skip counts."""
 
 
-def _counts_axis(ax: Any, timeline: Timeline, topic: TopicResult) -> None:
+def _counts_axis(ax: Any, timeline: Timeline, topic: TopicSnapshot) -> None:
     """Misses and skipped periods per time bin, for runs with too many to mark one by one."""
     edges = timeline.bucket_edges_s()
     group = -(-timeline.buckets // COUNT_BINS)  # coarser bins: steadier counts
@@ -193,10 +204,10 @@ def _counts_axis(ax: Any, timeline: Timeline, topic: TopicResult) -> None:
     edges = np.append(edges[:-1:group], edges[-1])
     width = edges[1] - edges[0]
     ax.stairs(coarse(timeline.b_misses), edges, fill=True, color=MISS_COLOR, alpha=0.6,
-              label=f'deadline misses ({_count(topic.deadline_misses_total)}, {topic.rule} '
+              label=f'deadline misses ({_count(_counts(topic)[0])}, {topic.report.rule} '
                     'rule)')
     ax.stairs(coarse(timeline.b_skipped), edges, color=SKIP_COLOR, linewidth=1.2,
-              label=f'skipped periods ({_count(topic.skipped_periods_total)})')
+              label=f'skipped periods ({_count(_counts(topic)[1])})')
     ax.set_ylabel(f'per {width:.3g} s')
     ax.set_ylim(bottom=0)
     _headroom(ax)
@@ -204,7 +215,7 @@ def _counts_axis(ax: Any, timeline: Timeline, topic: TopicResult) -> None:
     ax.grid(alpha=0.3)
 
 
-def timeline_figure(topic: TopicResult, timeline: Timeline, windows: list[Any], t0_ns: int,
+def timeline_figure(topic: TopicSnapshot, timeline: Timeline, windows: list[Any], t0_ns: int,
                     target_rtf: float) -> bytes:
     """Intervals, response times and RTF of one topic on one wall-time axis.
 
@@ -218,7 +229,7 @@ def timeline_figure(topic: TopicResult, timeline: Timeline, windows: list[Any], 
     axes = figure.subplots(len(ratios), 1, sharex=True, height_ratios=ratios)
     ax = axes[0]
     _series(ax, timeline, 'interval_wall', WALL_COLOR, 'interval, wall clock')
-    if topic.interval_sim.count:
+    if topic.run.interval_sim.count:
         _series(ax, timeline, 'interval_sim', SIM_COLOR, 'interval, sim clock', dashed=True)
     _period_lines(ax, topic)
     _outages(ax, timeline, topic)
@@ -226,18 +237,18 @@ def timeline_figure(topic: TopicResult, timeline: Timeline, windows: list[Any], 
         _marks(ax, timeline, topic)
     ax.set_ylabel('interval between cycle starts [ms]')
     _headroom(ax)
-    ax.set_title(f'{topic.topic}: {_count(topic.deadline_misses_total)} deadline misses, '
-                 f'{_count(topic.skipped_periods_total)} skipped periods in '
-                 f'{topic.cycles:,} cycles')
+    ax.set_title(f'{topic.topic}: {_count(_counts(topic)[0])} deadline misses, '
+                 f'{_count(_counts(topic)[1])} skipped periods in '
+                 f'{topic.run.cycles:,} cycles')
     ax.legend(loc='upper right', fontsize=8, ncols=2, framealpha=0.9)
     ax.grid(alpha=0.3)
 
     ax = axes[1]
     _series(ax, timeline, 'response', '#8c564b',
-            f'response = end - scheduled slot ({topic.timer_clock} clock)')
-    if topic.deadline_ns is not None:
-        ax.axhline(to_ms(topic.deadline_ns), color=MISS_COLOR, linestyle='--', linewidth=1,
-                   label=f'deadline D = {to_ms(topic.deadline_ns):g} ms')
+            f'response = end - scheduled slot ({topic.report.timer_clock} clock)')
+    if topic.report.deadline_ns is not None:
+        ax.axhline(to_ms(topic.report.deadline_ns), color=MISS_COLOR, linestyle='--', linewidth=1,
+                   label=f'deadline D = {to_ms(topic.report.deadline_ns):g} ms')
     raw = timeline.raw_points()
     if not many and raw is not None and raw['missed'].any():
         missed = raw['missed']
@@ -258,7 +269,7 @@ def timeline_figure(topic: TopicResult, timeline: Timeline, windows: list[Any], 
     return _png(figure)
 
 
-def ecdf_figure(topics: tuple[TopicResult, ...], sketches: dict[str, dict[str, ValueSketch]]
+def ecdf_figure(topics: tuple[TopicSnapshot, ...], sketches: dict[str, dict[str, ValueSketch]]
                 ) -> bytes:
     """ECDF of the intervals of every topic on both clocks, and its tail on log axes."""
     figure = _figure(11, 4.8)
@@ -268,7 +279,7 @@ def ecdf_figure(topics: tuple[TopicResult, ...], sketches: dict[str, dict[str, V
     for i, topic in enumerate(topics):
         color = colors[i % len(colors)]
         for clock, style in (('wall', '-'), ('sim', '--')):
-            sketch = sketches[topic.name][f'interval_{clock}']
+            sketch = sketches[topic.topic_id][f'interval_{clock}']
             x, y = sketch.ecdf()
             ok = x > 0
             if not ok.any():
@@ -281,9 +292,9 @@ def ecdf_figure(topics: tuple[TopicResult, ...], sketches: dict[str, dict[str, V
             tail = 1.0 - y + 1.0 / max(sketch.count, 1)
             right.step(x, tail, where='post', color=color, linestyle=style, linewidth=1.3,
                        label=label)
-        if topic.period_ns is not None:
+        if topic.report.period_ns is not None:
             for ax in (left, right):
-                ax.axvline(to_ms(topic.period_ns), color=color, linestyle=':', linewidth=1)
+                ax.axvline(to_ms(topic.report.period_ns), color=color, linestyle=':', linewidth=1)
     for ax in (left, right):
         ax.set_xscale('log')
         _ms_ticks(ax)
@@ -301,27 +312,29 @@ def ecdf_figure(topics: tuple[TopicResult, ...], sketches: dict[str, dict[str, V
     return _png(figure)
 
 
-def lateness_figure(topic: TopicResult, sketch: ValueSketch) -> bytes:
+def lateness_figure(topic: TopicSnapshot, sketch: ValueSketch) -> bytes:
     """Histogram of lateness (cycle start - scheduled slot) with the tolerance marked."""
     figure = _figure(8, 4.4)
     ax = figure.subplots()
     if sketch.count:
         low, high = sketch.quantiles((0.0, 1.0))
-        high = max(high, low + 1.0, (topic.jitter_ns or 0) * 1.2)
+        high = max(high, low + 1.0, (topic.report.jitter_ns or 0) * 1.2)
         counts, edges = sketch.histogram(bins=80, range_=(min(low, 0.0), high))
         ax.bar(edges[:-1] / 1e6, counts, width=np.diff(edges) / 1e6, align='edge',
                color=WALL_COLOR, alpha=0.8, log=True, label=f'{sketch.count:,} cycles')
         ax.set_ylim(bottom=0.7)
-    if topic.jitter_ns is not None:
-        ax.axvline(to_ms(topic.jitter_ns), color='0.35', linestyle=':', linewidth=1,
-                   label=f'jitter tolerance J = {to_ms(topic.jitter_ns):g} ms')
-    if topic.period_ns is not None and topic.lateness_max_ns >= topic.period_ns:
-        ax.axvline(to_ms(topic.period_ns), color=MISS_COLOR, linestyle='--', linewidth=1,
-                   label=f'one period = {to_ms(topic.period_ns):g} ms')
-    ax.set_xlabel(f'lateness = cycle start - scheduled slot [ms] ({topic.timer_clock} clock)')
+    if topic.report.jitter_ns is not None:
+        ax.axvline(to_ms(topic.report.jitter_ns), color='0.35', linestyle=':', linewidth=1,
+                   label=f'jitter tolerance J = {to_ms(topic.report.jitter_ns):g} ms')
+    period = topic.report.period_ns
+    if period is not None and topic.run.lateness_max_ns >= period:
+        ax.axvline(to_ms(period), color=MISS_COLOR, linestyle='--', linewidth=1,
+                   label=f'one period = {to_ms(period):g} ms')
+    ax.set_xlabel('lateness = cycle start - scheduled slot [ms] '
+                  f'({topic.report.timer_clock} clock)')
     ax.set_ylabel('cycles (log)')
-    ax.set_title(f'{topic.topic}: lateness, max {to_ms(topic.lateness_max_ns):.2f} ms, '
-                 f'mean {to_ms(topic.lateness_mean_ns):.3f} ms')
+    ax.set_title(f'{topic.topic}: lateness, max {to_ms(topic.run.lateness_max_ns):.2f} ms, '
+                 f'mean {to_ms(topic.run.lateness_mean_ns):.3f} ms')
     ax.grid(alpha=0.3)
     ax.legend(loc='upper right', fontsize=8)
     return _png(figure)
@@ -352,18 +365,18 @@ def render_figures(result: BagResult) -> dict[str, bytes]:
     if not series:
         return {}
     images: dict[str, bytes] = {}
-    topics = tuple(t for t in result.topics if t.cycles)
+    topics = tuple(t for t, _ in result.topics if t.report is not None and t.run.cycles)
     windows = series['rtf_windows']
     t0 = series['t0_ns']
     target = series['target_rtf']
     if topics:
         images['ecdf.png'] = ecdf_figure(topics, series['sketches'])
     for topic in topics:
-        stem = file_stem(topic.name)
+        stem = file_stem(topic.topic_id)
         images[f'timeline_{stem}.png'] = timeline_figure(
-            topic, series['timelines'][topic.name], windows, t0, target)
+            topic, series['timelines'][topic.topic_id], windows, t0, target)
         images[f'lateness_{stem}.png'] = lateness_figure(
-            topic, series['sketches'][topic.name]['lateness'])
+            topic, series['sketches'][topic.topic_id]['lateness'])
     if not topics and windows:
         images['rtf.png'] = rtf_figure(windows, t0, target)
     return images

@@ -4,9 +4,11 @@ The bag adapter of ``core/session.py``: each monitored message goes to the sessi
 recorder with the bag's log time as the arrival (the recorder's receive time, system clock)
 and its raw bytes (the header stamp is read straight from them; nothing is deserialized);
 ``/clock`` samples go to ``Session.clock_sample``. Every second of bag time (or every
-``TICK_MESSAGES`` messages, whichever comes first) the session reports, and the per-cycle rows
-are folded into whole-run accumulators (``offline.accumulate``). Memory is bounded by those,
-not by the bag's size. Totals come from the session's final snapshot, as live.
+``TICK_MESSAGES`` messages, whichever comes first) the session processes what arrived; it
+keeps the whole-run figures itself (``core.whole_run``, with percentiles: the replay sets
+``AnalysisConfig.run_percentiles``), so the result is the session's final snapshot plus what
+only the bag has (``results.BagResult``). Memory is bounded by the session's sketches and
+the plot series (``offline.series``), not by the bag's size.
 """
 
 from __future__ import annotations
@@ -22,39 +24,27 @@ from ros2_deadline_monitor.core.cdr import read_stamp_ns, read_stamps_ns
 from ros2_deadline_monitor.core.config import AnalysisConfig, NS_PER_S, TopicConfig
 from ros2_deadline_monitor.core.cycles import MALFORMED
 from ros2_deadline_monitor.core.errors import BagError, CdrError
-from ros2_deadline_monitor.core.reports import ClockReport, IntervalSummary, TopicReport
+from ros2_deadline_monitor.core.reports import ClockReport
 from ros2_deadline_monitor.core.ring import NO_VALUE
-from ros2_deadline_monitor.core.session import Session, sim_timer_note, TopicState, unseen_notes
+from ros2_deadline_monitor.core.session import Session, TopicState
+from ros2_deadline_monitor.core.snapshot import Snapshot, TopicSnapshot
 from ros2_deadline_monitor.core.stamp_field import StampRule
+from ros2_deadline_monitor.core.whole_run import PERCENTILE_METHOD, ValueSketch
 
-from .accumulate import (
-    EXACT_CAP,
-    REL_BIN,
-    RtfWindow,
-    RunningStats,
-    Timeline,
-    ValueSketch,
-    WindowSeries,
-)
 from .bag import BagSource, BagTopic, MessageBatch
 from .recorded import RecordedSummary
-from .results import BagInfo, BagResult, ClockResult, TopicResult
+from .results import BagInfo, BagResult, ClockFacts, TopicFacts
+from .series import RtfWindow, Timeline, WindowSeries
 
 NAN = float('nan')
 TICK_NS = NS_PER_S
 """Bag time between two rounds of processing and clock reports."""
 TICK_MESSAGES = 8_192
 """Messages between two rounds at most, so no ring overflows however dense the bag."""
-WINDOW_CYCLES = 2 * TICK_MESSAGES
-"""Rows each topic keeps: more than one round can produce."""
 CLOCK_CAPACITY = 2 * TICK_MESSAGES
 """/clock samples the session keeps: more than one round can bring."""
 BATCH_MIN = 32
 """Runs of fewer messages between two rounds go message by message (numpy costs more)."""
-PERCENTILE_METHOD = (
-    f'exact (linear interpolation, numpy type 7) up to {EXACT_CAP:,} values per series; '
-    f'beyond that from a log histogram with {REL_BIN:.1%} bins (relative error < '
-    f'{REL_BIN / 2:.2%})')
 
 
 @dataclass(frozen=True)
@@ -84,20 +74,8 @@ class Plan:
     use_sim_time: bool | None = None
 
 
-def _interval_summary(clock: str, stats: RunningStats, sketch: ValueSketch,
-                      over: tuple[int, int, int]) -> IntervalSummary:
-    if stats.count == 0:
-        return IntervalSummary(clock=clock)
-    p50, p95, p99 = sketch.quantiles((0.5, 0.95, 0.99))
-    return IntervalSummary(
-        clock=clock, count=stats.count, mean_ns=stats.mean, min_ns=stats.min,
-        max_ns=stats.max, max_at_ns=stats.max_at, p50_ns=p50, p95_ns=p95, p99_ns=p99,
-        tail_amplification=p99 / p50 if p50 > 0 else NAN, over_period=over[0],
-        over_period_plus_jitter=over[1], over_wall_budget=over[2])
-
-
 class _TopicTrack:
-    """One analyzed topic: whole-run accumulators of the rows the session hands over."""
+    """One analyzed topic: its configuration once decided, and its plot series."""
 
     def __init__(self, plan: TopicPlan, analysis: AnalysisConfig, t0_ns: int, span_ns: int,
                  keep_series: bool, has_clock: bool = False) -> None:
@@ -108,21 +86,6 @@ class _TopicTrack:
         self.config: TopicConfig | None = None
         """The configuration in force once the first message decided an ``auto`` clock."""
         self.clock_choice = plan.clock_choice
-        self.wall = RunningStats()
-        self.sim = RunningStats()
-        self.lateness = RunningStats()
-        self.response = RunningStats()
-        self.size = RunningStats()
-        self.age = RunningStats()
-        self.sketch_wall = ValueSketch()
-        self.sketch_sim = ValueSketch()
-        self.sketch_lateness = ValueSketch()
-        self.sketch_response = ValueSketch()
-        self.over_wall = [0, 0, 0]
-        self.over_sim = [0, 0, 0]
-        self.cycles = 0
-        self.first_arrival: int | None = None
-        self.last_arrival: int | None = None
         self.timeline = Timeline(t0_ns, span_ns) if keep_series else None
 
     @property
@@ -134,48 +97,14 @@ class _TopicTrack:
         """The bag's connection ids of this topic."""
         return [c.id for c in self.plan.bag_topic.connections]
 
-    def flush(self, session: Session) -> None:
-        """Fold the rows the session processed since the last call into the accumulators."""
-        if self.config is None:
+    def add_rows(self, rows: dict[str, Any]) -> None:
+        """Put one processing's per-cycle rows into the plot series."""
+        if self.timeline is None:
             return
-        rows = session.drain_rows(self.topic_id)
-        n = len(rows['arrival'])
-        if n == 0:
-            return
-        self.cycles += n
-        if self.first_arrival is None:
-            self.first_arrival = int(rows['arrival'][0])
-        self.last_arrival = int(rows['arrival'][-1])
-        timing = session.timing(self.topic_id)
-        known = {}
-        for name, stats, sketch, over, at in (
-                ('interval_wall', self.wall, self.sketch_wall, self.over_wall, 'start_wall'),
-                ('interval_sim', self.sim, self.sketch_sim, self.over_sim, 'start_sim')):
-            values = rows[name]
-            ok = values != NO_VALUE
-            known[name] = ok
-            values = values[ok]
-            stats.add(values, rows[at][ok])
-            sketch.add(values)
-            if timing is not None and len(values):
-                over[0] += int(np.count_nonzero(values > timing.period_ns))
-                over[1] += int(np.count_nonzero(values > timing.period_ns + timing.jitter_ns))
-                if name == 'interval_wall':
-                    over[2] += int(np.count_nonzero(values > timing.wall_budget_ns))
-        # An event topic has no scheduled slot: its rows carry no lateness or response.
-        lateness = rows['lateness'][rows['lateness'] != NO_VALUE]
-        response = rows['response'][rows['response'] != NO_VALUE]
-        self.lateness.add(lateness)
-        self.sketch_lateness.add(lateness)
-        self.response.add(response)
-        self.sketch_response.add(response)
-        self.size.add(rows['size'])
-        age = rows['age']
-        self.age.add(age[age != NO_VALUE])
-        if self.timeline is not None:
-            known['response'] = rows['response'] != NO_VALUE
-            self.timeline.add(rows['start_wall'], rows, known, rows['missed'].astype(bool),
-                              rows['skipped'])
+        known = {name: rows[name] != NO_VALUE
+                 for name in ('interval_wall', 'interval_sim', 'response')}
+        self.timeline.add(rows['start_wall'], rows, known, rows['missed'].astype(bool),
+                          rows['skipped'])
 
     def _unplaced_stamps_note(self, config: TopicConfig, foreign: int, messages: int) -> str:
         """Say why no period was learned when the start stamps are on another clock.
@@ -194,115 +123,33 @@ class _TopicTrack:
         return (f'{head} (they are wall-clock stamps); --clock wall takes them on their own '
                 'clock, --stamp none times the arrivals')
 
-    def result(self, report: TopicReport | None, session: Session) -> TopicResult:
-        plan = self.plan
+    def facts(self, topic: TopicSnapshot) -> TopicFacts:
+        """Return what only the bag knows of this topic, next to the session's snapshot of it."""
+        plan, report = self.plan, topic.report
         config = self.config or plan.config
-        timing = session.timing(self.topic_id) if self.config is not None else None
-        wall = _interval_summary('wall', self.wall, self.sketch_wall, tuple(self.over_wall))
-        sim = _interval_summary('sim', self.sim, self.sketch_sim, tuple(self.over_sim))
-        span = ((self.last_arrival - self.first_arrival)
-                if self.first_arrival is not None and self.last_arrival is not None else 0)
-        note = ''
-        messages = report.messages_total if report else 0
-        foreign = report.foreign_stamps_total if report else 0
-        unplaced = bool(foreign) and messages - foreign <= self.analysis.learn_intervals
-        counts_note = report.counts_note if report else ''
-        counts_known = config.kind == 'event' or (timing is not None and not counts_note)
-        if config.kind == 'event':
-            note = 'event topic: no period, so no misses or skipped periods'
-        elif messages and timing is None and unplaced:
-            note = self._unplaced_stamps_note(config, foreign, messages)
-        elif messages and timing is None and report and report.learn_note:
-            note = f'period not learned: {report.learn_note}'
-        elif counts_note:
-            note = f'misses and skipped periods unknown: {counts_note}'
-        elif messages and self.cycles < messages and config.clock == 'sim':
-            note = f'{messages - self.cycles} messages before the first /clock sample ignored'
-        if foreign and not (timing is None and unplaced):
-            note = '; '.join(filter(None, [note, (
-                f'{report.foreign_stamps_total} start stamps not on the {config.clock} clock '
-                'ignored')]))
-        if report:  # cycles no grid saw (issue 47): named, never skipped periods
-            note = '; '.join(filter(None, [note, *unseen_notes(report)]))
-        if report and report.outages_total:
-            note = '; '.join(filter(None, [note, (
-                f'{report.outages_total} outage(s) longer than the timeout, longest '
-                f'{report.outage_max_ns / 1e9:.2f} s (in the max interval)')]))
-        if report and report.period_note:
-            note = '; '.join(filter(None, [note, report.period_note]))
-        if (report and report.period_ns is not None and config.clock == 'sim'
-                and config.kind == 'timer' and not report.clock_note):
-            note = '; '.join(filter(None, [note, sim_timer_note(
-                report.period_ns, session.clock.step_ns)]))
-        misses = (report.deadline_misses_total if report else 0) if counts_known else None
-        skipped = (report.skipped_periods_total if report else 0) if counts_known else None
-        resp_p99, = self.sketch_response.quantiles((0.99,))
-        late_p99, = self.sketch_lateness.quantiles((0.99,))
-        return TopicResult(
-            name=config.name,
-            topic=config.topic,
-            msgtype=plan.bag_topic.msgtype,
-            rule=report.rule if report else config.effective_rule,
-            stamp=config.stamp,
-            start_source=report.start_source if report else 'arrival',
-            timer_clock=config.clock,
-            clock_choice=self.clock_choice,
-            period_ns=timing.period_ns if timing else None,
-            period_learned=timing.learned if timing else False,
-            deadline_ns=timing.deadline_ns if timing else None,
-            jitter_ns=timing.jitter_ns if timing else None,
-            wall_budget_ns=timing.wall_budget_ns if timing else None,
-            messages_total=messages,
-            cycles=self.cycles,
-            deadline_misses_total=misses,
-            skipped_periods_total=skipped,
-            messages_lost_total=report.messages_lost_total if report else 0,
-            malformed_total=report.malformed_total if report else 0,
-            resets_total=report.resets_total if report else 0,
-            miss_ratio=misses / self.cycles if self.cycles and misses is not None else NAN,
-            first_arrival_ns=self.first_arrival,
-            last_arrival_ns=self.last_arrival,
-            rate_wall_hz=1e9 / wall.mean_ns if wall.mean_ns > 0 else NAN,
-            rate_sim_hz=1e9 / sim.mean_ns if sim.mean_ns > 0 else NAN,
-            interval_wall=wall,
-            interval_sim=sim,
-            lateness_mean_ns=self.lateness.mean,
-            lateness_max_ns=self.lateness.max,
-            lateness_p99_ns=late_p99,
-            response_mean_ns=self.response.mean,
-            response_max_ns=self.response.max,
-            response_p99_ns=resp_p99,
-            size_mean_bytes=self.size.mean,
-            size_max_bytes=self.size.max,
-            bandwidth_bytes_per_s=self.size.total * 1e9 / span if span > 0 else NAN,
-            age_mean_ns=self.age.mean,
-            age_max_ns=self.age.max,
-            percentiles_exact=all(s.exact for s in (
-                self.sketch_wall, self.sketch_sim, self.sketch_lateness, self.sketch_response)),
-            note=note,
-            kind=config.kind,
-            foreign_stamps_total=report.foreign_stamps_total if report else 0,
-            outages_total=report.outages_total if report else 0,
-            outage_total_ns=report.outage_total_ns if report else 0,
-            outage_max_ns=report.outage_max_ns if report else 0,
-            outage_max_at_ns=report.outage_max_at_ns if report else None,
-            timing_reason=report.timing_reason if report else '',
-            counts_note=counts_note,
-            period_relearned_total=report.period_relearned_total if report else 0,
-            timeout_ns=report.timeout_ns if report else None,
-        )
+        notes: list[str] = []
+        if report is not None and report.messages_total:
+            messages, foreign = report.messages_total, report.foreign_stamps_total
+            if (report.period_ns is None and foreign
+                    and messages - foreign <= self.analysis.learn_intervals):
+                notes.append(self._unplaced_stamps_note(config, foreign, messages))
+            elif (config.clock == 'sim' and report.counts_known
+                    and topic.run.cycles < messages - foreign):
+                notes.append(f'{messages - foreign - topic.run.cycles} messages before the '
+                             'first /clock sample (or otherwise not placed) not analyzed')
+        return TopicFacts(topic_id=self.topic_id, msgtype=plan.bag_topic.msgtype,
+                          stamp=config.stamp, clock_choice=self.clock_choice,
+                          notes=tuple(notes))
 
 
 class _ClockTrack:
-    """The /clock stream: the worst figures of the session's clock reports."""
+    """The /clock stream: what the rounds' clock reports add to the session's final one."""
 
     def __init__(self, topic: str, keep_series: bool) -> None:
         self.topic = topic
         self.malformed = 0
         self.wall_total = 0
         self.sim_total = 0
-        self.bin_min = NAN
-        self.bin_min_at: int | None = None
         self.bin_max = NAN
         self.gap = NAN
         self.gap_at: int | None = None
@@ -320,9 +167,6 @@ class _ClockTrack:
             return
         self.wall_total += report.window_wall_ns
         self.sim_total += report.window_sim_ns
-        if not math.isnan(report.rtf_bin_min) and not self.bin_min <= report.rtf_bin_min:
-            self.bin_min = report.rtf_bin_min
-            self.bin_min_at = report.rtf_bin_min_at_ns
         self.bin_max = float(np.fmax(self.bin_max, report.rtf_bin_max))
         if not math.isnan(report.max_wall_gap_ns) and not self.gap >= report.max_wall_gap_ns:
             self.gap = report.max_wall_gap_ns
@@ -336,27 +180,14 @@ class _ClockTrack:
                                        report.window_sim_ns, report.rtf_bin_min,
                                        report.rtf_bin_max))
 
-    def result(self) -> ClockResult:
-        last = self.last_report
-        assert last is not None
+    def facts(self) -> ClockFacts:
+        """Return the whole-bag figures the final clock report does not hold."""
         step, = self.steps.quantiles((0.5,))
-        return ClockResult(
-            topic=self.topic,
-            messages_total=last.messages_total,
-            malformed_total=self.malformed,
-            wall_span_ns=self.wall_total,
-            sim_span_ns=self.sim_total,
-            rtf_total=float(last.rtf_total),
-            rtf_bin_ns=last.rtf_bin_ns,
-            rtf_bin_min=self.bin_min,
-            rtf_bin_min_at_ns=self.bin_min_at,
-            rtf_bin_max=self.bin_max,
-            step_ns=step,
-            max_wall_gap_ns=self.gap,
-            max_wall_gap_at_ns=self.gap_at,
-            resets_total=last.resets_total,
-            paused_windows=self.paused,
-        )
+        return ClockFacts(
+            malformed_total=self.malformed, wall_span_ns=self.wall_total,
+            sim_span_ns=self.sim_total, rtf_bin_max=self.bin_max, step_ns=step,
+            max_wall_gap_ns=self.gap, max_wall_gap_at_ns=self.gap_at,
+            paused_windows=self.paused)
 
 
 class _Columns(NamedTuple):
@@ -381,7 +212,7 @@ class BagAnalysis:
         span = bag.duration_ns
         analysis = plan.analysis
         self.session = Session(
-            replace(analysis, window_cycles=WINDOW_CYCLES),
+            replace(analysis, run_percentiles=True),
             use_sim_time=(plan.use_sim_time if plan.use_sim_time is not None
                           else plan.clock is not None),
             start_wall_ns=bag.start_ns,
@@ -391,6 +222,9 @@ class BagAnalysis:
         self.tracks = [_TopicTrack(p, analysis, bag.start_ns, span, keep_series, has_clock)
                        for p in plan.topics]
         self.clock = _ClockTrack(plan.clock.name if plan.clock else '/clock', keep_series)
+        if keep_series:
+            by_id = {track.topic_id: track for track in self.tracks}
+            self.session.on_rows = lambda topic_id, rows: by_id[topic_id].add_rows(rows)
         self.recorded = RecordedSummary() if plan.stats else None
         self._handlers: dict[int, Callable[[int, bytes], None]] = {}
         self._clock_ids = [c.id for c in plan.clock.connections] if plan.clock else []
@@ -565,23 +399,17 @@ class BagAnalysis:
             for k in columns.stats[a:b].tolist():
                 self._handlers[int(batch.conn_ids[k])](int(times[k]), batch.raw(k))
 
-    def _round(self, t: int, final: bool = False) -> tuple[TopicReport | None, ...]:
-        """Let the session report at bag time ``t``; fold its rows and clock figures in.
+    def _round(self, t: int) -> None:
+        """Let the session process at bag time ``t``; fold its clock report in."""
+        self.clock.add(self.session.advance(t))
 
-        Returns the topics' reports of the ``final`` round (the totals), else ().
-        """
-        if not final:  # the topics' reports of a round would be dropped: not made
-            clock = self.session.advance(t)
-            for track in self.tracks:
-                track.flush(self.session)
-            self.clock.add(clock)
-            return ()
+    def _final(self, t: int) -> Snapshot:
+        """Return the final snapshot, every planned topic in it (also one never heard)."""
+        self.session.configure({k.topic_id: k.config or k.plan.config for k in self.tracks})
         snapshot = self.session.snapshot(t, final=True)
-        for track in self.tracks:
-            track.flush(self.session)
         self.clock.add(snapshot.clock.report)
-        reports = {topic.topic_id: topic.report for topic in snapshot.topics}
-        return tuple(reports.get(track.topic_id) for track in self.tracks)
+        by_id = {topic.topic_id: topic for topic in snapshot.topics}
+        return replace(snapshot, topics=tuple(by_id[k.topic_id] for k in self.tracks))
 
     def run(self) -> BagResult:
         """Read the bag once and return the results."""
@@ -625,7 +453,7 @@ class BagAnalysis:
                 since += j - i
                 i = j
             t = int(times[-1])
-        reports = self._round(t, final=True)
+        snapshot = self._final(t)
         done += since
         if progress is not None:
             progress(done)
@@ -634,22 +462,22 @@ class BagAnalysis:
             raise BagError(f'cannot read bag {self.bag.path} completely: {done:,} of the '
                            f'{expected:,} messages it lists could be read (damaged or truncated '
                            'storage file?)')
-        return self._result(reports)
+        return self._result(snapshot)
 
-    def _result(self, reports: tuple[TopicReport | None, ...]) -> BagResult:
+    def _result(self, snapshot: Snapshot) -> BagResult:
         bag = self.bag
-        results = tuple(track.result(report, self.session)
-                        for track, report in zip(self.tracks, reports, strict=True))
-        clock = (self.clock.result()
-                 if self.plan.clock is not None and self.clock.last_report is not None else None)
+        has_clock = self.plan.clock is not None and self.clock.last_report is not None
         series: dict[str, Any] = {}
         if self.keep_series:
+            sketches = {}
+            for track in self.tracks:
+                run = self.session.whole_run(track.topic_id)
+                sketches[track.topic_id] = (run.sketches() if run is not None else {
+                    name: ValueSketch() for name in
+                    ('interval_wall', 'interval_sim', 'lateness', 'response')})
             series = {
                 'timelines': {t.topic_id: t.timeline for t in self.tracks},
-                'sketches': {t.plan.config.name: {
-                    'interval_wall': t.sketch_wall, 'interval_sim': t.sketch_sim,
-                    'lateness': t.sketch_lateness, 'response': t.sketch_response}
-                    for t in self.tracks},
+                'sketches': sketches,
                 'rtf_windows': self.clock.windows.windows if self.clock.windows else [],
                 't0_ns': bag.start_ns,
                 'span_ns': bag.duration_ns,
@@ -659,12 +487,13 @@ class BagAnalysis:
             bag=BagInfo(path=str(bag.path), storage=bag.storage, start_ns=bag.start_ns,
                         duration_ns=bag.duration_ns, message_count=bag.message_count,
                         topic_count=len(bag.topics)),
-            topics=results,
-            clock=clock,
+            snapshot=snapshot,
+            facts=tuple(track.facts(topic)
+                        for track, topic in zip(self.tracks, snapshot.topics, strict=True)),
+            clock=self.clock.facts() if has_clock else None,
             recorded=self.recorded.result() if self.recorded and self.recorded.messages
             else None,
             percentile_method=PERCENTILE_METHOD,
             notes=tuple(bag.notes),
             series=series,
         )
-

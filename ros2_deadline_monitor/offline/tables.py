@@ -9,24 +9,27 @@ CSV cell.
 from __future__ import annotations
 
 import csv
-from dataclasses import fields, is_dataclass, replace
+from dataclasses import fields, is_dataclass
 from functools import partial
 import math
 from typing import Any, TextIO
 
 from ros2_deadline_monitor.core import format as fmt
-from ros2_deadline_monitor.core.reports import IntervalSummary
+from ros2_deadline_monitor.core.figures import record, RUN_CLOCK, RUN_TOPIC
+from ros2_deadline_monitor.core.snapshot import TopicSnapshot
 
 from .recorded import clock_line as recorded_clock_line
 from .recorded import table as recorded_table
-from .results import BagResult, ClockResult, RecordedStats, TopicResult
+from .results import BagResult, ClockFacts, RecordedStats, TopicFacts
 
-__all__ = ['JSON_FORMAT', 'JSON_VERSION', 'format_table', 'to_json', 'write_csv']
+__all__ = ['JSON_FORMAT', 'JSON_VERSION', 'format_table', 'to_json', 'topic_note',
+           'write_csv']
 
 JSON_FORMAT = 'ros2_deadline_monitor/analyze'
 """``format`` of the JSON document ``analyze --json`` writes (``--baseline`` checks it)."""
-JSON_VERSION = 1
-"""``version`` of that document: raised when a key changes meaning or disappears."""
+JSON_VERSION = 2
+"""``version`` of that document: raised when a key changes meaning or disappears (2: one
+flat object per topic and for the clock, keys from the figure table ``core.figures``)."""
 
 LEVELS = {0: 'OK', 1: 'WARN', 2: 'ERROR', 3: 'STALE', -1: '-'}
 _POINT_FIELDS = ('_at_ns', 'first_arrival_ns', 'last_arrival_ns', 'start_ns')
@@ -60,12 +63,54 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def topic_note(topic: TopicSnapshot, facts: TopicFacts) -> str:
+    """Return one line of what a topic's figures need read with: the session's words and the bag's.
+
+    Why the counts are unknown (``counts_note``), the bag's own facts, then the session's
+    notes (several producers, foreign stamps, outages, cycles no grid saw ...).
+    """
+    report = topic.report
+    parts: list[str] = []
+    if report is None:
+        parts.append(topic.reason)
+    elif report.kind == 'event':
+        parts.append('event topic: no period, so no misses or skipped periods')
+    elif report.counts_note and not facts.notes:
+        parts.append(f'misses and skipped periods unknown: {report.counts_note}')
+    return '; '.join([*parts, *facts.notes, *topic.notes])
+
+
+def topic_record(result: BagResult, topic: TopicSnapshot, facts: TopicFacts) -> dict[str, Any]:
+    """Return one analyzed topic as a flat JSON object: the figure table's keys plus bag facts."""
+    return {'name': topic.topic_id, 'topic': topic.topic, 'msgtype': facts.msgtype,
+            'stamp': facts.stamp, 'clock_choice': facts.clock_choice,
+            'kind': topic.report.kind if topic.report else None,
+            **record(RUN_TOPIC, result.snapshot, topic),
+            'note': topic_note(topic, facts)}
+
+
+def clock_record(result: BagResult, facts: ClockFacts) -> dict[str, Any]:
+    """Return the /clock stream as a flat JSON object: the figure table's keys plus bag facts."""
+    clock = result.snapshot.clock
+    return {**record(RUN_CLOCK, result.snapshot, clock),
+            **{k: v for k, v in _plain(facts).items()},
+            'max_wall_gap_at_s': _since(facts.max_wall_gap_at_ns, result)}
+
+
+def _since(at_ns: int | None, result: BagResult) -> float | None:
+    """Return a wall time of the bag as seconds after its start (None while unknown)."""
+    return None if at_ns is None else (at_ns - result.bag.start_ns) / 1e9
+
+
 def to_json(result: BagResult) -> dict[str, Any]:
     """Return the whole result as a JSON-ready dict, led by its ``format`` and ``version``."""
-    recorded = result.recorded
-    return {'format': JSON_FORMAT, 'version': JSON_VERSION,
-            **_plain(replace(result, recorded=None)),
-            'recorded': _plain(recorded.to_json()) if recorded is not None else None}
+    return {'format': JSON_FORMAT, 'version': JSON_VERSION, 'bag': _plain(result.bag),
+            'topics': [_plain(topic_record(result, t, f)) for t, f in result.topics],
+            'clock': None if result.clock is None else _plain(clock_record(result,
+                                                                           result.clock)),
+            'recorded': None if result.recorded is None else _plain(result.recorded.to_json()),
+            'percentile_method': result.percentile_method,
+            'notes': list(result.notes)}
 
 
 # -- CSV ------------------------------------------------------------------------------------
@@ -84,10 +129,10 @@ def _flat(prefix: str, value: Any) -> dict[str, Any]:
 def csv_rows(result: BagResult) -> list[dict[str, Any]]:
     """One row per analyzed topic, per recorded topic and for the clock."""
     rows: list[dict[str, Any]] = []
-    for topic in result.topics:
-        rows.append({'source': 'bag', **_flat('', topic)})
+    for topic, facts in result.topics:
+        rows.append({'source': 'bag', **_flat('', topic_record(result, topic, facts))})
     if result.clock is not None:
-        rows.append({'source': 'clock', **_flat('', result.clock)})
+        rows.append({'source': 'clock', **_flat('', clock_record(result, result.clock))})
     if result.recorded is not None:
         for topic in result.recorded.topic_records():
             rows.append({'source': 'recorded', **_flat('', topic)})
@@ -141,9 +186,28 @@ def render(header: list[tuple[str, str]], rows: list[list[str]],
     return '\n'.join(lines)
 
 
-def _timer_only(t: TopicResult, *cells: str) -> list[str]:
-    """Cells that mean nothing for an event topic (no period) read 'n/a' there."""
-    return ['n/a'] * len(cells) if t.kind == 'event' else list(cells)
+_BY_JSON = {figure.json: figure for figure in RUN_TOPIC if figure.json}
+TABLE_COLUMNS: tuple[tuple[str, str, int], ...] = (
+    ('messages', 'msgs', 0), ('rate_wall_hz', 'rate Hz', 1), ('period_ms', 'period ms', 3),
+    ('timer_clock', 'clock', 0), ('mean_interval_wall_ms', 'mean', 2),
+    ('max_interval_wall_ms', 'max', 2), ('p99_interval_wall_ms', 'p99', 2),
+    ('mean_interval_sim_ms', 'mean', 2), ('max_interval_sim_ms', 'max', 2),
+    ('p99_interval_sim_ms', 'p99', 2), ('deadline_misses', 'misses', 0), ('rule', 'rule', 0),
+    ('skipped_periods', 'skipped', 0), ('messages_lost', 'lost', 0))
+"""The topic table: figure (its ``json`` key in ``core.figures.RUN_TOPIC``), header, digits."""
+TIMER_ONLY = ('deadline_misses', 'rule', 'skipped_periods')
+"""Cells that mean nothing for an event topic (no period): they read 'n/a' there."""
+
+
+def _cell(value: Any, digits: int) -> str:
+    """Show a figure as the table does: '-' while unknown (never a good-looking 0)."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return '-'
+    if isinstance(value, bool) or isinstance(value, str):
+        return str(value)
+    if isinstance(value, int):
+        return f'{value:,}'
+    return f'{value:.{digits}f}'
 
 
 def count_cell(value: int | None) -> str:
@@ -151,37 +215,42 @@ def count_cell(value: int | None) -> str:
     return '-' if value is None else f'{value:,}'
 
 
-def _topic_rows(topics: tuple[TopicResult, ...]) -> str:
-    header = [('topic', 'l'), ('msgs', 'r'), ('rate Hz', 'r'), ('period ms', 'r'),
-              ('clock', 'l'), ('mean', 'r'), ('max', 'r'), ('p99', 'r'), ('mean', 'r'),
-              ('max', 'r'), ('p99', 'r'), ('misses', 'r'), ('rule', 'l'), ('skipped', 'r'),
-              ('lost', 'r')]
+def topic_cells(result: BagResult, topic: TopicSnapshot) -> list[str]:
+    """Return the cells of one topic (after its name), in ``TABLE_COLUMNS`` order."""
+    event = topic.report is not None and topic.report.kind == 'event'
+    cells = []
+    for key, _, digits in TABLE_COLUMNS:
+        if event and key in TIMER_ONLY:
+            cells.append('n/a')
+            continue
+        cell = _cell(_BY_JSON[key].get(result.snapshot, topic), digits)
+        if key == 'period_ms' and topic.report is not None and topic.report.period_learned:
+            cell += '*'
+        cells.append(cell)
+    return cells
+
+
+def _topic_rows(result: BagResult) -> str:
+    header = [('topic', 'l'), *((name, 'l' if key in ('timer_clock', 'rule') else 'r')
+                                for key, name, _ in TABLE_COLUMNS)]
     groups = ((5, 7, 'interval wall [ms]'), (8, 10, 'interval sim [ms]'))
-    rows = []
-    for t in topics:
-        wall: IntervalSummary = t.interval_wall
-        sim: IntervalSummary = t.interval_sim
-        period = _ms(t.period_ns, 3) + ('*' if t.period_learned else '')
-        rows.append([
-            t.topic, f'{t.messages_total:,}', _num(t.rate_wall_hz, 1), period, t.timer_clock,
-            _ms(wall.mean_ns, 2), _ms(wall.max_ns, 2), _ms(wall.p99_ns, 2),
-            _ms(sim.mean_ns, 2), _ms(sim.max_ns, 2), _ms(sim.p99_ns, 2),
-            *_timer_only(t, count_cell(t.deadline_misses_total), t.rule,
-                         count_cell(t.skipped_periods_total)),
-            f'{t.messages_lost_total:,}'])
+    rows = [[topic.topic, *topic_cells(result, topic)] for topic, _ in result.topics]
     return render(header, rows, groups)
 
 
-def _clock_line(clock: ClockResult, t0_ns: int) -> str:
-    rtf = _num(clock.rtf_total, 3)
-    parts = [f'Clock {clock.topic}: {clock.messages_total:,} messages, RTF {rtf} overall '
+def _clock_line(result: BagResult, clock: ClockFacts, t0_ns: int) -> str:
+    snapshot = result.snapshot.clock
+    report = snapshot.report
+    rtf = _num(report.rtf_total, 3)
+    parts = [f'Clock {snapshot.topic}: {report.messages_total:,} messages, RTF {rtf} overall '
              f'(sim {clock.sim_span_ns / 1e9:.2f} s / wall {clock.wall_span_ns / 1e9:.2f} s)',
-             f'worst {clock.rtf_bin_ns / 1e6:g} ms window {_num(clock.rtf_bin_min, 3)} at '
-             f'{_rel_s(clock.rtf_bin_min_at_ns, t0_ns)}, best {_num(clock.rtf_bin_max, 3)}',
+             f'worst {report.rtf_bin_ns / 1e6:g} ms window {_num(report.rtf_bin_min_run, 3)} '
+             f'at {_rel_s(report.rtf_bin_min_run_at_ns, t0_ns)}, best '
+             f'{_num(clock.rtf_bin_max, 3)}',
              f'step {_ms(clock.step_ns, 3)} ms, longest gap {_ms(clock.max_wall_gap_ns, 1)} ms '
              f'at {_rel_s(clock.max_wall_gap_at_ns, t0_ns)}',
-             f'resets {clock.resets_total}']
-    if clock.resets_total:
+             f'resets {report.resets_total}']
+    if report.resets_total:
         parts[0] += ' (RTF overall since the last reset)'
     if clock.paused_windows:
         parts.append(f'paused in {clock.paused_windows} report windows')
@@ -207,28 +276,34 @@ def format_table(result: BagResult) -> str:
     out = [f'Bag {bag.path} ({bag.storage}, {bag.duration_ns / 1e9:.2f} s, '
            f'{bag.message_count:,} messages in {bag.topic_count} topics)']
     if result.topics:
-        out += ['', _topic_rows(result.topics)]
+        out += ['', _topic_rows(result)]
         # The footnote of the '*' only where a period was learned, not given.
         learned = ('* period learned from the first intervals. '
-                   if any(t.period_learned for t in result.topics) else '')
+                   if any(t.report and t.report.period_learned for t, _ in result.topics)
+                   else '')
         legend = [f'{learned}Misses per rule: response = end - scheduled slot > deadline; '
                   'interval = interval > period + jitter.']
-        for t in result.topics:
-            timing = f'{t.start_source} ({t.timing_reason})' if t.timing_reason else (
-                t.start_source)
-            details = (f'{t.topic}: deadline {_ms(t.deadline_ns, 3)} ms, jitter '
-                       f'{_ms(t.jitter_ns, 3)} ms, start from {timing}, timer clock '
-                       f'{t.timer_clock} ({t.clock_choice}), lateness max '
-                       f'{_ms(t.lateness_max_ns, 2)} ms, response max '
-                       f'{_ms(t.response_max_ns, 2)} ms')
-            if t.note:
-                details += f'; {t.note}'
+        for t, facts in result.topics:
+            r, run = t.report, t.run
+            if r is None:
+                legend.append(f'{t.topic_id}: {t.reason}')
+                continue
+            timing = f'{r.start_source} ({r.timing_reason})' if r.timing_reason else (
+                r.start_source)
+            details = (f'{t.topic}: deadline {_ms(r.deadline_ns, 3)} ms, jitter '
+                       f'{_ms(r.jitter_ns, 3)} ms, start from {timing}, timer clock '
+                       f'{r.timer_clock} ({facts.clock_choice}), lateness max '
+                       f'{_ms(run.lateness_max_ns, 2)} ms, response max '
+                       f'{_ms(run.response_max_ns, 2)} ms')
+            note = topic_note(t, facts)
+            if note:
+                details += f'; {note}'
             legend.append(details)
         out += legend
-        if not all(t.percentiles_exact for t in result.topics):
+        if not all(t.run.percentiles_exact in (True, None) for t, _ in result.topics):
             out.append(f'p99: {result.percentile_method}')
     if result.clock is not None:
-        out += ['', _clock_line(result.clock, bag.start_ns)]
+        out += ['', _clock_line(result, result.clock, bag.start_ns)]
     elif result.topics:
         out += ['', 'Clock: no /clock in the bag (sim figures unavailable)']
     if result.recorded is not None:

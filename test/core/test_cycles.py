@@ -179,15 +179,19 @@ def test_a_slow_topic_keeps_the_rows_of_its_window_not_of_the_run():
     assert r.messages == 10 and r.interval_wall.max_ns == 1300 * MS and r.messages_total == 3600
 
 
-def test_a_consumer_that_drains_rows_gets_every_row_even_past_the_window():
-    """The bag replay drains the rows of each round: none may be forgotten before that."""
+def test_a_consumer_that_takes_rows_gets_every_row_once_even_past_the_window():
+    """The session's whole-run figures take the rows of each processing: none forgotten."""
     a = CycleAnalyzer(TopicConfig(name='a', topic='/a', period_ns=S), AnalysisConfig())
-    a.drain_rows()  # a draining consumer
+    assert a.take_rows() is None  # a consumer from the start
+    taken = []
     for k in range(30):
         a.record(S + k * S, S + k * S - MS, k + 1, 10)
         if k % 10 == 9:
             a.process(None)  # three batches spanning 30 s, more than the 10 s window
-    assert len(a.drain_rows()['arrival']) == 30
+            taken.append(a.take_rows()['arrival'])
+    assert a.take_rows() is None  # each row handed over once
+    assert np.concatenate(taken).tolist() == [S + k * S for k in range(30)]
+    assert len(a._rows) < 30  # while the report's window keeps only its own rows
 
 
 def test_sim_clock_topic_maps_arrival_to_sim_time_and_resets_cleanly(timer_cycles):

@@ -246,3 +246,38 @@ class Bags:
 @pytest.fixture
 def bags() -> type[Bags]:
     return Bags
+
+
+class TopicView:
+    """One analyzed topic of a ``BagResult`` by name, for assertions.
+
+    Whole-run figures first (``TopicSnapshot.run``), then the session's report, the bag
+    facts and the snapshot; misses and skipped periods None while unknown (as in the JSON),
+    ``note`` the table's note.
+    """
+
+    def __init__(self, topic, facts) -> None:
+        self._parts = (topic.run, topic.report, facts, topic)
+        self._topic, self._facts = topic, facts
+
+    def __getattr__(self, name):
+        report = self._topic.report
+        if name in ('deadline_misses_total', 'skipped_periods_total'):
+            return getattr(report, name) if report.counts_known else None
+        if name in ('rate_wall_hz', 'rate_sim_hz'):
+            return getattr(self._topic.run, f'interval_{name.split("_")[1]}').rate_hz
+        if name == 'note':
+            from ros2_deadline_monitor.offline.tables import topic_note
+            return topic_note(self._topic, self._facts)
+        if name == 'name':
+            return self._topic.topic_id
+        for part in self._parts:
+            if hasattr(part, name):
+                return getattr(part, name)
+        raise AttributeError(name)
+
+
+@pytest.fixture
+def topic_views():
+    """Return a function giving the ``TopicView`` of every topic of a ``BagResult``."""
+    return lambda result: tuple(TopicView(t, f) for t, f in result.topics)

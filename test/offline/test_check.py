@@ -298,7 +298,7 @@ def test_baseline_flags_regressions_beyond_tolerance(bags, tmp_path: Path, capsy
     ('{"topics": []}', 'has no "format" field'),
     ('{"format": "ros2_deadline_monitor/analyze", "version": 99, "topics": []}',
      "format 'ros2_deadline_monitor/analyze' version 99; this analyze reads "
-     'ros2_deadline_monitor/analyze version 1'),
+     'ros2_deadline_monitor/analyze version 2'),
     ('{"format": "other", "version": 1, "topics": []}', "is format 'other'"),
     ('not json', 'is not JSON'),
 ])

@@ -187,7 +187,7 @@ def test_stamp_field_flag_reaches_the_plan(bags: Any, store: Any, tmp_path: Path
 
 
 def test_the_replay_reads_a_nested_stamp(bags: Any, store: Any, storage: str,
-                                         tmp_path: Path) -> None:
+                                         tmp_path: Path, topic_views) -> None:
     from ros2_deadline_monitor.offline.replay import BagAnalysis
     from ros2_deadline_monitor.offline.selection import build_plan, Overrides
 
@@ -199,7 +199,7 @@ def test_the_replay_reads_a_nested_stamp(bags: Any, store: Any, storage: str,
             period_ns=20 * MS))
         assert plan.topics[0].stamp_rule is not None
         assert plan.topics[0].stamp_rule.offset == 8
-        (topic,) = BagAnalysis(bag, plan).run().topics
+        (topic,) = topic_views(BagAnalysis(bag, plan).run())
     assert topic.messages_total == len(stamps) and topic.malformed_total == 20
     assert topic.start_source == 'header'
     # Each empty message (but the last) was a cycle of the producer without a readable

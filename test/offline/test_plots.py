@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from ros2_deadline_monitor.offline import replay
-from ros2_deadline_monitor.offline.accumulate import Timeline
 from ros2_deadline_monitor.offline.bag import BagSource
 from ros2_deadline_monitor.offline.plots import file_stem, render_figures
 from ros2_deadline_monitor.offline.selection import build_plan, Overrides
+from ros2_deadline_monitor.offline.series import Timeline
 
 T0 = 1_700_000_000_000_000_000
 MS = 1_000_000
@@ -41,7 +41,7 @@ def test_clock_only_bag_gets_an_rtf_figure(bags, tmp_path: Path) -> None:
     path = bags.write(tmp_path / 'bag', 'mcap', {'/clock': 'rosgraph_msgs/msg/Clock'},
                       bags.clock_messages(3_000 * MS, 2 * MS, MS))
     result = analyze(path)
-    assert result.topics == () and result.clock.rtf_total == pytest.approx(0.5)
+    assert result.topics == () and result.snapshot.clock.report.rtf_total == pytest.approx(0.5)
     assert list(render_figures(result)) == ['rtf.png']
 
 

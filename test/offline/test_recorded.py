@@ -106,7 +106,7 @@ def test_stats_next_to_raw_topics(bags, tmp_path: Path) -> None:
                       messages, store)
     data = analyze_json(tmp_path, str(path))
     assert [t['topic'] for t in data['topics']] == ['/demo/cmd']
-    assert data['topics'][0]['messages_total'] == 100
+    assert data['topics'][0]['messages'] == 100
     assert data['recorded']['topics'][0]['messages'] == 10
 
 

@@ -1,172 +1,17 @@
-"""Whole-run accumulators with bounded memory, fed per-cycle rows in batches.
+"""Plot series of a bag analysis, bounded by bucketing in time (whatever the bag's length).
 
-A bag can hold hours of data; the core's analyzers keep only a bounded window. These
-accumulators add up what the whole-bag summary and the plots need without keeping every
-value: counts, sums, minima and maxima are exact; quantiles are exact while a series holds at
-most ``exact_cap`` values and come from a logarithmic histogram with relative bin width
-``rel`` (error below ``rel / 2``) beyond that; plot series are bucketed in time.
+The per-cycle rows the session hands over (``Session.on_rows``) and the clock reports go
+into these for the timeline and RTF plots only; every figure comes from the session's final
+snapshot (``core.whole_run``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-import math
 
 import numpy as np
 
 NAN = float('nan')
-EXACT_CAP = 1 << 17
-"""Values a sketch keeps verbatim; quantiles are exact up to this many values."""
-REL_BIN = 1e-3
-"""Relative width of a histogram bin once a sketch holds more than ``EXACT_CAP`` values."""
-
-
-class ValueSketch:
-    """Quantiles, ECDF and histogram of an int64 series in bounded memory."""
-
-    def __init__(self, exact_cap: int = EXACT_CAP, rel: float = REL_BIN) -> None:
-        """Keep up to ``exact_cap`` values verbatim, then bins ``rel`` wide (relative)."""
-        self.exact_cap = exact_cap
-        self._log_gamma = math.log1p(rel)
-        self._chunks: list[np.ndarray] = []
-        self._held = 0
-        self.count = 0
-        self._pos: np.ndarray | None = None
-        self._neg: np.ndarray | None = None
-        self._zero = 0
-
-    @property
-    def exact(self) -> bool:
-        """True while every value is held verbatim (quantiles are exact)."""
-        return self._pos is None
-
-    def add(self, values: np.ndarray) -> None:
-        """Add a batch of int64 values."""
-        if len(values) == 0:
-            return
-        self.count += len(values)
-        if self._pos is None:
-            self._chunks.append(np.asarray(values, np.int64).copy())
-            self._held += len(values)
-            if self._held > self.exact_cap:
-                held = self._values()
-                self._chunks = []
-                self._held = 0
-                self._pos = np.zeros(self._bin_of(np.iinfo(np.int64).max) + 2, np.int64)
-                self._bin(held)
-            return
-        self._bin(np.asarray(values, np.int64))
-
-    def _bin_of(self, magnitude: float | np.ndarray) -> np.ndarray | int:
-        return np.ceil(np.log(magnitude) / self._log_gamma).astype(np.int64)
-
-    def _bin(self, values: np.ndarray) -> None:
-        assert self._pos is not None
-        positive = values[values > 0].astype(np.float64)
-        negative = -values[values < 0].astype(np.float64)
-        self._zero += int(np.count_nonzero(values == 0))
-        if len(positive):
-            self._pos += np.bincount(self._bin_of(positive), minlength=len(self._pos))
-        if len(negative):
-            if self._neg is None:  # most series never go negative: allocate on demand
-                self._neg = np.zeros_like(self._pos)
-            self._neg += np.bincount(self._bin_of(negative), minlength=len(self._neg))
-
-    def _values(self) -> np.ndarray:
-        if len(self._chunks) > 1:
-            self._chunks = [np.concatenate(self._chunks)]
-        return self._chunks[0] if self._chunks else np.empty(0, np.int64)
-
-    def _binned(self) -> tuple[np.ndarray, np.ndarray]:
-        """Return the representative value and count of every non-empty bin, ascending."""
-        assert self._pos is not None
-        gamma = math.exp(self._log_gamma)
-        neg = self._neg if self._neg is not None else np.zeros(0, np.int64)
-        pos_idx = np.flatnonzero(self._pos)
-        neg_idx = np.flatnonzero(neg)[::-1]
-        # The value that minimizes the relative error for a bin (gamma^(i-1), gamma^i].
-        scale = 2.0 / (1.0 + gamma)
-        values = np.concatenate([
-            -np.exp(neg_idx * self._log_gamma) * scale,
-            np.zeros(1 if self._zero else 0),
-            np.exp(pos_idx * self._log_gamma) * scale,
-        ])
-        counts = np.concatenate([
-            neg[neg_idx], np.full(1 if self._zero else 0, self._zero), self._pos[pos_idx]])
-        return values, counts
-
-    def quantiles(self, qs: tuple[float, ...]) -> tuple[float, ...]:
-        """Quantiles (0..1) with linear interpolation (numpy's default, type 7); NaN if empty."""
-        if self.count == 0:
-            return tuple(NAN for _ in qs)
-        if self.exact:
-            return tuple(float(v) for v in np.quantile(self._values(), qs))
-        values, counts = self._binned()
-        ends = np.cumsum(counts)
-        out = []
-        for q in qs:
-            h = q * (self.count - 1)
-            lo = math.floor(h)
-            v_lo, v_hi = (float(values[np.searchsorted(ends, r, side='right')])
-                          for r in (lo, min(lo + 1, self.count - 1)))
-            out.append(v_lo + (h - lo) * (v_hi - v_lo))
-        return tuple(out)
-
-    def ecdf(self, max_points: int = 2000) -> tuple[np.ndarray, np.ndarray]:
-        """``(x, F(x))`` of the empirical CDF with at most ``max_points`` points."""
-        if self.count == 0:
-            return np.empty(0), np.empty(0)
-        if self.exact:
-            x = np.sort(self._values()).astype(np.float64)
-            y = np.arange(1, len(x) + 1) / len(x)
-        else:
-            x, counts = self._binned()
-            y = np.cumsum(counts) / self.count
-        if len(x) > max_points:
-            keep = np.unique(np.linspace(0, len(x) - 1, max_points).round().astype(np.int64))
-            x, y = x[keep], y[keep]
-        return x, y
-
-    def histogram(self, bins: int = 60, range_: tuple[float, float] | None = None
-                  ) -> tuple[np.ndarray, np.ndarray]:
-        """Return ``(counts, edges)`` over ``bins`` equal bins (from the bins once binned)."""
-        if self.count == 0:
-            return np.zeros(bins, np.int64), np.linspace(0.0, 1.0, bins + 1)
-        if self.exact:
-            return np.histogram(self._values().astype(np.float64), bins=bins, range=range_)
-        values, counts = self._binned()
-        return np.histogram(values, bins=bins, range=range_, weights=counts)
-
-
-class RunningStats:
-    """Exact count, sum, min and max (and when the max happened, an int) of an int64 series."""
-
-    def __init__(self) -> None:
-        """Start empty."""
-        self.count = 0
-        self.total = 0
-        self.min = NAN
-        self.max = NAN
-        self.max_at: int | None = None
-
-    def add(self, values: np.ndarray, at: np.ndarray | None = None) -> None:
-        """Add a batch; ``at[i]`` is when ``values[i]`` happened (for the time of the max)."""
-        if len(values) == 0:
-            return
-        self.count += len(values)
-        self.total += int(values.sum(dtype=np.int64))
-        low = float(values.min())
-        i_max = int(np.argmax(values))
-        if not self.min <= low:
-            self.min = low
-        if not self.max >= float(values[i_max]):
-            self.max = float(values[i_max])
-            self.max_at = int(at[i_max]) if at is not None else None
-
-    @property
-    def mean(self) -> float:
-        """Mean of all values; NaN when empty."""
-        return self.total / self.count if self.count else NAN
 
 
 class Timeline:
