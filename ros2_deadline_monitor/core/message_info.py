@@ -70,6 +70,8 @@ class FallbackStatus:
     loss_known: bool
     loss_unknown_since: int
     notes: tuple[str, ...]
+    loss_note: str = 'the middleware gives no sequence numbers'
+    """Why loss is unknown (``loss_known`` False): the topic's ``loss_note``."""
 
 
 class InfoFallback:

@@ -736,8 +736,7 @@ class Session:
             topic.appeared_ns, topic.appear_pending = now_wall_ns, False
         fallback = topic.fallback
         if fallback is not None and not fallback.loss_known and report.loss_known:
-            report = replace(report, loss_known=False,
-                             loss_note='the middleware gives no sequence numbers')
+            report = replace(report, loss_known=False, loss_note=fallback.loss_note)
         if topic.receive.loss_unseen and report.loss_known:
             report = replace(report, loss_known=False, loss_note=topic.receive.loss_unseen)
         level, reason = self._held(topic, *self._topic_level(topic, report, now_wall_ns,

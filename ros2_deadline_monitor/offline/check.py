@@ -40,9 +40,6 @@ EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_FAILED = 3
 
-BAG_LOSS = ('not measured from a bag: rosbag2 records no publication sequence numbers, so '
-            'messages lost between writer and recorder cannot be counted')
-
 
 _TOPIC = {figure.json: figure for figure in RUN_TOPIC}
 _CLOCK = {figure.json: figure for figure in RUN_CLOCK}

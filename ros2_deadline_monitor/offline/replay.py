@@ -24,6 +24,7 @@ from ros2_deadline_monitor.core.cdr import read_stamp_ns, read_stamps_ns
 from ros2_deadline_monitor.core.config import AnalysisConfig, NS_PER_S, TopicConfig
 from ros2_deadline_monitor.core.cycles import MALFORMED
 from ros2_deadline_monitor.core.errors import BagError, CdrError
+from ros2_deadline_monitor.core.message_info import FallbackStatus
 from ros2_deadline_monitor.core.reports import ClockReport
 from ros2_deadline_monitor.core.ring import NO_VALUE
 from ros2_deadline_monitor.core.session import Session, TopicState
@@ -45,6 +46,13 @@ CLOCK_CAPACITY = 2 * TICK_MESSAGES
 """/clock samples the session keeps: more than one round can bring."""
 BATCH_MIN = 32
 """Runs of fewer messages between two rounds go message by message (numpy costs more)."""
+
+
+BAG_STREAM = FallbackStatus(
+    timestamp='log_time', timestamp_since=0, loss_known=False, loss_unknown_since=1, notes=(),
+    loss_note='not measured from a bag: rosbag2 records no publication sequence numbers, so '
+              'messages lost between writer and recorder cannot be counted')
+"""How a bag's stream arrives: by log time, without sequence numbers (loss is unknown)."""
 
 
 @dataclass(frozen=True)
@@ -265,7 +273,7 @@ class BagAnalysis:
             self.session.configure({k.topic_id: k.config for k in self.tracks
                                     if k.config is not None})
             self.session.topic_status(track.topic_id, TopicState.RECEIVING,
-                                      type_name=plan.bag_topic.msgtype)
+                                      type_name=plan.bag_topic.msgtype, fallback=BAG_STREAM)
             record = self.session.recorder(track.topic_id, read)
 
             def handle(t: int, raw: bytes) -> None:

@@ -78,7 +78,7 @@ def test_table_text(result) -> None:
                               'max', 'p99', 'mean', 'max', 'p99', 'misses', 'rule', 'skipped',
                               'lost']
     assert row.split() == ['/demo/cmd', '490', '98.0', '10.000*', 'wall', '10.20', '22.00',
-                           '22.00', '10.20', '22.00', '22.00', '20', 'response', '10', '0']
+                           '22.00', '10.20', '22.00', '22.00', '20', 'response', '10', '-']
     assert 'RTF 1.000 overall' in text
 
 
