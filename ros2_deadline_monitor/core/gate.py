@@ -171,6 +171,7 @@ def _topic_record(topic: TopicSnapshot) -> dict[str, Any]:
         outages=report.outages_total,
         outage_max_ms=_ms(report.outage_max_ns) if report.outages_total else None,
         messages_lost=report.messages_lost_total if report.loss_known else None,
+        messages_lost_by_monitor=report.lost_by_monitor_total,
         malformed=report.malformed_total, resets=report.resets_total,
         miss_ratio=report.deadline_misses_total / run.cycles if run.cycles else None,
         max_interval_wall_ms=_ms(run.interval_wall.max_ns),
