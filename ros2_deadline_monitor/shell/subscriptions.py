@@ -206,6 +206,8 @@ class TopicMonitor:
         self._take_period_ns = take_period_ns
         self._take_queue_depth = take_queue_depth
         self._drain: Callable[[], int] | None = None
+        self._take_left: Callable[[], int] | None = None
+        """Takes what a per-message subscription's queue still holds (``take_left``)."""
         self.depth = 0
         """History depth of the current subscription (0 before subscribing)."""
         self.queue_overflows = 0
@@ -486,6 +488,8 @@ class TopicMonitor:
                 on_message = skip_latched(on_message, *latched)
             self._subscription = self._node.create_subscription(
                 msg_class, config.topic, on_message, profile, event_callbacks=events, raw=True)
+            self._take_left = make_drain(self._subscription, record, self._arrival_key,
+                                         self.fallback, latched)
         self.depth = profile.depth
         self._reliable = choice.reliable
         self._transient_local = choice.transient_local
@@ -555,6 +559,16 @@ class TopicMonitor:
             self._last_seq = self._edges[1]
         return count
 
+    def take_left(self) -> int:
+        """Take what a per-message subscription still holds; return how many (callback mode).
+
+        Called where the executor does not spin (the final report, after the spin loop; a
+        graph look, on the executor's own thread). With thousands of configured topics the
+        executor lagged seconds behind the queues: a summary counted 460 of the 1,516
+        messages received before SIGINT (issue 47). Its callback would find none of them.
+        """
+        return self._take_left() if self._take_left is not None else 0
+
     def _count_own_drops(self) -> None:
         """Count what the full queue dropped since the previous take: the monitor's loss.
 
@@ -591,7 +605,9 @@ class TopicMonitor:
             self._drain = None
             self._reader.destroy_subscription(subscription)
         else:
+            self.take_left()  # what the executor did not hand over yet still counts
             stopped_ns = time.time_ns()
+            self._take_left = None
             self._node.destroy_subscription(subscription)
         self._subscription = None
         if why:
