@@ -432,7 +432,7 @@ class TopicMonitor:
         return None
 
     def _fail(self, reason: str) -> None:
-        self._unsubscribe(f'refused: {reason}')
+        self._unsubscribe(f'refused: {reason.split("; ")[0]}')  # its first clause names it
         self.state = TopicState.ERROR
         self.reason = reason
         self._log_once('error', f'{self.config.name}: {reason}')

@@ -372,7 +372,9 @@ def test_a_refused_topic_is_not_monitored_meanwhile_never_the_producers_loss(
     assert report.skipped_periods_total == 0 and report.deadline_misses_total == 0
     # Every message was received or published while the monitor did not listen.
     assert report.unmonitored_total == 1
-    assert report.unmonitored_messages_total >= 150
+    # At least 150 published after the refusal, but for the up to 9 the producer had not
+    # said yet when it came (it says its count every 10 messages).
+    assert report.unmonitored_messages_total >= 150 - 9
     assert report.messages_total + report.unmonitored_messages_total == SLOTS
     assert "(refused: refused by the test): 1 gap(s) of the monitor's own" in topic.reason
     print(f'\nrefused: received {report.messages_total}, published while not monitored '
