@@ -75,6 +75,10 @@ messages per /clock step: /clock is coarser than the topic, its sim times from a
 unknown (DESIGN.md §4)."""
 
 
+GAPS_KEPT = 16
+"""Ends of the monitor's own gaps kept to tell a silence across one from an outage."""
+
+
 class CycleCounts(NamedTuple):
     """Counting results of one cycle sequence."""
 
@@ -317,6 +321,10 @@ class _Totals:
     foreign_ahead: int = 0
     age_unknown: int = 0
     unlearned: int = 0
+    unmonitored: int = 0
+    unmonitored_ns: int = 0
+    unmonitored_messages: int = 0
+    lost_by_monitor: int = 0
 
 
 @dataclass
@@ -345,6 +353,9 @@ class _Stream:
     """Its latest header start on the timer clock, placed or not (stamps going back)."""
     unseen: int = 0
     """Cycles it ran since its latest placed one that no grid saw (lost, or not placed)."""
+    unmonitored: bool = False
+    """The monitor was not subscribed since its latest event: the sequence numbers its next
+    event skips were published while nobody listened, not lost."""
 
     def anchor(self, epoch: int, keep_intervals: bool = False) -> None:
         """Start a new grid (after an outage or a guess) and, unless kept, new intervals.
@@ -425,6 +436,20 @@ class CycleAnalyzer:
         self._coarse_note = ''
         self._unlearned_cycles = 0
         """Cycles analyzed at the end of a run without a period (too few to learn it)."""
+        self._unmonitored_from: int | None = None
+        """Wall time the monitor stopped receiving this topic (None: it receives it)."""
+        self._unmonitored_why = ''
+        self._gap: tuple[int, int | None, str] | None = None
+        """The latest gap of the monitor's own: (from, to or None while open, why)."""
+        self._gap_ends: list[int] = []
+        """Wall times the monitor received the topic again, not yet applied (``process``)."""
+        self._gaps_ended: list[int] = []
+        """The latest ``GAPS_KEPT`` of them applied: cycles still waiting to be analyzed
+        (learning, deciding) may lie on both sides of one (``_outage_epochs``)."""
+        self._own_drops: dict[int, int] = {}
+        """Sequence number -> messages the monitor's own queue dropped just before it."""
+        self._own_at: dict[int, int] = {}
+        """Arrival -> those drops, from ``_demultiplex`` to the rows (``_cycles``)."""
         self._choose_stamp_by_config()
         self._resolve()
 
@@ -577,6 +602,42 @@ class CycleAnalyzer:
         """Count middleware 'requested deadline missed' events."""
         self._totals.qos_deadline_events += count
 
+    def unmonitored(self, from_wall_ns: int, why: str) -> None:
+        """Open a gap of the monitor's own: it stopped receiving the topic at ``from_wall_ns``.
+
+        It unsubscribed to subscribe again (another QoS, stamp) or while the topic is
+        refused. Until ``monitored``, no message reaches it: the silence is the monitor's,
+        never the producer's outage or loss. A gap already open stays the one named.
+        """
+        if self._unmonitored_from is None:
+            self._unmonitored_from, self._unmonitored_why = from_wall_ns, why
+            self._gap = (from_wall_ns, None, why)
+
+    def monitored(self, at_wall_ns: int) -> None:
+        """Close the gap: the monitor receives the topic again from ``at_wall_ns``.
+
+        Messages that arrived from then on are analyzed as if the stream began anew: no
+        interval, outage, skipped period or loss across the gap (``_break``). Without an
+        open gap (a first subscription) nothing happens.
+        """
+        began = self._unmonitored_from
+        if began is None:
+            return
+        self._unmonitored_from = None
+        self._totals.unmonitored += 1
+        self._totals.unmonitored_ns += max(0, at_wall_ns - began)
+        self._gap = (began, at_wall_ns, self._unmonitored_why)
+        self._gap_ends.append(at_wall_ns)
+
+    def dropped_by_monitor(self, before_seq: int, count: int) -> None:
+        """Count the ``count`` messages before ``before_seq`` as dropped by the monitor's queue.
+
+        Its sequence-number gap is the monitor's loss, not the producer's: counted apart
+        (``lost_by_monitor_total``); the cycles still took their slots (never skipped).
+        """
+        if count > 0 and len(self._own_drops) < PENDING_CAPACITY:
+            self._own_drops[before_seq] = self._own_drops.get(before_seq, 0) + count
+
     def process(self, clock: RtfAnalyzer | None, resets_wall_ns: Sequence[int] = (),
                 resets: int = 0, horizon_ns: int | None = None, final: bool = False) -> None:
         """Turn pending events into per-cycle rows, in arrival order.
@@ -604,13 +665,25 @@ class CycleAnalyzer:
                 if keep < len(events[0]):
                     self._pending.put_back(*(column[keep:] for column in events))
                     events = tuple(column[:keep] for column in events)
-        for reset_at in resets_wall_ns:
+        cuts = [(at, False) for at in resets_wall_ns]
+        if self._gap_ends:
+            # A gap ends once every event before it is processed (none held for /clock).
+            pending = self._pending
+            held = int(pending.arrival[:pending.count].min()) if pending.count else None
+            ready = [at for at in self._gap_ends if held is None or held >= at]
+            self._gap_ends = [at for at in self._gap_ends if at not in ready]
+            cuts = sorted(cuts + [(at, True) for at in ready])
+        for cut_at, gap_end in cuts:
             if events is not None and len(events[0]):
-                cut = int(np.searchsorted(events[0], reset_at, side='left'))
+                cut = int(np.searchsorted(events[0], cut_at, side='left'))
                 if cut:
                     self._process(*(column[:cut] for column in events), clock)
                 events = tuple(column[cut:] for column in events)
-            self._drop_sim_state()
+            if gap_end:
+                self._break()
+                self._gaps_ended = [*self._gaps_ended[1 - GAPS_KEPT:], cut_at]
+            else:
+                self._drop_sim_state()
         if resets and not resets_wall_ns:
             self._drop_sim_state()
         if events is not None and len(events[0]):
@@ -628,6 +701,25 @@ class CycleAnalyzer:
             self._learning_count = 0
             self._unlearned_cycles += len(batch[0])
             self._analyze(*batch)
+
+    def _break(self) -> None:
+        """Untie the cycles after a gap of the monitor's own from those before it.
+
+        Every producer stream keeps its sequence numbers (the ones skipped are not lost) but
+        gets a new serial (no period is learned across the gap), a new grid and no
+        interval, stamp or silence to measure from: nothing spans the gap.
+        """
+        streams: dict[int, _Stream] = {}
+        for serial, stream in self._streams.items():
+            self._stream_serial += 1
+            stream.anchor(self._epoch)
+            stream.unseen, stream.last_stamp, stream.unmonitored = 0, NO_VALUE, True
+            streams[self._stream_serial] = stream
+            if serial == self._recent:
+                self._recent = self._stream_serial
+        self._streams = streams
+        self._recheck_prev.clear()
+        self._gap_prev_wall = self._gap_prev_timer = NO_VALUE
 
     def _drop_sim_state(self) -> None:
         for stream in self._streams.values():
@@ -804,6 +896,7 @@ class CycleAnalyzer:
             placed &= ~self._out_of_order(streams, start_timer,
                                           placed & (stamp != NO_VALUE))
         absent = self._unseen_before(streams, lost, placed, attributed)
+        lost = self._producer_lost(arrival, lost)
         if not placed.all():
             for serial in streams[fresh & ~placed].tolist():  # the next one starts afresh
                 if serial in self._streams:
@@ -1041,11 +1134,15 @@ class CycleAnalyzer:
                 self._recent = self._new_stream(NO_VALUE, int(arrival[0]))
                 one = streams[self._recent]
             gaps = _diff_with(one.seq, seq)
+            if one.unmonitored:  # published while the monitor was not subscribed
+                one.unmonitored = False
+                self._totals.unmonitored_messages += max(0, int(gaps[0]) - 1)
+                gaps[0] = NO_VALUE
             before = int(arrival[-2]) if n > 1 else one.arrival
             one.seq, one.gap, one.arrival = int(seq[-1]), int(arrival[-1]) - before, int(
                 arrival[-1])
             lost = np.where((gaps != NO_VALUE) & (gaps > 1), gaps - 1, 0)
-            self._totals.lost += int(lost.sum())
+            self._count_lost(lost, seq, arrival)
             return np.full(n, self._recent, np.int64), lost, np.zeros(n, bool), None
         serials = np.empty(n, np.int64)
         lost = np.zeros(n, np.int64)
@@ -1093,13 +1190,45 @@ class CycleAnalyzer:
             else:
                 stream = streams[best]
                 if stream.seq != NO_VALUE and s - stream.seq > 1:
-                    lost[i] = s - stream.seq - 1
+                    if stream.unmonitored:
+                        self._totals.unmonitored_messages += s - stream.seq - 1
+                    else:
+                        lost[i] = s - stream.seq - 1
+                stream.unmonitored = False
                 stream.seq, stream.gap, stream.arrival = s, a - stream.arrival, a
                 if scale >= 0:
                     stream.scale = scale
             serials[i] = self._recent = best
-        self._totals.lost += int(lost.sum())
+        self._count_lost(lost, seq, arrival)
         return serials, lost, fresh, guessed
+
+    def _count_lost(self, lost: np.ndarray, seq: np.ndarray, arrival: np.ndarray) -> None:
+        """Count sequence gaps as the producer's loss, less what the monitor's queue dropped.
+
+        The monitor's own drops (``dropped_by_monitor``) are counted apart and noted by
+        arrival, so the rows carry the producer's loss only (``_producer_lost``); ``lost``
+        stays whole: every cycle in the gap took its slot.
+        """
+        total = int(lost.sum())
+        if self._own_drops and total:
+            for i in np.flatnonzero(lost > 0).tolist():
+                count = self._own_drops.pop(int(seq[i]), 0)
+                if count:
+                    own = min(count, int(lost[i]))
+                    if len(self._own_at) < PENDING_CAPACITY:  # bounded, however it goes
+                        self._own_at[int(arrival[i])] = own
+                    self._totals.lost_by_monitor += own
+                    total -= own
+        self._totals.lost += total
+
+    def _producer_lost(self, arrival: np.ndarray, lost: np.ndarray) -> np.ndarray:
+        """Return ``lost`` less the drops of the monitor's own queue (``_count_lost``)."""
+        if not self._own_at:
+            return lost
+        lost = lost.copy()
+        for i in np.flatnonzero(lost > 0).tolist():
+            lost[i] -= self._own_at.pop(int(arrival[i]), 0)
+        return lost
 
     def _sole_active(self, active_since_ns: int) -> _Stream | None:
         """Return the latest stream when no other one was heard from since then, else None.
@@ -1225,6 +1354,10 @@ class CycleAnalyzer:
         timeout = timing.timeout_ns if timing is not None else self._config.timeout_ns
         gap_wall = _diff_with(self._gap_prev_wall, arrival)
         gap_timer = _diff_with(self._gap_prev_timer, end_timer)
+        for ended in self._gaps_ended:  # a silence of the monitor's own is no outage
+            at = int(np.searchsorted(arrival, ended, side='left'))
+            if 0 < at < len(arrival) and int(arrival[at - 1]) < ended:
+                gap_timer[at] = NO_VALUE
         self._gap_prev_wall = int(arrival[-1])
         self._gap_prev_timer = int(end_timer[-1])
         if timeout is None:
@@ -1497,6 +1630,13 @@ class CycleAnalyzer:
             age_unknown_total=totals.age_unknown,
             unlearned_total=totals.unlearned,
             learn_note=self._learn_note,
+            lost_by_monitor_total=totals.lost_by_monitor,
+            unmonitored_total=totals.unmonitored + (self._unmonitored_from is not None),
+            unmonitored_ns=totals.unmonitored_ns + (
+                max(0, now_wall_ns - self._unmonitored_from)
+                if self._unmonitored_from is not None else 0),
+            unmonitored_messages_total=totals.unmonitored_messages,
+            unmonitored_gap=self._gap,
         )
 
 

@@ -332,9 +332,25 @@ TOPIC: tuple[Figure, ...] = (
     Figure('skipped periods total', '', 'skipped periods since start',
            _counts(lambda r: r.skipped_periods_total), TOTALS, 'skipped_periods_total',
            always=True, metric=COUNTER),
-    Figure('messages lost total', '', 'messages lost since start',
+    Figure('messages lost total', '', "messages lost since start by the producer or the "
+           "network (gaps in its sequence numbers), not the monitor's own drops or gaps",
            _r(lambda r: r.messages_lost_total), TOTALS, 'messages_lost_total', always=True,
            metric=COUNTER),
+    Figure('messages lost by monitor total', '', "messages the monitor's own reader queue "
+           'dropped (full between two takes): its loss, apart from messages lost total',
+           _r(lambda r: r.lost_by_monitor_total), TOTALS, 'messages_lost_by_monitor_total',
+           always=True, metric=COUNTER),
+    Figure('unmonitored gaps total', '', "gaps of the monitor's own: it was not subscribed "
+           '(re-subscribing after a QoS or stamp change, or while the topic was refused); '
+           'never an outage, a loss, an interval or skipped periods (shown once there are any)',
+           _r(lambda r: r.unmonitored_total or None), TOTALS, metric=COUNTER),
+    Figure('unmonitored total', 's', 'wall time of those gaps, summed (an open one up to now)',
+           _r(lambda r: to_s(r.unmonitored_ns) if r.unmonitored_total else None), TOTALS,
+           digits=2, metric=COUNTER),
+    Figure('unmonitored messages total', '', 'messages published during those gaps (their '
+           'sequence numbers skipped): never counted as lost',
+           _r(lambda r: r.unmonitored_messages_total if r.unmonitored_total else None),
+           TOTALS, metric=COUNTER),
     Figure('malformed total', '', 'raw messages too short or of unknown encoding',
            _r(lambda r: r.malformed_total), TOTALS, 'malformed_total', always=True,
            metric=COUNTER),
@@ -473,9 +489,6 @@ TOPIC: tuple[Figure, ...] = (
     Figure('queue overflows total', '', "times the batched reader's queue was full",
            _batched(lambda topic: topic.receive.queue_overflows_total), RECEIVE,
            metric=COUNTER),
-    Figure('messages lost includes', '', 'reminder: a full reader queue counts as lost',
-           _batched(lambda topic: 'messages dropped by a full reader queue'), RECEIVE,
-           metric=NO_METRIC),
 )
 
 
@@ -788,6 +801,9 @@ RUN_TOPIC: tuple[Figure, ...] = (
         'several writers or without sequence numbers (a bag)',
         lambda t: t.report.messages_lost_total if t.report.loss_known else None,
         'messages_lost', why=_loss_why, column='lost', limit='max_lost', always=True),
+    _rf('messages lost by monitor', '', "messages the monitor's own reader queue dropped over "
+        "the run: its loss, apart from the producer's", lambda t: t.report.lost_by_monitor_total,
+        'messages_lost_by_monitor', always=True),
     _rf('max interval wall', 'ms', 'longest wall interval of the run', _run_max_ms('wall'),
         'max_interval_wall_ms', why=lambda t: 'no interval on the wall clock',
         field='interval_wall_max_run_ms'),

@@ -126,6 +126,16 @@ class TopicReport:
     """Why the latest learning window was rejected ('' when none was, or once learned)."""
     outage_max_at_ns: int | None = None
     """Wall arrival that ended the longest outage (None without one)."""
+    lost_by_monitor_total: int = 0
+    """Messages the monitor's own reader queue dropped: its loss, not in ``messages_lost``."""
+    unmonitored_total: int = 0
+    """Gaps of the monitor's own (not subscribed: re-subscribing, refused), an open one too."""
+    unmonitored_ns: int = 0
+    """Wall time of those gaps, up to the report for an open one."""
+    unmonitored_messages_total: int = 0
+    """Messages published during those gaps (sequence numbers skipped): never lost."""
+    unmonitored_gap: tuple[int, int | None, str] | None = None
+    """The latest gap: wall times from, to (None while open), and why."""
     timing_reason: str = ''
     """Why ``start_source`` times the cycles: configured, or what ``stamp: auto`` saw."""
     counts_note: str = ''

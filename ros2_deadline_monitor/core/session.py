@@ -387,6 +387,30 @@ class Session:
         topic.latched += 1
         topic.version += 1
 
+    def unmonitored(self, topic_id: str, from_wall_ns: int, why: str) -> None:
+        """Open a gap of the monitor's own: the adapter stopped receiving a topic then.
+
+        It unsubscribed (to subscribe with another QoS or stamp, or while the topic is
+        refused); ``why`` names it. Until ``monitored``, the silence is the monitor's: no
+        outage, loss, interval or skipped period across it (``CycleAnalyzer.unmonitored``).
+        """
+        topic = self._topics[topic_id]
+        topic.analyzer.unmonitored(from_wall_ns, why)
+        topic.version += 1
+
+    def monitored(self, topic_id: str, at_wall_ns: int) -> None:
+        """Close the gap: the adapter receives a topic again from ``at_wall_ns`` (if open)."""
+        topic = self._topics[topic_id]
+        topic.analyzer.monitored(at_wall_ns)
+        topic.version += 1
+
+    def dropped_by_monitor(self, topic_id: str, before_seq: int, count: int) -> None:
+        """Count the ``count`` messages before ``before_seq`` as dropped by the adapter's queue.
+
+        Counted as the monitor's loss, apart from the producer's (``messages_lost``).
+        """
+        self._topics[topic_id].analyzer.dropped_by_monitor(before_seq, count)
+
     def qos_deadline_missed(self, topic_id: str, count: int) -> None:
         """Count middleware 'requested deadline missed' events of one topic."""
         topic = self._topics[topic_id]
@@ -888,6 +912,22 @@ def unseen_notes(report: TopicReport) -> list[str]:
     return notes
 
 
+def unmonitored_note(report: TopicReport, start_wall_ns: int) -> str:
+    """Name the gaps of the monitor's own (not subscribed): never the producer's figures."""
+    assert report.unmonitored_gap is not None
+    began, ended, why = report.unmonitored_gap
+    since = f'{(began - start_wall_ns) / NS_PER_S:.1f} s'
+    latest = (f'not monitored from {since} to {(ended - start_wall_ns) / NS_PER_S:.1f} s '
+              f'after start ({why})' if ended is not None
+              else f'not monitored since {since} after start ({why})')
+    count = report.unmonitored_total
+    published = report.unmonitored_messages_total
+    meanwhile = f', {published} messages published meanwhile' if published else ''
+    return (f"{latest}: {count} gap(s) of the monitor's own, "
+            f'{report.unmonitored_ns / NS_PER_S:.1f} s in all{meanwhile}, left out of '
+            'intervals, misses, skipped periods, outages and loss')
+
+
 def _stream_notes(topic: _Topic, report: TopicReport, level: Level, reason: str,
                   clock_step_ns: float = math.nan, start_wall_ns: int = 0
                   ) -> tuple[Level, str, tuple[str, ...]]:
@@ -950,11 +990,13 @@ def _stream_notes(topic: _Topic, report: TopicReport, level: Level, reason: str,
         notes.append(report.period_note)
     if topic.fallback is not None:
         notes.extend(topic.fallback.notes)
-    by_monitor = topic.receive.lost_by_monitor_total
+    by_monitor = report.lost_by_monitor_total
     if by_monitor:
-        notes.append(f'{by_monitor} of the {report.messages_lost_total} lost messages were '
-                     "dropped by the monitor's own reader queue (full between two takes), "
-                     'not by the producer or the network')
+        notes.append(f"{by_monitor} messages dropped by the monitor's own reader queue (full "
+                     "between two takes): the monitor's loss, not the producer's or the "
+                     "network's (not in messages lost)")
+    if report.unmonitored_gap is not None:
+        notes.append(unmonitored_note(report, start_wall_ns))
     if topic.receive.loss_unseen:
         notes.append(f'lost unknown: {topic.receive.loss_unseen}')
     if topic.latched and report.messages_total:

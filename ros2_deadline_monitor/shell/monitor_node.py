@@ -522,6 +522,7 @@ class MonitorNode(Node):
         if final:
             self.take_all()
             for monitor in topics.values():
+                monitor.take_left()  # a per-message subscription's queue: the executor's lag
                 monitor.report_status()
         else:
             stood = self._standing

@@ -16,7 +16,7 @@ primitive aligned to its size, 8 at most, counted from the start of the body aft
   Its strings are written here (``_StatusBody``), each key's bytes kept: rclpy's
   ``serialize_message`` takes ~80 µs for a topic's 57 ``KeyValue`` objects, this ~20 µs.
 - A ``TopicStats`` starting 8-aligned is what rclpy's ``serialize_message`` writes for it
-  alone; it ends with a float64, so the next one starts 8-aligned too. The first one starts
+  alone; it ends with a uint64, so the next one starts 8-aligned too. The first one starts
   wherever ``ClockStats`` left the list, and is written here (``_Writer``), as is the small
   rest of the message. Its first 8 bytes are its header's stamp: the others are kept
   without it. The topics of one report share the message's header
@@ -167,7 +167,7 @@ class Assembler:
         if topics:  # the first one starts where ClockStats left the list: written here
             writer.write(out, topics[0])
         head = bytes(out)
-        # A TopicStats ends with a float64: every later one starts 8-aligned, as rclpy's
+        # A TopicStats ends with a uint64: every later one starts 8-aligned, as rclpy's
         # bytes of it alone (``Assembler.check``).
         bodies = self._topics(topics[1:], _topic_body)
         header = msg.header

@@ -114,8 +114,10 @@ def test_drops_of_the_monitors_own_queue_are_its_loss_or_unknown(ros_context, pr
         taken, topic = burst()
         assert taken == 2000 and monitor.lost_by_monitor == 2000  # seq 3001..5000
         assert topic.receive.lost_by_monitor_total == 2000
-        assert "2000 of the 2000 lost messages were dropped by the monitor's own reader " \
-               'queue' in topic.reason
+        assert topic.report.lost_by_monitor_total == 2000
+        assert topic.report.messages_lost_total == 0  # the producer lost none
+        assert "2000 messages dropped by the monitor's own reader queue (full between two " \
+               "takes): the monitor's loss" in topic.reason
     finally:
         producer.stdin.close()
         node.destroy_node()
@@ -160,3 +162,220 @@ def test_a_producer_of_another_type_joining_costs_the_first_producer_nothing(
                                   f'{observer.topic_stats("shared").messages_total}')
     assert stats.messages_lost_total == 0
     assert stats.outages_total == 0
+
+
+SLOT_PRODUCER = """
+import sys, time, rclpy
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.signals import SignalHandlerOptions
+from std_msgs.msg import Header
+rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+node = rclpy.create_node('slot_producer')
+publisher = node.create_publisher(
+    Header, sys.argv[1], QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE))
+count, period_ns = int(sys.argv[2]), int(sys.argv[3])
+while not publisher.get_subscription_count():  # its first message reaches the monitor
+    time.sleep(0.01)
+print('matched', flush=True)
+start = time.time_ns()
+for i in range(count):
+    # Stamped with its slot on the grid (a late cycle keeps its slot): no skipped period,
+    # no interval miss, whatever the load. It publishes whether a reader listens or not.
+    slot = start + i * period_ns
+    time.sleep(max(0, slot - time.time_ns()) / 1e9)
+    msg = Header()
+    msg.stamp.sec, msg.stamp.nanosec = divmod(slot, 1_000_000_000)
+    publisher.publish(msg)
+    if (i + 1) % 10 == 0:
+        print(f'at {i + 1}', flush=True)
+print(f'published {count}', flush=True)
+time.sleep(1.0)  # a best-effort reader still gets the last ones before the writer goes
+node.destroy_node()
+rclpy.try_shutdown()
+"""
+SLOTS = 300
+SLOT_PERIOD_MS = 20.0
+SILENT_BEST_EFFORT = """
+import signal, sys, time, rclpy
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.signals import SignalHandlerOptions
+from std_msgs.msg import Header
+rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+node = rclpy.create_node('best_effort_joiner')
+node.create_publisher(Header, sys.argv[1],
+                      QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT))
+running = [True]
+signal.signal(signal.SIGINT, lambda *_: running.__setitem__(0, False))
+print('up', flush=True)
+while running[0]:
+    time.sleep(0.05)
+node.destroy_node()
+rclpy.try_shutdown()
+"""
+
+
+def _slot_producer(processes, topic: str) -> Any:
+    import subprocess
+    import sys
+
+    producer = subprocess.Popen(
+        [sys.executable, '-c', SLOT_PRODUCER, topic, str(SLOTS),
+         str(round(SLOT_PERIOD_MS * 1_000_000))], stdout=subprocess.PIPE, text=True)
+    processes.append(producer)
+    return producer
+
+
+def _gap_case(start_monitor, observer, wait_for, key_values, processes, topic_id, cause,
+              why):
+    """Run a clean producer (truth: 0 lost, skipped, missed) while the monitor re-subscribes.
+
+    ``cause()`` makes the monitor re-subscribe while the producer runs. Every message is
+    either received or published while the monitor was not subscribed; none is the
+    producer's loss, and the gap is no outage, no skipped period, no miss; the status
+    names it (``why``). The timeout (2 s) is far above a stall of the producer's on a
+    loaded host (0.3 s seen), which would be a real outage.
+    """
+    topic = f'/gaps/{topic_id}'
+    start_monitor(topics=[topic_id], **{
+        f'topic__{topic_id}__name': topic, f'topic__{topic_id}__period_ms': SLOT_PERIOD_MS,
+        f'topic__{topic_id}__stamp': 'start', f'topic__{topic_id}__rule': 'interval',
+        f'topic__{topic_id}__timeout_s': 2.0}, stats_period_s=0.3)
+    producer = _slot_producer(processes, topic)
+    assert producer.stdout.readline().strip() == 'matched'
+    wait_for(lambda: (t := observer.topic_stats(topic_id)) and t.messages_total >= 50,
+             timeout=TIMEOUT_S, what='50 messages counted')
+    cause()
+    assert [line for line in producer.stdout if not line.startswith('at ')] == [
+        f'published {SLOTS}\n']
+    assert producer.wait(timeout=TIMEOUT_S) == 0
+
+    def covered() -> Any:
+        status = observer.status(f': topic {topic_id}')
+        stats = observer.topic_stats(topic_id)
+        if status is None or stats is None:
+            return None
+        values = key_values(status)
+        unseen = int(values.get('unmonitored messages total', '-1'))
+        return (values.get('messages total') == str(stats.messages_total)
+                and stats.messages_total + unseen == SLOTS and (stats, values, status))
+
+    stats, values, status = wait_for(
+        covered, timeout=TIMEOUT_S, what=lambda: f'received + unmonitored to cover all '
+        f'{SLOTS} published: {observer.topic_stats(topic_id)}, '
+        f'{observer.status(f": topic {topic_id}")}')
+    assert stats.messages_lost_total == 0 and stats.messages_lost_by_monitor_total == 0
+    assert stats.outages_total == 0
+    assert stats.skipped_periods_total == 0 and stats.deadline_misses_total == 0
+    assert values['unmonitored gaps total'] == '1'
+    assert f"after start ({why}): 1 gap(s) of the monitor's own" in status.message
+    assert 'not monitored from ' in status.message
+    print(f'\n{why}: received {stats.messages_total}, published while not monitored '
+          f'{values["unmonitored messages total"]}, not monitored for '
+          f'{values["unmonitored total (s)"]} s')
+
+
+def test_a_qos_deadline_change_at_run_time_is_a_gap_of_the_monitors_own(
+        start_monitor, observer, wait_for, key_values, processes):
+    def change() -> None:
+        (result,) = observer.set_parameters(topic__deadline__qos_deadline_ms=500.0)
+        assert result.successful, result.reason
+
+    _gap_case(start_monitor, observer, wait_for, key_values, processes, 'deadline', change,
+              're-subscribed: QoS deadline changed')
+
+
+def test_a_best_effort_publisher_joining_is_a_gap_of_the_monitors_own(
+        start_monitor, observer, wait_for, key_values, processes, stop_process):
+    import subprocess
+    import sys
+
+    def join() -> None:
+        joiner = subprocess.Popen([sys.executable, '-c', SILENT_BEST_EFFORT,
+                                   '/gaps/downgrade'], stdout=subprocess.PIPE, text=True)
+        processes.append(joiner)
+        assert joiner.stdout.readline().strip() == 'up'
+        wait_for(lambda: (s := observer.status(': topic downgrade'))
+                 and 'not monitored from' in s.message, timeout=TIMEOUT_S,
+                 what='the re-subscription')
+        stop_process(joiner)
+
+    _gap_case(start_monitor, observer, wait_for, key_values, processes, 'downgrade', join,
+              're-subscribed: reliability downgrade')
+
+
+def test_a_refused_topic_is_not_monitored_meanwhile_never_the_producers_loss(
+        ros_context, processes):
+    """A topic refused for a second while its producer goes on, then monitored again.
+
+    The issue: after a refusal (a bad ``stamp_field``) was lifted, the gap was reported as
+    4,714 lost and a 47 s outage. The monitor is not spun: this test drives its graph look
+    (``_poll``), its takes and its reports, and refuses the topic through the monitor's own
+    refusal path (``TopicMonitor._fail``), so the gap lasts as long as the test says (at
+    least 150 of the producer's cycles, 3 s: beyond the 2 s timeout). Truth: the producer
+    published ``SLOTS`` messages stamped on their grid slots (0 lost, skipped, missed).
+    """
+    import threading
+    import time
+
+    from rclpy.parameter import Parameter
+
+    from ros2_deadline_monitor.shell.monitor_node import MonitorNode
+
+    producer = _slot_producer(processes, '/gaps/refused')
+    published = [0]
+
+    def follow() -> None:
+        for line in producer.stdout:
+            if line.startswith('at '):
+                published[0] = int(line.split()[1])
+            elif line.startswith('published '):
+                published[0] = int(line.split()[1])
+
+    values = {'topics': ['refused'], 'topic.refused.name': '/gaps/refused',
+              'topic.refused.period_ms': SLOT_PERIOD_MS, 'topic.refused.stamp': 'start',
+              'topic.refused.rule': 'interval', 'topic.refused.timeout_s': 2.0,
+              'take_period_s': 0.05}
+    node = MonitorNode(context=ros_context, parameter_overrides=[
+        Parameter(name, value=value) for name, value in values.items()])
+    try:
+        monitor = node.topic_monitors['refused']
+        deadline = time.monotonic() + TIMEOUT_S
+
+        def until(condition, what: str) -> None:
+            while not condition():
+                node._poll()
+                node.take_all()
+                assert time.monotonic() < deadline + 60, what
+                time.sleep(0.02)
+
+        until(lambda: monitor.writers, 'the producer matched')
+        assert producer.stdout.readline().strip() == 'matched'
+        threading.Thread(target=follow, daemon=True).start()
+        until(lambda: published[0] >= 50, '50 published')
+        monitor._fail('refused by the test')
+        refused_at = published[0]
+        while published[0] < refused_at + 150:  # the producer goes on, nobody listens
+            assert time.monotonic() < deadline + 60, 'the producer went on'
+            time.sleep(0.02)
+        until(lambda: monitor.writers, 'subscribed again')
+        until(lambda: producer.poll() is not None, 'the producer done')
+        node.take_all()
+        topic = node.snapshot(final=True).topics[0]
+    finally:
+        node.destroy_node()
+    report = topic.report
+    assert published[0] == SLOTS
+    # The producer's truth first: it lost nothing, never fell silent, skipped nothing.
+    assert report.messages_lost_total == 0 and report.lost_by_monitor_total == 0
+    assert report.outages_total == 0, (report.outage_max_ns, report.outage_max_at_ns,
+                                       report.unmonitored_gap)
+    assert report.skipped_periods_total == 0 and report.deadline_misses_total == 0
+    # Every message was received or published while the monitor did not listen.
+    assert report.unmonitored_total == 1
+    # At least 150 published after the refusal, but for the up to 9 the producer had not
+    # said yet when it came (it says its count every 10 messages).
+    assert report.unmonitored_messages_total >= 150 - 9
+    assert report.messages_total + report.unmonitored_messages_total == SLOTS
+    assert "(refused: refused by the test): 1 gap(s) of the monitor's own" in topic.reason
+    print(f'\nrefused: received {report.messages_total}, published while not monitored '
+          f'{report.unmonitored_messages_total}, {report.unmonitored_ns / 1e9:.2f} s')

@@ -66,7 +66,11 @@ def test_type_change_between_runs_is_a_lasting_error_and_others_keep_running(
              timeout=DISCOVERY_TIMEOUT_S, what='the Float64 writer gone, the Header one there')
     # Monitoring back means the type error is gone and messages count again; the level itself
     # may be WARN or ERROR for misses, since a loaded machine makes the producer's timer late.
-    back = wait_for(lambda: (t := observer.topic_stats('changing')) and 'type' not in t.status
+    back = wait_for(lambda: (t := observer.topic_stats('changing'))
+                    and 'monitoring resumes when' not in t.status
                     and t.messages_total > total + 10 and t,
                     what='monitoring back with the original type')
     assert back.type == 'std_msgs/msg/Header'
+    # The refusal was a gap of the monitor's own, named (never an outage of the producer's).
+    assert ('after start (refused: type of /changing changed from std_msgs/msg/Header to '
+            "std_msgs/msg/Float64): 1 gap(s) of the monitor's own") in back.status, back.status

@@ -100,7 +100,8 @@ def test_names_come_from_the_table_of_figures():
     assert host['monitor max RSS (MB)'] == 'deadline_monitor_host_monitor_max_rss_bytes'
     counters = {spec.figure.key for specs in PARTS.values() for spec in specs
                 if spec.kind == COUNTER}
-    assert all(key.endswith('total') or key == 'outage total (s)' for key in counters)
+    assert all(key.endswith('total') or key in ('outage total (s)', 'unmonitored total (s)')
+               for key in counters)
     assert 'RTF total' not in counters  # RTF since start: a gauge, not a count
 
 
@@ -109,6 +110,9 @@ def test_every_measured_figure_is_a_series_with_its_value_in_base_units(snapshot
     report = snapshots.topic_report(intervals_across_loss_total=6, stamps_back_total=7,
                                     stamps_shared_total=8, unlearned_total=9,
                                     age_unknown_total=11, period_relearned_total=12,
+                                    lost_by_monitor_total=13, unmonitored_total=2,
+                                    unmonitored_ns=3 * snapshots.S,
+                                    unmonitored_messages_total=14,
                                     outage_max_at_ns=snapshots.T0 + 3 * snapshots.S)
     snapshot = snapshots.snapshot(topics=[snapshots.topic(report=report)])
     [topic] = snapshot.topics
