@@ -8,12 +8,12 @@ table of figures (``core/figures.py``), whose entries name the field each figure
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from builtin_interfaces.msg import Time
 from std_msgs.msg import Header
 
 from ros2_deadline_monitor.core.reports import IntervalSummary
-from ros2_deadline_monitor.core.reuse import Reuse
 from ros2_deadline_monitor.core.snapshot import (
     ClockSnapshot,
     HostSnapshot,
@@ -28,6 +28,9 @@ from ros2_deadline_monitor.msg import (
     MonitorStats,
     TopicStats,
 )
+
+if TYPE_CHECKING:
+    from ros2_deadline_monitor.shell.report_outputs import TopicStatsCache
 
 NAN = float('nan')
 
@@ -169,30 +172,6 @@ def host_stats(host: HostSnapshot) -> HostStats:
         monitor_max_rss_mb=report.max_rss_bytes / 1e6,
         stats_timer_late_max_ms=to_ms(host.stats_timer_late_ns),
     )
-
-
-class TopicStatsCache:
-    """The ``TopicStats`` of the previous report, reused for a topic whose snapshot is the same.
-
-    The session hands out the same ``TopicSnapshot`` object while its snapshot stands
-    (``Session.standing``); its message is then reused (``core/reuse.py``). Every message
-    made here carries the cache's one ``Header``, restamped in place at each report, so a
-    reused message carries the new report's stamp at no cost per topic. (A message is
-    serialized when it is published: restamping changes nothing already sent.)
-    """
-
-    def __init__(self) -> None:
-        """Start empty."""
-        self.header = Header()
-        """The header of every message made here and of their report."""
-        self._messages: Reuse[TopicSnapshot, TopicStats] = Reuse()
-
-    def messages(self, snapshot: Snapshot) -> list[TopicStats]:
-        """Return the ``TopicStats`` of every topic with a report; restamp ``header``."""
-        self.header.stamp = stamp(snapshot.wall_ns)
-        wall_ns, arrival, shared = snapshot.wall_ns, snapshot.arrival_timestamp, self.header
-        return self._messages([topic for topic in snapshot.topics if topic.report is not None],
-                              lambda topic: topic_stats(topic, wall_ns, arrival, shared))
 
 
 def monitor_stats(snapshot: Snapshot, cache: TopicStatsCache | None = None) -> MonitorStats:
