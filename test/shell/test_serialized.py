@@ -6,10 +6,12 @@ from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.serialization import deserialize_message
 
 from ros2_deadline_monitor.core.config import AnalysisConfig, TopicConfig
+from ros2_deadline_monitor.core.reporter import Reporter
 from ros2_deadline_monitor.core.reports import Level
 from ros2_deadline_monitor.core.session import Session, TopicState
 from ros2_deadline_monitor.msg import MonitorStats
 from ros2_deadline_monitor.shell import conversions, diagnostics
+from ros2_deadline_monitor.shell.report_outputs import TopicStatsCache
 from ros2_deadline_monitor.shell.serialized import Assembler, same
 
 MS = 1_000_000
@@ -23,12 +25,13 @@ def test_the_layout_check_passes_on_this_middleware() -> None:
 
 def test_assembled_reports_read_back_as_the_messages_report_after_report() -> None:
     s = Session(AnalysisConfig(), use_sim_time=False, start_wall_ns=OFF)
+    reporter = Reporter(s)
     s.configure({f't{i}': TopicConfig(name=f't{i}' * (i % 5 + 1), topic=f'/t{i}',
                                       period_ns=10 * MS) for i in range(40)})
     for busy in ('t3', 't17'):
         s.topic_status(busy, TopicState.RECEIVING, type_name='std_msgs/msg/Header', writers=1)
     assembler = Assembler()
-    stats_cache, status_cache = conversions.TopicStatsCache(), diagnostics.StatusCache()
+    stats_cache, status_cache = TopicStatsCache(), diagnostics.StatusCache()
     kinds = []
     for k in range(6):
         for i in range(100):
@@ -37,7 +40,7 @@ def test_assembled_reports_read_back_as_the_messages_report_after_report() -> No
                 s.message('t17', OFF + k * S + i * 10 * MS + 3 * MS, seq=k * 34 + i // 3 + 1)
         if k == 4:
             s.topic_status('t8', TopicState.ERROR, 'publishers on /t8 disagree: A, B')
-        snap = s.snapshot(OFF + (k + 1) * S)
+        snap = reporter.snapshot(OFF + (k + 1) * S)
         stats = conversions.monitor_stats(snap, stats_cache)
         array = DiagnosticArray(status=diagnostics.statuses(snap, cache=status_cache))
         for msg, kind in ((stats, MonitorStats), (array, DiagnosticArray)):
