@@ -114,9 +114,10 @@ class Reporter:
         if not self.reuse_reports:
             return frozenset()
         number = self._reports + 1
-        resets = self.session.resets
-        return frozenset(topic_id for topic_id, kept in self._kept.items()
-                         if self._stands(kept, now_wall_ns, number, resets))
+        resets, kept = self.session.resets, self._kept
+        return frozenset(topic_id for topic_id, facts in self.session.facts().items()
+                         if (entry := kept.get(topic_id)) is not None and entry.facts is facts
+                         and self._stands(entry, now_wall_ns, number, resets))
 
     def snapshot(self, now_wall_ns: int, host: HostReport | None = None,
                  stats_timer_late_ns: int = 0, *, final: bool = False,
@@ -134,8 +135,13 @@ class Reporter:
         elif standing is None:
             standing = self.standing(now_wall_ns)
         self._reports += 1
-        kept_now = {topic_id: self._kept[topic_id].previous for topic_id in standing
-                    if topic_id in self._kept and self._kept[topic_id].previous is not None}
+        facts, kept = session.facts(), self._kept
+        kept_now = {}
+        for topic_id in standing:
+            entry = kept.get(topic_id)
+            if (entry is not None and entry.previous is not None
+                    and entry.facts is facts.get(topic_id)):
+                kept_now[topic_id] = entry.previous
         snapshot = session.snapshot(now_wall_ns, host, stats_timer_late_ns, final=final,
                                     given=kept_now)
         self.standing_count = len(kept_now)
@@ -145,15 +151,15 @@ class Reporter:
     def _follow(self, snapshot: Snapshot, kept_now: dict[str, TopicSnapshot]) -> None:
         """Note each refreshed topic's snapshot and decide how long it may stand."""
         session, kept = self.session, self._kept
-        ids = set(session.topic_ids())
-        for topic_id in [topic_id for topic_id in kept if topic_id not in ids]:
+        by_id = session.facts()
+        for topic_id in [topic_id for topic_id in kept if topic_id not in by_id]:
             self._set_slow(kept.pop(topic_id), False)
         refreshed: list[_Kept] = []
         for topic in snapshot.topics:
             topic_id = topic.topic_id
-            if topic_id in kept_now or topic_id not in ids:
+            if topic_id in kept_now or topic_id not in by_id:
                 continue
-            facts = session.facts(topic_id)
+            facts = by_id[topic_id]
             entry = kept.get(topic_id)
             if entry is None or entry.facts is not facts:  # new, or removed and added again
                 if entry is not None:

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 import math
+from types import MappingProxyType
 
 import numpy as np
 
@@ -206,6 +207,7 @@ class Session:
         self._stats_period_ns = stats_period_ns
         self._rtf = RtfAnalyzer(bin_ns=analysis.rtf_bin_ns, capacity=clock_capacity)
         self._topics: dict[str, _Topic] = {}
+        self._facts = MappingProxyType(self._topics)
         self._invalid: dict[str, str] = {}
         self._resets = 0
         self._reset_walls: deque[int] = deque(maxlen=RESETS_KEPT)
@@ -544,12 +546,12 @@ class Session:
         """Sim-time resets recorded so far (a count that only grows)."""
         return self._resets
 
-    def facts(self, topic_id: str) -> TopicFacts:
-        """Return the live state of one topic, for reading only.
+    def facts(self) -> Mapping[str, TopicFacts]:
+        """Return the live state of every topic by id, in configuration order, to read only.
 
-        The same object until the topic is removed; a topic added again gets a new one.
+        A topic's object stays the same until it is removed; added again, it gets a new one.
         """
-        return self._topics[topic_id]
+        return self._facts
 
     def mark(self, topic_id: str) -> None:
         """Start noting the pace of a topic anew (``Pace``), at the limits of its timing.
