@@ -152,18 +152,18 @@ class _Recorder:
     ``on_message`` for a type without a stamp (the arrival is the cycle start),
     ``on_stamped`` reads the stamp from the raw bytes (``MALFORMED`` when it cannot).
     Both note the pace (``Pace.see``, inlined) and hand the event to the topic's analyzer;
-    a full pending buffer is processed at once (``Session.full``).
+    a full pending buffer is processed at once (``Session._process_full``).
     """
 
-    __slots__ = ('_full', '_pace', '_read_stamp', '_record', '_topic_id')
+    __slots__ = ('_full', '_pace', '_read_stamp', '_record', '_topic')
 
     def __init__(self, session: Session, topic_id: str, read_stamp: StampReader | None) -> None:
         topic = session._topics[topic_id]
         self._record = topic.analyzer.record
         self._pace = topic.pace
         self._read_stamp = read_stamp
-        self._full = session.full
-        self._topic_id = topic_id
+        self._full = session._process_full
+        self._topic = topic
 
     def on_message(self, arrival_ns: int, raw: bytes, seq: int) -> None:
         """Record one message of a type without a stamp."""
@@ -174,7 +174,7 @@ class _Recorder:
             pace.unusual = True
         pace.last_ns, pace.next_seq = arrival_ns, seq + 1
         if self._record(arrival_ns, NO_VALUE, seq, len(raw)):
-            self._full(self._topic_id)
+            self._full(self._topic)
 
     def on_stamped(self, arrival_ns: int, raw: bytes, seq: int) -> None:
         """Record one message whose stamp is read from its raw bytes."""
@@ -189,7 +189,7 @@ class _Recorder:
         except CdrError:
             stamp = MALFORMED
         if self._record(arrival_ns, stamp, seq, len(raw)):
-            self._full(self._topic_id)
+            self._full(self._topic)
 
 
 class Session:
@@ -324,9 +324,8 @@ class Session:
         recorder = _Recorder(self, topic_id, read_stamp)
         return recorder.on_message if read_stamp is None else recorder.on_stamped
 
-    def full(self, topic_id: str) -> None:
+    def _process_full(self, topic: _Topic) -> None:
         """Process a topic whose pending buffer is full (the per-message call found it so)."""
-        topic = self._topics[topic_id]
         self._process_topic(topic, None, force=False)
         if topic.analyzer.pending_full:
             self._process_topic(topic, None, force=True)
