@@ -15,11 +15,12 @@ What it changes, and what it may not (``test/core/test_reporter.py`` checks both
 - A standing topic shows the figures of its previous refresh: its window figures and totals
   are that old (a timer topic is refreshed every ``REFRESH_PERIODS`` periods, an event topic
   at least every window, both stretched by ``max_steady_refreshes_per_s`` at robot scale).
-  Only an OK topic without a pending level change stands; anything that may change its level
-  refreshes it at the next report: a message late enough to be a miss or a skip, a faster
-  pace, a gap in the sequence numbers, a QoS deadline event (``session.Pace``), silence
-  beyond its timeout, a sim-time reset, the start-up grace, a change of the graph, the
-  settings or its timing (``TopicFacts.changes``).
+  Only an OK topic without a pending level change stands, once its stamps are judged;
+  anything that may change its level refreshes it at the next report: a message late enough
+  to be a miss or a skip, a faster pace, a gap in the sequence numbers, a start stamp that
+  goes back, repeats, jumps or cannot be read, a QoS deadline event (``session.Pace``),
+  silence beyond its timeout, a sim-time reset, the start-up grace, a change of the graph,
+  the settings or its timing (``TopicFacts.changes``).
 - Where the two can differ: a standing topic's figures (window, totals, since-last ages) lag
   until its refresh, and the hysteresis and the "since the previous snapshot" notes count
   refreshes, not reports (a level computed at a report where a topic stood is never shown).
@@ -38,6 +39,9 @@ from .snapshot import Snapshot, TopicSnapshot
 
 REFRESH_PERIODS = 10
 """A slow topic is refreshed once it has about this many new messages (``Reporter._stands``)."""
+DECIDING = 'deciding from the first messages'
+"""A topic's ``timing_reason`` while its stamps are judged (``CycleAnalyzer``): the rule of
+its level may change with the next messages processed, so it is refreshed at every report."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,11 +245,12 @@ class Reporter:
         """How long a refreshed topic stands when nothing happens, or None: not at all.
 
         A silent topic, a level other than OK, a streak of the hysteresis, a timer topic
-        still learning its period: refreshed at every report.
+        still learning its period, stamps still being judged: refreshed at every report.
         """
         previous, facts = kept.previous, kept.facts
         if (facts.analyzer.silent_so_far or previous is None or previous.report is None
-                or previous.level is not Level.OK or facts.streak):
+                or previous.level is not Level.OK or facts.streak
+                or previous.report.timing_reason == DECIDING):
             return None
         return self._stand_interval(facts)
 

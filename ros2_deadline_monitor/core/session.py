@@ -123,10 +123,13 @@ class Pace:
 
     An interval above ``limit_ns`` (a message late enough to be a miss or a skip), one under
     ``floor_ns`` (the topic got faster than the pace it was marked at) or a gap in the
-    sequence numbers sets ``unusual``. Read-only outside the session.
+    sequence numbers sets ``unusual``; so does a start stamp that does not move forward
+    (back, shared), or moves by more than ``stamp_limit_ns`` (a skip on the timer clock, a
+    stamp on another clock), or cannot be read. Read-only outside the session.
     """
 
-    __slots__ = ('floor_ns', 'last_ns', 'limit_ns', 'next_seq', 'unusual')
+    __slots__ = ('floor_ns', 'last_ns', 'last_stamp_ns', 'limit_ns', 'next_seq',
+                 'stamp_limit_ns', 'unusual')
 
     def __init__(self) -> None:
         self.unusual = True
@@ -135,15 +138,22 @@ class Pace:
         self.limit_ns = 0
         self.floor_ns = 0
         self.next_seq = NO_VALUE
+        self.last_stamp_ns = 0
+        self.stamp_limit_ns = 0
 
-    def see(self, arrival_ns: int, seq: int) -> None:
-        """Note one message (``_Recorder`` inlines the same)."""
+    def see(self, arrival_ns: int, seq: int, stamp_ns: int = NO_VALUE) -> None:
+        """Note one message (``_Recorder`` inlines the same); ``NO_VALUE``: no stamp."""
         interval = arrival_ns - self.last_ns
         if interval > self.limit_ns or interval < self.floor_ns or (
                 seq != self.next_seq and seq != NO_VALUE):
             self.unusual = True
         self.last_ns = arrival_ns
         self.next_seq = seq + 1
+        if stamp_ns != NO_VALUE:
+            step = stamp_ns - self.last_stamp_ns
+            if step <= 0 or step > self.stamp_limit_ns or stamp_ns == MALFORMED:
+                self.unusual = True
+            self.last_stamp_ns = stamp_ns
 
 
 class _Recorder:
@@ -188,6 +198,10 @@ class _Recorder:
             stamp = self._read_stamp(raw)
         except CdrError:
             stamp = MALFORMED
+        step = stamp - pace.last_stamp_ns
+        if step <= 0 or step > pace.stamp_limit_ns or stamp == MALFORMED:
+            pace.unusual = True
+        pace.last_stamp_ns = stamp
         if self._record(arrival_ns, stamp, seq, len(raw)):
             self._full(self._topic)
 
@@ -350,7 +364,7 @@ class Session:
                 seq: int = NO_VALUE, size_bytes: int = 0) -> None:
         """Record one message event whose stamp is already known (``MALFORMED`` if unreadable)."""
         topic = self._topics[topic_id]
-        topic.pace.see(arrival_ns, seq)
+        topic.pace.see(arrival_ns, seq, stamp_ns)
         if topic.analyzer.record(arrival_ns, stamp_ns, seq, size_bytes):
             self._process_topic(topic, None, force=True)
 
@@ -558,18 +572,21 @@ class Session:
         An interval longer than the period and half the deadline may hold a miss (a message
         after an on-time one), or a skipped period; one under three quarters of the period
         says the topic got faster. Sim time runs at most ``target_rtf`` times faster than
-        the wall clock. Without timing, every interval of a timer topic is unusual and none
-        of an event topic's.
+        the wall clock. A start stamp (on the timer clock) is unusual beyond the same period
+        and half the deadline. Without timing, every interval of a timer topic is unusual
+        and none of an event topic's.
         """
         topic = self._topics[topic_id]
         pace, timing = topic.pace, topic.analyzer.timing
         pace.unusual = False
         if timing is None:
             pace.limit_ns = NO_INTERVAL_ALERT if topic.config.kind == 'event' else 0
+            pace.stamp_limit_ns = pace.limit_ns
             pace.floor_ns = 0
         else:
             speedup = max(1.0, self._analysis.target_rtf)
-            pace.limit_ns = round((timing.period_ns + timing.deadline_ns // 2) / speedup)
+            pace.stamp_limit_ns = timing.period_ns + timing.deadline_ns // 2
+            pace.limit_ns = round(pace.stamp_limit_ns / speedup)
             pace.floor_ns = round(timing.period_ns * 0.75 / speedup)
 
     def _fresh_topic_snapshot(self, topic_id: str, topic: _Topic, now_wall_ns: int,

@@ -2,8 +2,9 @@
 
 With ``reuse_reports`` on, a steady slow topic keeps the snapshot of its previous refresh
 (``core/reporter.py``). The contract checked here, report by report, on synthetic ns input
-(60 slow topics, fast ones, quiet ones, event topics, one still learning its period, an
-outage, a late message, a lost one, a sim-time reset, a start-up grace and the hysteresis):
+(60 slow topics, half of them stamped, fast ones, quiet ones, event topics, one still
+learning its period, an outage, a late message, a lost one, a stamp going back, one on
+another clock, a sim-time reset, a start-up grace and the hysteresis):
 
 - every topic's level and reason, and the clock's snapshot, are the same at every report;
 - a topic refreshed at a report is the same snapshot as without reuse (every figure and
@@ -16,7 +17,8 @@ from __future__ import annotations
 
 from ros2_deadline_monitor.core import figures
 from ros2_deadline_monitor.core.config import AnalysisConfig, Thresholds, TopicConfig
-from ros2_deadline_monitor.core.reporter import Reporter
+from ros2_deadline_monitor.core.reporter import DECIDING, Reporter
+from ros2_deadline_monitor.core.ring import NO_VALUE
 from ros2_deadline_monitor.core.session import Session, TopicState
 from ros2_deadline_monitor.core.snapshot import Snapshot, TopicSnapshot
 
@@ -65,17 +67,23 @@ def feed(s: Session, k: int) -> None:
             continue
         late = 600 * MS if i == 5 and k == 70 else 0  # one late message
         seq = k + 1 - 15 if i == 3 and k >= 55 else k + 1  # slow3 paused: no numbers lost
-        events.append((f'slow{i}', OFF + k * S + (i + 1) * MS + late, seq))
+        stamp = OFF + k * S if i % 2 == 0 else NO_VALUE  # half of them stamped
+        if i == 10 and k == 60:
+            stamp -= 3 * S  # a stamp going back
+        if i == 12 and k == 65:
+            stamp = 5 * S  # a stamp on another clock
+        events.append((f'slow{i}', OFF + k * S + (i + 1) * MS + late, seq, stamp))
     for i in range(3):
-        events += [(f'fast{i}', OFF + k * S + j * 10 * MS + (i + 1) * MS, k * 100 + j + 1)
-                   for j in range(100)]
+        events += [(f'fast{i}', OFF + k * S + j * 10 * MS + (i + 1) * MS, k * 100 + j + 1,
+                    NO_VALUE) for j in range(100)]
     for i in range(3):
         if (k * 7 + i) % 5 == 0:
-            events.append((f'event{i}', OFF + k * S + 300 * MS, k + 1))
-    events.append(('learning', OFF + k * S + 500 * MS, k + 1))
-    events += [('sim', OFF + k * S + j * 100 * MS + 5 * MS, k * 10 + j + 1) for j in range(10)]
-    for topic_id, arrival_ns, seq in sorted(events, key=lambda event: event[1]):
-        s.message(topic_id, arrival_ns, seq=seq, size_bytes=16)
+            events.append((f'event{i}', OFF + k * S + 300 * MS, k + 1, NO_VALUE))
+    events.append(('learning', OFF + k * S + 500 * MS, k + 1, NO_VALUE))
+    events += [('sim', OFF + k * S + j * 100 * MS + 5 * MS, k * 10 + j + 1, NO_VALUE)
+               for j in range(10)]
+    for topic_id, arrival_ns, seq, stamp_ns in sorted(events, key=lambda event: event[1]):
+        s.message(topic_id, arrival_ns, stamp_ns, seq=seq, size_bytes=16)
 
 
 def same(a: object, b: object) -> bool:
@@ -124,6 +132,8 @@ def test_reuse_on_and_off_give_the_same_levels_refreshes_and_final_report() -> N
     assert ids['slow7'].report.messages_lost_total == 1
     assert ids['slow3'].report.outages_total == 1
     assert ids['sim'].report.resets_total == 1
+    assert ids['slow10'].report.stamps_back_total == 1
+    assert ids['slow12'].report.foreign_stamps_total == 1
 
 
 def test_reuse_off_reports_every_topic_afresh_at_every_report() -> None:
@@ -151,3 +161,13 @@ def test_a_topic_removed_and_added_again_is_not_shown_with_its_old_snapshot() ->
     assert 'slow0' not in reporter.standing(now)
     topic = next(t for t in reporter.snapshot(now).topics if t.topic_id == 'slow0')
     assert topic.topic == '/elsewhere' and topic.report.messages_total == 0
+
+
+def test_the_deciding_wording_is_the_analyzers() -> None:
+    # The reporter refreshes a topic at every report while its stamps are judged; it knows
+    # that from the report's ``timing_reason``: a changed wording must fail here.
+    s = Session(AnalysisConfig(), use_sim_time=False, start_wall_ns=OFF)
+    s.configure({'a': TopicConfig(name='a', topic='/a', period_ns=S, clock='wall')})
+    s.topic_status('a', TopicState.RECEIVING, type_name='std_msgs/msg/Header', writers=1)
+    s.message('a', OFF + 2 * MS, OFF, seq=1, size_bytes=16)
+    assert s.snapshot(OFF + S).topics[0].report.timing_reason == DECIDING
