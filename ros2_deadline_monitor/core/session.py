@@ -123,9 +123,10 @@ class Pace:
 
     An interval above ``limit_ns`` (a message late enough to be a miss or a skip), one under
     ``floor_ns`` (the topic got faster than the pace it was marked at) or a gap in the
-    sequence numbers sets ``unusual``; so does a start stamp that does not move forward
-    (back, shared), or moves by more than ``stamp_limit_ns`` (a skip on the timer clock, a
-    stamp on another clock), or cannot be read. Read-only outside the session.
+    sequence numbers sets ``unusual``; so does a start stamp that goes back or repeats
+    (all-zero stamps aside: they never count as stamps), moves by more than
+    ``stamp_limit_ns`` (a skip on the timer clock, a stamp on another clock), or cannot be
+    read. Read-only outside the session.
     """
 
     __slots__ = ('floor_ns', 'last_ns', 'last_stamp_ns', 'limit_ns', 'next_seq',
@@ -151,7 +152,8 @@ class Pace:
         self.next_seq = seq + 1
         if stamp_ns != NO_VALUE:
             step = stamp_ns - self.last_stamp_ns
-            if step <= 0 or step > self.stamp_limit_ns or stamp_ns == MALFORMED:
+            if (step > self.stamp_limit_ns or step < 0 or (step == 0 and stamp_ns)
+                    or stamp_ns == MALFORMED):
                 self.unusual = True
             self.last_stamp_ns = stamp_ns
 
@@ -199,7 +201,7 @@ class _Recorder:
         except CdrError:
             stamp = MALFORMED
         step = stamp - pace.last_stamp_ns
-        if step <= 0 or step > pace.stamp_limit_ns or stamp == MALFORMED:
+        if step > pace.stamp_limit_ns or step < 0 or (step == 0 and stamp) or stamp == MALFORMED:
             pace.unusual = True
         pace.last_stamp_ns = stamp
         if self._record(arrival_ns, stamp, seq, len(raw)):
