@@ -102,13 +102,6 @@ class Reporter:
         self.standing_count = 0
         """Topics that stood at the latest report (for the log)."""
 
-    def set_reuse(self, reuse_reports: bool) -> None:
-        """Switch reuse on or off; off forgets every kept snapshot."""
-        self.reuse_reports = reuse_reports
-        if not reuse_reports:
-            self._kept.clear()
-            self._slow_topics = 0
-
     def standing(self, now_wall_ns: int) -> frozenset[str]:
         """Return the topics whose snapshot the next report keeps as it is (``_stands``).
 
