@@ -21,9 +21,19 @@ What it changes, and what it may not (``test/core/test_reporter.py`` checks both
   goes back, repeats, jumps or cannot be read, a QoS deadline event (``session.Pace``),
   silence beyond its timeout, a sim-time reset, the start-up grace, a change of the graph,
   the settings or its timing (``TopicFacts.changes``).
-- Where the two can differ: a standing topic's figures (window, totals, since-last ages) lag
-  until its refresh, and the hysteresis and the "since the previous snapshot" notes count
-  refreshes, not reports (a level computed at a report where a topic stood is never shown).
+- Where the two can differ, and why:
+
+  - a standing topic's figures (window figures, totals, since-last ages) lag until its
+    refresh: that is the saving;
+  - what only the processing of its events finds (it waits for the refresh) and the
+    per-message pace cannot see reaches a standing topic's status at its refresh, not at
+    the next report: a steady run of start stamps on another clock at the topic's pace,
+    messages of several writers that cannot be told apart. The hysteresis and the "since
+    the previous snapshot" notes then count refreshes, not reports;
+  - ``TopicReport.start_source`` names the source of the events processed last: a report
+    whose only new message was malformed reads ``arrival`` without reuse, where the
+    refresh processed it with well-stamped ones (``CycleAnalyzer``'s way).
+
   The final report refreshes every topic: its snapshot, hence the summary, is the same.
 """
 
