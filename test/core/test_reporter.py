@@ -11,6 +11,10 @@ another clock, a sim-time reset, a start-up grace and the hysteresis):
   total), and so are its diagnostic key/values;
 - a topic that stands is the very object of its previous refresh: only its figures lag;
 - the final report is the same, topic by topic and key by key.
+
+Left out on purpose (the reporter's module docstring says why): a run of stamps on another
+clock at the topic's own pace, and a malformed message processed alone (its report's
+``start_source``).
 """
 
 from __future__ import annotations
