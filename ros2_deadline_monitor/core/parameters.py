@@ -96,7 +96,7 @@ GLOBAL_SPECS: tuple[ParamSpec, ...] = (
               'snapshot of its last refresh (see max_steady_refreshes_per_s), and the messages '
               'and statuses made from it are reused; false = every report computes every '
               "topic's snapshot and every output afresh (costs more CPU with many topics; "
-              'levels, the final report and the summary are the same).', read_only=True),
+              'the final report and the summary are the same).', read_only=True),
     ParamSpec('window_cycles', _DEFAULT_ANALYSIS.window_cycles,
               'Most cycles kept per topic for the window figures (bounds memory).', 2, 1_000_000),
     ParamSpec('learn_intervals', _DEFAULT_ANALYSIS.learn_intervals,
