@@ -6,7 +6,7 @@ whole monitor over the middleware, where a run differs from the next by up to 30
 VM's speed. Here the same traffic is recorded into a ``Session`` directly and each report
 is timed in its stages, so a change to one stage shows even when it is a few ms:
 
-- ``standing``: deciding which topics' snapshots stand (``Session.standing``);
+- ``standing``: deciding which topics' snapshots stand (``Reporter.standing``);
 - ``snapshot``: processing the other topics' events and refreshing them;
 - ``MonitorStats``: converting the snapshot and assembling its CDR bytes;
 - ``diagnostics``: the statuses and the ``DiagnosticArray`` bytes.
@@ -45,11 +45,14 @@ def run(topics: int, fast_hz: int, warmup: int, reports: int) -> dict[str, Any]:
     from diagnostic_msgs.msg import DiagnosticArray
 
     from ros2_deadline_monitor.core.config import AnalysisConfig, TopicConfig
+    from ros2_deadline_monitor.core.reporter import Reporter
     from ros2_deadline_monitor.core.session import Session, TopicState
     from ros2_deadline_monitor.shell import conversions, diagnostics
+    from ros2_deadline_monitor.shell.report_outputs import TopicStatsCache
     from ros2_deadline_monitor.shell.serialized import Assembler
 
     session = Session(AnalysisConfig(), use_sim_time=False, start_wall_ns=START)
+    reporter = Reporter(session)
     configs = {f't{i}': TopicConfig(name=f't{i}', topic=f'/bench_report/t{i}')
                for i in range(topics)}
     configs['fast'] = TopicConfig(name='fast', topic='/bench_report/fast')
@@ -60,7 +63,7 @@ def run(topics: int, fast_hz: int, warmup: int, reports: int) -> dict[str, Any]:
     assembler = Assembler()
     if not assembler.check():
         raise SystemExit('the CDR assembler does not match this rmw: nothing to measure')
-    stats_cache, status_cache = conversions.TopicStatsCache(), diagnostics.StatusCache()
+    stats_cache, status_cache = TopicStatsCache(), diagnostics.StatusCache()
     slow = [session.recorder(f't{i}', None) for i in range(topics)]
     fast = session.recorder('fast', None)
     raw = bytes(16)
@@ -76,9 +79,9 @@ def run(topics: int, fast_hz: int, warmup: int, reports: int) -> dict[str, Any]:
             fast(second + j * fast_step + 500, raw, k * fast_hz + j + 1)
         now = second + S
         t0 = time.perf_counter()
-        standing = session.standing(now)
+        standing = reporter.standing(now)
         t1 = time.perf_counter()
-        snapshot = session.snapshot(now, standing=standing)
+        snapshot = reporter.snapshot(now, standing=standing)
         t2 = time.perf_counter()
         assembler.payload(conversions.monitor_stats(snapshot, stats_cache))
         t3 = time.perf_counter()

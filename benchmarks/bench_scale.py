@@ -174,13 +174,13 @@ def run_subscriber(options: dict[str, Any]) -> None:
             return count
 
         subscriptions.TopicMonitor.take = counting_take  # count what the takes hand over
-        refresh = Session._refresh
+        refresh = Session._fresh_topic_snapshot
 
         def counting_refresh(self: Any, *args: Any) -> Any:
             refreshes[0] += 1
             return refresh(self, *args)
 
-        Session._refresh = counting_refresh
+        Session._fresh_topic_snapshot = counting_refresh
         values = monitor_topic_values(topics) if topics else {}
         values.update(options.get('params', {}))
         from ros2_deadline_monitor.shell.monitor_node import MonitorNode

@@ -91,6 +91,12 @@ GLOBAL_SPECS: tuple[ParamSpec, ...] = (
               '1 Hz are each refreshed every 100 s, and anything that happens still refreshes '
               'a topic at the next report.',
               0.0, MAX_STEADY_REFRESHES_PER_S),
+    ParamSpec('reuse_reports', True,
+              'Reuse at each report what nothing changed: a steady slow topic keeps the '
+              'snapshot of its last refresh (see max_steady_refreshes_per_s), and the messages '
+              'and statuses made from it are reused; false = every report computes every '
+              "topic's snapshot and every output afresh (costs more CPU with many topics; "
+              'the final report and the summary are the same).', read_only=True),
     ParamSpec('window_cycles', _DEFAULT_ANALYSIS.window_cycles,
               'Most cycles kept per topic for the window figures (bounds memory).', 2, 1_000_000),
     ParamSpec('learn_intervals', _DEFAULT_ANALYSIS.learn_intervals,
@@ -263,6 +269,8 @@ class MonitorSettings:
     """Also monitor every topic discovered in the graph (``monitor --all``)."""
     use_diagnostic_updater: bool = True
     """Publish /diagnostics through diagnostic_updater when it is installed."""
+    reuse_reports: bool = True
+    """Keep steady topics' snapshots and their outputs between reports (``core/reporter.py``)."""
     metrics_port: int = 0
     """0: no /metrics endpoint; else its TCP port."""
     metrics_bind: str = DEFAULT_METRICS_BIND
@@ -387,6 +395,7 @@ def settings_from(values: Mapping[str, Any]) -> MonitorSettings:
         all_topics=_flag('all_topics', _value(values, 'all_topics')),
         use_diagnostic_updater=_flag('use_diagnostic_updater',
                                      _value(values, 'use_diagnostic_updater')),
+        reuse_reports=_flag('reuse_reports', _value(values, 'reuse_reports')),
         metrics_port=_port('metrics_port', _value(values, 'metrics_port')),
         metrics_bind=_host('metrics_bind', _value(values, 'metrics_bind')),
     )

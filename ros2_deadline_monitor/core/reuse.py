@@ -1,7 +1,7 @@
 """What a report made from the same objects as the previous report, reused by position.
 
 At robot scale most of a report repeats the previous one: a standing topic's snapshot is
-the very object of the previous report (``Session.standing``), and so are the message, the
+the very object of the previous report (``Reporter.standing``), and so are the message, the
 status and the bytes each output made from it. Each output keeps what it made in report
 order: a part at the same place as last time costs an identity check; when parts came or
 went, the others are found by identity; only what is new (or moved while the count stayed)

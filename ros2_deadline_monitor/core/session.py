@@ -33,11 +33,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 import math
-import zlib
+from types import MappingProxyType
 
 import numpy as np
 
-from .config import AnalysisConfig, MAX_PERIOD_NS, NS_PER_S, Timing, TopicConfig
+from .config import AnalysisConfig, NS_PER_S, Timing, TopicConfig
 from .cycles import CycleAnalyzer, MALFORMED
 from .errors import CdrError
 from .format import short_seconds
@@ -49,10 +49,8 @@ from .rtf import RtfAnalyzer
 from .snapshot import ClockSnapshot, HostSnapshot, Receive, Snapshot, TopicSnapshot
 from .whole_run import WholeRun
 
-REFRESH_PERIODS = 10
-"""A slow topic is refreshed once it has about this many new messages (``Session._stands``)."""
 NO_INTERVAL_ALERT = (1 << 63) - 1
-"""The watch limit of an event topic: no interval is late, only a sequence gap alerts."""
+"""The pace limit of an event topic: no interval is late, only a sequence gap is unusual."""
 RESETS_KEPT = 256
 """Wall times of the most recent resets kept for placing them between events; a storm of
 more resets between two reports only keeps its latest ones (every one is still counted)."""
@@ -109,76 +107,111 @@ class _Topic:
     seen: tuple[int, ...] = (0, 0, 0, 0, 0)
     """Foreign stamps, outages, unattributed messages, stamps going back and shared stamps
     at the previous snapshot."""
-    version: int = 0
+    changes: int = 0
     """Counts the changes to what its snapshot depends on from outside the stream: its
-    settings, what the graph and its subscription say, its timing, its event totals."""
-    unchanged: int = -1
-    """Its ``version`` at the previous refresh."""
-    previous: TopicSnapshot | None = None
-    """The snapshot of the previous refresh, reused while it still stands (``_stands``)."""
-    stagger: int = 0
-    """Where in its turn of reports this topic is refreshed (``Session._refresh_turn``)."""
-    stand: _Stand | None = None
-    """How long the snapshot of the previous refresh may stand (None: not past the next
-    report), decided at that refresh (``Session._arm``)."""
+    settings, what the graph and its subscription say, its timing, its event totals, its
+    appearing in the graph."""
     run: WholeRun | None = None
     """Whole-run figures, from its first processed event on (None before: idle costs none)."""
-    slow: bool = False
-    """Stands beyond one report since its last refresh when nothing happens: one of the
-    topics whose routine refreshes ``max_steady_refreshes_per_s`` bounds."""
-    watch: _Watch = field(default_factory=lambda: _Watch())
+    pace: Pace = field(default_factory=lambda: Pace())
     latched: int = 0
     """Messages a writer kept for late readers (``transient_local``) and delivered on
     subscribing, published before the monitor subscribed: not cycles (``Session.latched``)."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Stand:
-    """The limits a refresh sets on how long its snapshot stands (``Session._stands``).
-
-    Everything in them is fixed until the next refresh, so a report checks a thousand
-    standing topics at the cost of a few comparisons each.
-    """
-
-    silent: bool
-    """Refreshed before any message: it stands until one is recorded."""
-    until_ns: int = 0
-    """The wall time it may stand until (``Session._stand_interval`` after the refresh)."""
-    before_report: int = 0
-    """The report number that starts the topic's next turn (``Session._refresh_turn``)."""
-    grace_over_ns: int = 0
-    """The start-up grace ends then; within it every report refreshes the topic."""
-    timeout_ns: int = NO_INTERVAL_ALERT
-    """Silence beyond this since the last message refreshes it (the level may change)."""
-    recorded_before: int = NO_INTERVAL_ALERT
-    """An event topic is refreshed once it has recorded this many events."""
+TopicFacts = _Topic
+"""One topic's live state as the session keeps it (``Session.facts``): read, never written,
+by a caller that decides what to report (``core/reporter.py``)."""
 
 
-class _Watch:
-    """What the per-message call notes for deciding when a slow topic is refreshed.
+class Pace:
+    """What the per-message call notes about a topic's pace since it was marked (``mark``).
 
     An interval above ``limit_ns`` (a message late enough to be a miss or a skip), one under
-    ``floor_ns`` (the topic got faster: its pace is no longer the one it was armed for) or a
-    gap in the sequence numbers raises ``alerted``: the next report refreshes the topic.
+    ``floor_ns`` (the topic got faster than the pace it was marked at) or a gap in the
+    sequence numbers sets ``unusual``; so does a start stamp that goes back or repeats
+    (all-zero stamps aside: they never count as stamps), moves by more than
+    ``stamp_limit_ns`` (a skip on the timer clock, a stamp on another clock), or cannot be
+    read. Read-only outside the session.
     """
 
-    __slots__ = ('alerted', 'floor_ns', 'last_ns', 'limit_ns', 'next_seq')
+    __slots__ = ('floor_ns', 'last_ns', 'last_stamp_ns', 'limit_ns', 'next_seq',
+                 'stamp_limit_ns', 'unusual')
 
     def __init__(self) -> None:
-        self.alerted = True
+        self.unusual = True
         self.last_ns = 0
+        """Arrival (wall ns) of the latest message recorded."""
         self.limit_ns = 0
         self.floor_ns = 0
         self.next_seq = NO_VALUE
+        self.last_stamp_ns = 0
+        self.stamp_limit_ns = 0
 
-    def see(self, arrival_ns: int, seq: int) -> None:
-        """Note one message (the recorder inlines the same)."""
+    def see(self, arrival_ns: int, seq: int, stamp_ns: int = NO_VALUE) -> None:
+        """Note one message (``_Recorder`` inlines the same); ``NO_VALUE``: no stamp."""
         interval = arrival_ns - self.last_ns
         if interval > self.limit_ns or interval < self.floor_ns or (
                 seq != self.next_seq and seq != NO_VALUE):
-            self.alerted = True
+            self.unusual = True
         self.last_ns = arrival_ns
         self.next_seq = seq + 1
+        if stamp_ns != NO_VALUE:
+            step = stamp_ns - self.last_stamp_ns
+            if (step > self.stamp_limit_ns or step < 0 or (step == 0 and stamp_ns)
+                    or stamp_ns == MALFORMED):
+                self.unusual = True
+            self.last_stamp_ns = stamp_ns
+
+
+class _Recorder:
+    """The per-message call of one topic: plain methods, O(1), no allocation.
+
+    ``on_message`` for a type without a stamp (the arrival is the cycle start),
+    ``on_stamped`` reads the stamp from the raw bytes (``MALFORMED`` when it cannot).
+    Both note the pace (``Pace.see``, inlined) and hand the event to the topic's analyzer;
+    a full pending buffer is processed at once (``Session._process_full``).
+    """
+
+    __slots__ = ('_full', '_pace', '_read_stamp', '_record', '_topic')
+
+    def __init__(self, session: Session, topic_id: str, read_stamp: StampReader | None) -> None:
+        topic = session._topics[topic_id]
+        self._record = topic.analyzer.record
+        self._pace = topic.pace
+        self._read_stamp = read_stamp
+        self._full = session._process_full
+        self._topic = topic
+
+    def on_message(self, arrival_ns: int, raw: bytes, seq: int) -> None:
+        """Record one message of a type without a stamp."""
+        pace = self._pace
+        interval = arrival_ns - pace.last_ns
+        if interval > pace.limit_ns or interval < pace.floor_ns or (
+                seq != pace.next_seq and seq != NO_VALUE):
+            pace.unusual = True
+        pace.last_ns, pace.next_seq = arrival_ns, seq + 1
+        if self._record(arrival_ns, NO_VALUE, seq, len(raw)):
+            self._full(self._topic)
+
+    def on_stamped(self, arrival_ns: int, raw: bytes, seq: int) -> None:
+        """Record one message whose stamp is read from its raw bytes."""
+        pace = self._pace
+        interval = arrival_ns - pace.last_ns
+        if interval > pace.limit_ns or interval < pace.floor_ns or (
+                seq != pace.next_seq and seq != NO_VALUE):
+            pace.unusual = True
+        pace.last_ns, pace.next_seq = arrival_ns, seq + 1
+        try:
+            stamp = self._read_stamp(raw)
+        except CdrError:
+            stamp = MALFORMED
+        step = stamp - pace.last_stamp_ns
+        if step > pace.stamp_limit_ns or step < 0 or (step == 0 and stamp) or stamp == MALFORMED:
+            pace.unusual = True
+        pace.last_stamp_ns = stamp
+        if self._record(arrival_ns, stamp, seq, len(raw)):
+            self._full(self._topic)
 
 
 class Session:
@@ -196,6 +229,7 @@ class Session:
         self._stats_period_ns = stats_period_ns
         self._rtf = RtfAnalyzer(bin_ns=analysis.rtf_bin_ns, capacity=clock_capacity)
         self._topics: dict[str, _Topic] = {}
+        self._facts = MappingProxyType(self._topics)
         self._invalid: dict[str, str] = {}
         self._resets = 0
         self._reset_walls: deque[int] = deque(maxlen=RESETS_KEPT)
@@ -204,10 +238,6 @@ class Session:
         """Wall time of the last /clock sample while /clock is silent beyond its timeout."""
         self._simulator_rtf = math.nan
         self._reported = False
-        self._reports = 0
-        """Snapshots so far: the refresh turns count them (``_refresh_turn``)."""
-        self._slow_topics = 0
-        """Topics that stand beyond a report since their last refresh (``_refresh``)."""
         self.on_rows: Callable[[str, dict[str, np.ndarray]], None] | None = None
         """Called with a topic's id and the per-cycle rows of each processing (the bag
         replay's plot series), after they went into the whole-run figures."""
@@ -248,7 +278,7 @@ class Session:
         if stats_period_ns is not None and stats_period_ns != self._stats_period_ns:
             self._stats_period_ns = stats_period_ns
             for topic in self._topics.values():
-                topic.version += 1
+                topic.changes += 1
         new_analysis = analysis if analysis is not None else self._analysis
         analysis_changed = new_analysis != self._analysis
         if analysis_changed:
@@ -257,7 +287,7 @@ class Session:
         removed = [topic_id for topic_id, topic in self._topics.items()
                    if topic_id not in topics or topics[topic_id].topic != topic.config.topic]
         for topic_id in removed:
-            self._set_slow(self._topics.pop(topic_id), False)
+            del self._topics[topic_id]
         added = []
         changed: dict[str, tuple[str, ...]] = {}
         for topic_id, config in topics.items():
@@ -265,8 +295,7 @@ class Session:
             if topic is None:
                 self._topics[topic_id] = _Topic(
                     config, CycleAnalyzer(config, new_analysis), self._resets,
-                    reason=f'waiting for a publisher on {config.topic}',
-                    stagger=zlib.crc32(topic_id.encode()))
+                    reason=f'waiting for a publisher on {config.topic}')
                 added.append(topic_id)
                 continue
             if config == topic.config and not analysis_changed:
@@ -278,7 +307,7 @@ class Session:
             self._process_topic(topic, None, force=False)
             topic.analyzer.reconfigure(config, new_analysis)
             topic.config = config
-            topic.version += 1
+            topic.changes += 1
         for topic_id in added:
             # Created at the session's start: the grace counts from then; later: from now.
             self._topics[topic_id].appear_pending = bool(self._reported)
@@ -317,39 +346,14 @@ class Session:
         ``read_stamp`` None: the type carries no stamp (the arrival is the cycle start). A
         message whose stamp cannot be read counts as a message and as malformed.
         """
-        topic = self._topics[topic_id]
-        record = topic.analyzer.record
-        watch = topic.watch
+        recorder = _Recorder(self, topic_id, read_stamp)
+        return recorder.on_message if read_stamp is None else recorder.on_stamped
 
-        def full() -> None:
-            self._process_topic(topic, None, force=False)
-            if topic.analyzer.pending_full:
-                self._process_topic(topic, None, force=True)
-
-        if read_stamp is None:
-            def on_message(arrival_ns: int, raw: bytes, seq: int) -> None:
-                interval = arrival_ns - watch.last_ns
-                if interval > watch.limit_ns or interval < watch.floor_ns or (
-                        seq != watch.next_seq and seq != NO_VALUE):
-                    watch.alerted = True  # _Watch.see, inlined
-                watch.last_ns, watch.next_seq = arrival_ns, seq + 1
-                if record(arrival_ns, NO_VALUE, seq, len(raw)):
-                    full()
-            return on_message
-
-        def on_stamped(arrival_ns: int, raw: bytes, seq: int) -> None:
-            interval = arrival_ns - watch.last_ns
-            if interval > watch.limit_ns or interval < watch.floor_ns or (
-                    seq != watch.next_seq and seq != NO_VALUE):
-                watch.alerted = True  # _Watch.see, inlined
-            watch.last_ns, watch.next_seq = arrival_ns, seq + 1
-            try:
-                stamp = read_stamp(raw)
-            except CdrError:
-                stamp = MALFORMED
-            if record(arrival_ns, stamp, seq, len(raw)):
-                full()
-        return on_stamped
+    def _process_full(self, topic: _Topic) -> None:
+        """Process a topic whose pending buffer is full (the per-message call found it so)."""
+        self._process_topic(topic, None, force=False)
+        if topic.analyzer.pending_full:
+            self._process_topic(topic, None, force=True)
 
     def record_batch(self, topic_id: str, arrival_ns: np.ndarray, stamp_ns: np.ndarray,
                      size_bytes: np.ndarray) -> None:
@@ -360,7 +364,7 @@ class Session:
         a full buffer at the event that filled it, with the clock as it stood then.
         """
         topic = self._topics[topic_id]
-        topic.watch.alerted = True  # refreshed at the next report, whatever the batch holds
+        topic.pace.unusual = True  # what the batch holds is not looked at one by one
         topic.analyzer.record_many(arrival_ns, stamp_ns, size_bytes)
 
     def room(self, topic_id: str) -> int:
@@ -371,7 +375,7 @@ class Session:
                 seq: int = NO_VALUE, size_bytes: int = 0) -> None:
         """Record one message event whose stamp is already known (``MALFORMED`` if unreadable)."""
         topic = self._topics[topic_id]
-        topic.watch.see(arrival_ns, seq)
+        topic.pace.see(arrival_ns, seq, stamp_ns)
         if topic.analyzer.record(arrival_ns, stamp_ns, seq, size_bytes):
             self._process_topic(topic, None, force=True)
 
@@ -385,7 +389,7 @@ class Session:
         """
         topic = self._topics[topic_id]
         topic.latched += 1
-        topic.version += 1
+        topic.changes += 1
 
     def unmonitored(self, topic_id: str, from_wall_ns: int, why: str) -> None:
         """Open a gap of the monitor's own: the adapter stopped receiving a topic then.
@@ -396,13 +400,13 @@ class Session:
         """
         topic = self._topics[topic_id]
         topic.analyzer.unmonitored(from_wall_ns, why)
-        topic.version += 1
+        topic.changes += 1
 
     def monitored(self, topic_id: str, at_wall_ns: int) -> None:
         """Close the gap: the adapter receives a topic again from ``at_wall_ns`` (if open)."""
         topic = self._topics[topic_id]
         topic.analyzer.monitored(at_wall_ns)
-        topic.version += 1
+        topic.changes += 1
 
     def dropped_by_monitor(self, topic_id: str, before_seq: int, count: int) -> None:
         """Count the ``count`` messages before ``before_seq`` as dropped by the adapter's queue.
@@ -414,9 +418,9 @@ class Session:
     def qos_deadline_missed(self, topic_id: str, count: int) -> None:
         """Count middleware 'requested deadline missed' events of one topic."""
         topic = self._topics[topic_id]
-        topic.watch.alerted = True
+        topic.pace.unusual = True
         topic.analyzer.record_qos_deadline_missed(count)
-        topic.version += 1
+        topic.changes += 1
 
     def topic_status(self, topic_id: str, state: TopicState, reason: str = '', *,
                      type_name: str | None = None, publishers: tuple[str, ...] | None = None,
@@ -438,6 +442,7 @@ class Session:
                 topic.state is not TopicState.RECEIVING
                 or (writers is not None and writers > 0 and topic.writers == 0)):
             topic.appear_pending = True
+            topic.changes += 1
         if offered_deadline_ns is not None:
             offered = offered_deadline_ns or None
             if offered != topic.offered_deadline_ns:
@@ -457,7 +462,7 @@ class Session:
         if receive is not None:
             topic.receive = receive
         if _told(topic) != before:
-            topic.version += 1
+            topic.changes += 1
 
     def clock_publishers(self, count: int) -> None:
         """Note the publishers of /clock in the graph (several make sim time alternate).
@@ -532,7 +537,7 @@ class Session:
             if self.on_rows is not None:
                 self.on_rows(topic.config.name, rows)
         if analyzer.timing != timing or analyzer.event_totals != totals:
-            topic.version += 1
+            topic.changes += 1
 
     # -- reporting --------------------------------------------------------------------------
 
@@ -547,42 +552,26 @@ class Session:
         self._reported = True
         return self._rtf.report(now_wall_ns)
 
-    def standing(self, now_wall_ns: int) -> frozenset[str]:
-        """Return the topics whose snapshot the next report reuses as it is (``_stands``).
-
-        For an adapter that brings in only the other topics' events before that report
-        (``snapshot(standing=...)``): a standing topic's events wait for its next refresh.
-        """
-        number = self._reports + 1
-        return frozenset(topic_id for topic_id, topic in self._topics.items()
-                         if self._stands(topic, now_wall_ns, number))
-
     def snapshot(self, now_wall_ns: int, host: HostReport | None = None,
                  stats_timer_late_ns: int = 0, *, final: bool = False,
-                 standing: frozenset[str] | None = None) -> Snapshot:
+                 given: Mapping[str, TopicSnapshot] | None = None) -> Snapshot:
         """Process what can be processed, then report every topic, the clock and the host.
 
         Starts the next clock window. ``final`` processes everything still pending.
-        ``standing``: the topics whose previous snapshot is reused, as ``standing`` returned
-        just before (None: decided here).
+        ``given``: topics whose snapshot the caller brings (``core/reporter.py``): they are
+        neither processed nor reported now; their events wait for a report without them.
         """
-        if final:
-            standing = frozenset()
-        elif standing is None:
-            standing = self.standing(now_wall_ns)
-        self._reports += 1
+        if final or given is None:
+            given = {}
         horizon = self._horizon(now_wall_ns, final)
         for topic_id, topic in self._topics.items():
-            if topic_id not in standing:
+            if topic_id not in given:
                 self._process(topic, horizon, final)
         clock_report = self._rtf.report(now_wall_ns)
         window_rtf = clock_report.rtf if clock_report.messages else 0.0
-        refreshed: list[_Topic] = []
-        topics = [topic.previous if topic_id in standing and topic.previous is not None
-                  else self._refresh(topic_id, topic, now_wall_ns, window_rtf, refreshed)
+        topics = [given.get(topic_id) or self._fresh_topic_snapshot(topic_id, topic, now_wall_ns,
+                                                                    window_rtf)
                   for topic_id, topic in self._topics.items()]
-        for topic in refreshed:  # once every slow topic is counted (the budget)
-            topic.stand = self._arm(topic, now_wall_ns)
         self._reported = True
         topics += [TopicSnapshot(topic_id, '', '', Level.ERROR,
                                  f'invalid configuration: {reason}', None)
@@ -596,162 +585,52 @@ class Session:
             host=self._host_snapshot(host or HostReport(), stats_timer_late_ns),
         )
 
-    def _stands(self, topic: _Topic, now_wall_ns: int, report_number: int) -> bool:
-        """Tell whether a topic's previous snapshot still stands: it is reused as it is.
+    # -- read-only facts for a caller that decides what to report (``core/reporter.py``) ----
 
-        - A topic without any message (configured, nobody publishes yet) has no figure that
-          time changes: with no start-up grace running, its snapshot stands until what the
-          graph says about it changes. A thousand of them cost a comparison each.
-        - A slow topic is refreshed once it has about ``REFRESH_PERIODS`` new messages: a
-          timer topic every ``REFRESH_PERIODS`` periods, an event topic once it has that many
-          or at the latest every window (``_stand_interval``; at its own report of the turn:
-          ``_refresh_turn``), like a fast topic at every report, and at once when anything
-          happens: a message late enough to be a miss or a skip (an event topic has none), a
-          gap in the sequence numbers, a QoS deadline event, a level other than OK (or one
-          held by the hysteresis), a sim-time reset, silence beyond the timeout, a change in
-          the graph or the settings. Its counts are exact at every refresh; in between the
-          report repeats them (a thousand topics at 1 Hz would otherwise cost a report each
-          per second).
+    @property
+    def start_wall_ns(self) -> int:
+        """The system-clock time the session started at."""
+        return self._start_wall_ns
 
-        What only a refresh changes is decided there (``_arm``); here the rest is compared:
-        a change of what the snapshot depends on from outside the stream is counted where it
-        happens (``_Topic.version``), so a standing topic costs a few comparisons.
+    @property
+    def stats_period_ns(self) -> int:
+        """The report period in force."""
+        return self._stats_period_ns
+
+    @property
+    def resets(self) -> int:
+        """Sim-time resets recorded so far (a count that only grows)."""
+        return self._resets
+
+    def facts(self) -> Mapping[str, TopicFacts]:
+        """Return the live state of every topic by id, in configuration order, to read only.
+
+        A topic's object stays the same until it is removed; added again, it gets a new one.
         """
-        stand = topic.stand
-        if stand is None or topic.appear_pending or topic.unchanged != topic.version:
-            return False
-        if stand.silent:
-            return topic.analyzer.silent_so_far
-        watch = topic.watch
-        return (not watch.alerted and self._resets == topic.resets_applied
-                and now_wall_ns < stand.until_ns and report_number < stand.before_report
-                and now_wall_ns >= stand.grace_over_ns
-                and now_wall_ns - watch.last_ns <= stand.timeout_ns
-                and topic.analyzer.recorded < stand.recorded_before)
+        return self._facts
 
-    def _arm(self, topic: _Topic, now_wall_ns: int) -> _Stand | None:
-        """Decide at a refresh how long its snapshot may stand (None: refreshed next report).
+    def mark(self, topic_id: str) -> None:
+        """Start noting the pace of a topic anew (``Pace``), at the limits of its timing.
 
-        The grace, the routine interval, the turn and the timeout become limits ``_stands``
-        compares with.
+        An interval longer than the period and half the deadline may hold a miss (a message
+        after an on-time one), or a skipped period; one under three quarters of the period
+        says the topic got faster. Sim time runs at most ``target_rtf`` times faster than
+        the wall clock. A start stamp (on the timer clock) is unusual beyond the same period
+        and half the deadline. Without timing, every interval of a timer topic is unusual
+        and none of an event topic's.
         """
-        grace = self._analysis.thresholds.grace_ns
-        analyzer = topic.analyzer
-        if analyzer.silent_so_far:
-            return None if grace else _Stand(silent=True)
-        interval = self._routine_interval(topic)
-        if interval is None:
-            return None
-        report = topic.previous.report
-        reports = self._turn_reports(interval)
-        turn = self._refresh_turn(topic, interval, self._reports)
-        return _Stand(
-            silent=False, until_ns=now_wall_ns + interval,
-            before_report=(turn + 1) * reports - topic.stagger % reports,
-            grace_over_ns=(topic.appeared_ns or self._start_wall_ns) + grace if grace else 0,
-            timeout_ns=NO_INTERVAL_ALERT if report.timeout_ns is None else report.timeout_ns,
-            recorded_before=(analyzer.recorded + REFRESH_PERIODS if analyzer.timing is None
-                             else NO_INTERVAL_ALERT))
-
-    def _set_slow(self, topic: _Topic, slow: bool) -> None:
-        """Mark ``topic`` slow or not, keeping the count the budget reads up to date."""
-        self._slow_topics += slow - topic.slow
-        topic.slow = slow
-
-    def _routine_interval(self, topic: _Topic) -> int | None:
-        """How long a refreshed topic stands when nothing happens, or None: not at all.
-
-        A silent topic, a level other than OK, a streak of the hysteresis, a timer topic
-        still learning its period: refreshed at every report.
-        """
-        previous = topic.previous
-        if (topic.analyzer.silent_so_far or previous is None or previous.report is None
-                or previous.level is not Level.OK or topic.streak):
-            return None
-        return self._stand_interval(topic)
-
-    def _stand_interval(self, topic: _Topic) -> int | None:
-        """How long a topic's snapshot may stand at most, or None: refreshed at every report.
-
-        ``REFRESH_PERIODS`` of a timer topic's periods, the window for an event topic (no
-        period paces it; its new messages do). A timer topic still learning its period
-        cannot stand.
-        """
-        timing = topic.analyzer.timing
-        if timing is not None:
-            return self._refresh_interval(REFRESH_PERIODS * timing.period_ns)
-        if topic.config.kind == 'event':
-            return self._refresh_interval(self._analysis.window_ns)
-        return None
-
-    def _refresh_interval(self, paced_ns: int) -> int:
-        """How long a snapshot paced at ``paced_ns`` may stand.
-
-        Within the window (every interval since the last refresh is still in it), and less
-        half a report so a fast topic is refreshed at every report. A slow topic (standing
-        beyond one report) stands long enough that the slow topics' routine refreshes come at
-        most ``max_steady_refreshes_per_s``: at robot scale its window figures may be that
-        old, and what happens still refreshes it at the next report.
-        """
-        half_report = self._stats_period_ns // 2
-        interval = min(max(self._stats_period_ns, paced_ns), self._analysis.window_ns)
-        if interval - half_report > self._stats_period_ns:  # slow
-            interval = max(interval, self._budget_interval_ns())
-        return interval - half_report
-
-    def _budget_interval_ns(self) -> int:
-        """How long each slow topic stands for ``max_steady_refreshes_per_s`` to hold.
-
-        All slow topics together are then refreshed at most that often, routinely (0: no
-        limit). At most an hour.
-        """
-        budget = self._analysis.max_steady_refreshes_per_s
-        if not budget:
-            return 0
-        return min(MAX_PERIOD_NS, round(self._slow_topics * NS_PER_S / budget))
-
-    def _refresh_turn(self, topic: _Topic, interval_ns: int, report_number: int) -> int:
-        """Return the turn a slow topic is in at ``report_number`` (one refresh a turn).
-
-        A turn is as many reports as ``interval_ns`` spans. Topics that learned their period
-        together would otherwise be refreshed in the same report, again and again: 1,000
-        topics at 1 Hz made one report in ten take over half a second, and the takes and
-        timers waited for it. A refresh for an event in between leaves the turns as they
-        are: the next one still comes at the topic's own report.
-        """
-        reports = self._turn_reports(interval_ns)
-        return (report_number + topic.stagger % reports) // reports
-
-    def _turn_reports(self, interval_ns: int) -> int:
-        """Return how many reports a turn of ``interval_ns`` spans (at least one)."""
-        return max(1, -(-interval_ns // self._stats_period_ns))
-
-    def _refresh(self, topic_id: str, topic: _Topic, now_wall_ns: int, window_rtf: float,
-                 refreshed: list[_Topic]) -> TopicSnapshot:
-        """Report a topic afresh and arm its watch; ``refreshed`` collects it for ``_arm``.
-
-        Whether it is slow is known now, how long it stands once every topic of the report
-        is counted (the budget).
-        """
-        snapshot = self._fresh_topic_snapshot(topic_id, topic, now_wall_ns, window_rtf)
-        topic.previous, topic.unchanged = snapshot, topic.version
-        interval = self._routine_interval(topic)
-        self._set_slow(topic, interval is not None and interval > self._stats_period_ns)
-        refreshed.append(topic)
-        watch, timing = topic.watch, topic.analyzer.timing
-        watch.alerted = False
+        topic = self._topics[topic_id]
+        pace, timing = topic.pace, topic.analyzer.timing
+        pace.unusual = False
         if timing is None:
-            watch.limit_ns = NO_INTERVAL_ALERT if topic.config.kind == 'event' else 0
-            watch.floor_ns = 0
+            pace.limit_ns = NO_INTERVAL_ALERT if topic.config.kind == 'event' else 0
+            pace.stamp_limit_ns = pace.limit_ns
+            pace.floor_ns = 0
         else:
-            # An interval longer than the period and half the deadline may hold a miss (a
-            # message after an on-time one), or a skipped period; one under three quarters of
-            # the period, a faster topic. Sim time runs at most target_rtf times faster than
-            # the wall clock.
             speedup = max(1.0, self._analysis.target_rtf)
-            watch.limit_ns = round((timing.period_ns + timing.deadline_ns // 2) / speedup)
-            watch.floor_ns = round(timing.period_ns * 0.75 / speedup)
-        return snapshot
+            pace.stamp_limit_ns = timing.period_ns + timing.deadline_ns // 2
+            pace.limit_ns = round(pace.stamp_limit_ns / speedup)
+            pace.floor_ns = round(timing.period_ns * 0.75 / speedup)
 
     def _fresh_topic_snapshot(self, topic_id: str, topic: _Topic, now_wall_ns: int,
                               window_rtf: float) -> TopicSnapshot:

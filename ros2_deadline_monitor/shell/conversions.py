@@ -12,14 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 import math
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 from builtin_interfaces.msg import Time
 from std_msgs.msg import Header
 
 from ros2_deadline_monitor.core import figures
 from ros2_deadline_monitor.core.figures import Figure
-from ros2_deadline_monitor.core.reuse import Reuse
 from ros2_deadline_monitor.core.snapshot import (
     ClockSnapshot,
     HostSnapshot,
@@ -34,6 +33,9 @@ from ros2_deadline_monitor.msg import (
     MonitorStats,
     TopicStats,
 )
+
+if TYPE_CHECKING:
+    from ros2_deadline_monitor.shell.report_outputs import TopicStatsCache
 
 NAN = float('nan')
 
@@ -149,30 +151,6 @@ def host_stats(snapshot: Snapshot, host: HostSnapshot) -> HostStats:
     """Convert the host part: the ``HOST`` figures' fields, and the rest set here."""
     fields, _ = _fields(_HOST_PLAN, snapshot, host)
     return HostStats(cgroup_available=host.report.cgroup_available, **fields)
-
-
-class TopicStatsCache:
-    """The ``TopicStats`` of the previous report, reused for a topic whose snapshot is the same.
-
-    The session hands out the same ``TopicSnapshot`` object while its snapshot stands
-    (``Session.standing``); its message is then reused (``core/reuse.py``). Every message
-    made here carries the cache's one ``Header``, restamped in place at each report, so a
-    reused message carries the new report's stamp at no cost per topic. (A message is
-    serialized when it is published: restamping changes nothing already sent.)
-    """
-
-    def __init__(self) -> None:
-        """Start empty."""
-        self.header = Header()
-        """The header of every message made here and of their report."""
-        self._messages: Reuse[TopicSnapshot, TopicStats] = Reuse()
-
-    def messages(self, snapshot: Snapshot) -> list[TopicStats]:
-        """Return the ``TopicStats`` of every topic with a report; restamp ``header``."""
-        self.header.stamp = stamp(snapshot.wall_ns)
-        wall_ns, arrival, shared = snapshot.wall_ns, snapshot.arrival_timestamp, self.header
-        return self._messages([topic for topic in snapshot.topics if topic.report is not None],
-                              lambda topic: topic_stats(topic, wall_ns, arrival, shared))
 
 
 def monitor_stats(snapshot: Snapshot, cache: TopicStatsCache | None = None) -> MonitorStats:

@@ -101,8 +101,8 @@ def expectation_values(outcomes: Sequence[Outcome]) -> list[tuple[str, str]]:
 class StatusCache:
     """The topic statuses of the previous report, reused for a topic whose snapshot is the same.
 
-    The session hands out the same ``TopicSnapshot`` object while its snapshot stands
-    (``Session.standing``); with the same expectation keys its status is the same
+    The reporter hands out the same ``TopicSnapshot`` object while its snapshot stands
+    (``core/reporter.py``); with the same expectation keys its status is the same
     (``core/reuse.py``).
     """
 
@@ -171,15 +171,17 @@ class DiagnosticsOutput:
     """Publishes the statuses on ``/diagnostics``, on the updater's publisher if installed."""
 
     def __init__(self, node: Node, hardware_id: str, use_updater: bool = True,
-                 assembler: Assembler | None = None) -> None:
+                 assembler: Assembler | None = None, reuse: bool = True) -> None:
         """Create the publisher, or the updater (its own timer destroyed) and take its publisher.
 
-        ``assembler``: publish the array as bytes assembled from kept statuses.
+        ``assembler``: publish the array as bytes assembled from kept statuses. ``reuse``
+        False: every status is copied afresh at every report (``reuse_reports``).
         """
         self._node = node
         self._assembler = assembler
         self._hardware_id = hardware_id
-        self._published: Reuse[DiagnosticStatus, DiagnosticStatus] = Reuse()
+        self._published: Reuse[DiagnosticStatus, DiagnosticStatus] | None = (
+            Reuse() if reuse else None)
         """The prefixed copies of the previous array's statuses."""
         self._updater = None
         if use_updater and diagnostic_updater is not None:
@@ -202,7 +204,8 @@ class DiagnosticsOutput:
     def set_hardware_id(self, hardware_id: str) -> None:
         """Change the hardware_id of every following status."""
         self._hardware_id = hardware_id
-        self._published.clear()
+        if self._published is not None:
+            self._published.clear()
 
     def publish(self, statuses: Sequence[DiagnosticStatus]) -> None:
         """Publish one array holding exactly ``statuses`` (names without the node prefix).
@@ -216,7 +219,9 @@ class DiagnosticsOutput:
                                     message=status.message, hardware_id=hardware_id,
                                     values=status.values)
 
-        array = DiagnosticArray(status=self._published(statuses, published))
+        array = DiagnosticArray(status=[published(status) for status in statuses]
+                                if self._published is None
+                                else self._published(statuses, published))
         array.header.stamp = self._node.get_clock().now().to_msg()
         self._publisher.publish(array if self._assembler is None
                                 else self._assembler.payload(array))

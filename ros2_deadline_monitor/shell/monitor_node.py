@@ -42,10 +42,11 @@ from ros2_deadline_monitor.core.parameters import (
     topic_param,
     TOPICS,
 )
+from ros2_deadline_monitor.core.reporter import Reporter
 from ros2_deadline_monitor.core.session import Session, TopicState
 from ros2_deadline_monitor.core.snapshot import Snapshot
 from ros2_deadline_monitor.msg import MonitorStats
-from ros2_deadline_monitor.shell import conversions, diagnostics, metrics, summary
+from ros2_deadline_monitor.shell import diagnostics, metrics, summary
 from ros2_deadline_monitor.shell.discovery import create_discovery
 from ros2_deadline_monitor.shell.graph_poll import (
     GraphGate,
@@ -55,7 +56,7 @@ from ros2_deadline_monitor.shell.graph_poll import (
 )
 from ros2_deadline_monitor.shell.node_parameters import NodeParameters
 from ros2_deadline_monitor.shell.qos import STATS_QOS
-from ros2_deadline_monitor.shell.serialized import Assembler
+from ros2_deadline_monitor.shell.report_outputs import ReportOutputs
 from ros2_deadline_monitor.shell.subscriptions import (
     ClockInput,
     monitoring_lines,
@@ -134,6 +135,8 @@ class MonitorNode(Node):
             start_wall_ns=time.time_ns(), clock_topic=settings.clock_topic,
             arrival_timestamp=settings.arrival_timestamp,
             stats_period_ns=settings.stats_period_ns)
+        self.reporter = Reporter(self.session, reuse_reports=settings.reuse_reports)
+        """Decides which topics each report refreshes (``core/reporter.py``)."""
         try:
             self._discovery = (create_discovery(self, self._settings.clock_topic,
                                                 self.parameters.use_sim_time())
@@ -161,17 +164,14 @@ class MonitorNode(Node):
 
         self._simulator_rtf = SimulatorRtf(self, settings.simulator_rtf_topic, self.session)
         self._stats_publisher = self.create_publisher(MonitorStats, STATS_TOPIC, STATS_QOS)
-        assembler = Assembler()
-        self._assembler = assembler if assembler.check() else None
-        if self._assembler is None:
+        self._outputs = ReportOutputs(settings.reuse_reports)
+        if settings.reuse_reports and self._outputs.assembler is None:
             self.get_logger().info('this middleware lays out CDR differently: the reports are '
                                    'published as messages, not assembled from kept bytes')
         self._diagnostics = diagnostics.DiagnosticsOutput(
             self, settings.hardware_id, use_updater=settings.use_diagnostic_updater,
-            assembler=self._assembler)
+            assembler=self._outputs.assembler, reuse=settings.reuse_reports)
         self.parameters.warn_unknown()
-        self._stats_cache = conversions.TopicStatsCache()
-        self._status_cache = diagnostics.StatusCache()
         self.clock_input = ClockInput(self, self._reader, settings.clock_topic, self.session,
                                       settings.arrival_timestamp,
                                       lambda: self._settings.stats_period_ns)
@@ -504,7 +504,7 @@ class MonitorNode(Node):
     def snapshot(self, *, final: bool = False) -> Snapshot:
         """Take what the report needs and return the session's snapshot of this moment.
 
-        A topic whose snapshot stands (``Session.standing``) is not taken: its messages wait
+        A topic whose snapshot stands (``Reporter.standing``) is not taken: its messages wait
         in its queue for the take timer, which takes it as often as its rate needs (with a
         thousand slow topics, taking every queue was an eighth of a report's time). The
         final report takes everything first.
@@ -529,7 +529,7 @@ class MonitorNode(Node):
             for topic_id, monitor in topics.items():
                 if topic_id not in stood or monitor.news or not monitor.batched:
                     monitor.report_status()
-            standing = self.session.standing(time.time_ns())
+            standing = self.reporter.standing(time.time_ns())
             for topic_id in stood - standing:
                 monitor = topics.get(topic_id)
                 if monitor is not None:
@@ -538,8 +538,8 @@ class MonitorNode(Node):
         self._standing = standing
         self._retime_takes()
         self.session.clock_publishers(self.count_publishers(self._settings.clock_topic))
-        return self.session.snapshot(time.time_ns(), self._host.sample(time.monotonic_ns()),
-                                     self._stats_late_ns, final=final, standing=standing)
+        return self.reporter.snapshot(time.time_ns(), self._host.sample(time.monotonic_ns()),
+                                      self._stats_late_ns, final=final, standing=standing)
 
     def _take_for_report(self, standing: frozenset[str]) -> None:
         """Take /clock and every queue but those of ``standing`` topics of known rate.
@@ -563,11 +563,9 @@ class MonitorNode(Node):
         expectations = self.expectations()
         self._verdict = (Verdict(()) if expectations.empty  # what evaluate gives, at no cost
                          else evaluate(expectations, snapshot))
-        stats = conversions.monitor_stats(snapshot, self._stats_cache)
-        self._stats_publisher.publish(
-            stats if self._assembler is None else self._assembler.payload(stats))
-        self._diagnostics.publish(diagnostics.statuses(snapshot, verdict=self._verdict,
-                                                       cache=self._status_cache))
+        outputs = self._outputs
+        self._stats_publisher.publish(outputs.stats_payload(outputs.monitor_stats(snapshot)))
+        self._diagnostics.publish(outputs.statuses(snapshot, self._verdict))
         if self._metrics is not None:
             self._metrics.publish(snapshot)
         self.get_logger().debug(

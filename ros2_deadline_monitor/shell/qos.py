@@ -159,7 +159,7 @@ TAKE_STRIDE_HEADROOM = 10
 """Between two takes of a strided topic its queue still holds this many times its rate."""
 TAKE_TIMEOUT_SHARE = 0.75
 """A strided topic is taken at least every this share of its timeout: the silence a standing
-snapshot is checked for (``Session._stands``) counts from the last message taken."""
+snapshot is checked for (``Reporter._stands``) counts from the last message taken."""
 
 
 def take_stride(period_ns: int | None, depth: int, take_period_ns: int,

@@ -22,8 +22,15 @@ primitive aligned to its size, 8 at most, counted from the start of the body aft
   without it. The topics of one report share the message's header
   (``TopicStatsCache``), so the stamp joins them.
 
+The layout is read from the generated message classes, in declaration order
+(``get_fields_and_field_types``): the fields of ``MonitorStats`` are written in their order,
+its one ``TopicStats[]`` where it stands. What the joining above assumes of the messages is
+checked at import (``check_layout``), and a message that breaks it fails loudly there
+(``LayoutError``), never silently: ``TopicStats`` starts with its ``std_msgs/Header``
+(whose ``builtin_interfaces/Time`` stamp comes first) and ends with an 8-byte number, and
+``DiagnosticStatus`` and ``KeyValue`` hold the fields ``_StatusBody`` writes, in its order.
 ``Assembler.check`` compares the assembled bytes with rclpy's, read back field by field, once
-at start-up; when they differ (another rmw, another layout) the monitor publishes objects.
+at start-up; when they differ (another rmw) the monitor publishes objects.
 """
 
 from __future__ import annotations
@@ -32,8 +39,10 @@ import math
 import struct
 from typing import Any
 
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from builtin_interfaces.msg import Time
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.serialization import deserialize_message, serialize_message
+from std_msgs.msg import Header
 
 from ros2_deadline_monitor.core.reuse import Reuse
 from ros2_deadline_monitor.msg import MonitorStats, TopicStats
@@ -53,6 +62,54 @@ _PADDING = (b'', b'\x00\x00\x00', b'\x00\x00', b'\x00')
 """Bytes to the next multiple of 4, by the position mod 4."""
 KEYS_KEPT = 1024
 """Diagnostic keys whose bytes are kept: the figure tables' and the expectations' keys."""
+TOPICS_FIELD_TYPE = 'sequence<ros2_deadline_monitor/TopicStats>'
+_EIGHT_BYTES = ('double', 'int64', 'uint64')
+
+
+class LayoutError(TypeError):
+    """A message's fields no longer have the layout the assembled bytes rely on."""
+
+
+def _fields(cls: type) -> list[tuple[str, str]]:
+    return list(cls.get_fields_and_field_types().items())
+
+
+def check_layout(topic_stats: type = TopicStats, monitor_stats: type = MonitorStats,
+                 status: type = DiagnosticStatus, key_value: type = KeyValue,
+                 header: type = Header, time: type = Time) -> None:
+    """Raise ``LayoutError`` unless the messages have the layout the joining relies on.
+
+    See the module docstring; run at import, so a field added to or moved in ``TopicStats``
+    (or the others) cannot go unnoticed.
+    """
+    problems = []
+    topic_fields = _fields(topic_stats)
+    if not topic_fields or topic_fields[0] != ('header', 'std_msgs/Header'):
+        problems.append('TopicStats must start with "std_msgs/Header header": the kept '
+                        'bytes of a topic start after its stamp')
+    if _fields(header)[:1] != [('stamp', 'builtin_interfaces/Time')] or _fields(time) != [
+            ('sec', 'int32'), ('nanosec', 'uint32')]:
+        problems.append('std_msgs/Header must start with its builtin_interfaces/Time stamp '
+                        '(int32 sec, uint32 nanosec)')
+    if not topic_fields or topic_fields[-1][1] not in _EIGHT_BYTES:
+        problems.append('TopicStats must end with an 8-byte number (float64, int64, uint64): '
+                        'the next one in the list then starts 8-aligned, as rclpy writes one '
+                        f'alone; it ends with {topic_fields[-1] if topic_fields else None}')
+    if [kind for _, kind in _fields(monitor_stats)].count(TOPICS_FIELD_TYPE) != 1:
+        problems.append(f'MonitorStats must hold one {TOPICS_FIELD_TYPE} field')
+    if _fields(status) != [('level', 'octet'), ('name', 'string'), ('message', 'string'),
+                           ('hardware_id', 'string'),
+                           ('values', 'sequence<diagnostic_msgs/KeyValue>')]:
+        problems.append('DiagnosticStatus is not "byte level, string name, string message, '
+                        'string hardware_id, KeyValue[] values"')
+    if _fields(key_value) != [('key', 'string'), ('value', 'string')]:
+        problems.append('KeyValue is not "string key, string value"')
+    if problems:
+        raise LayoutError('shell/serialized.py cannot assemble these messages: '
+                          + '; '.join(problems))
+
+
+check_layout()
 
 
 def _string(text: str) -> bytes:
@@ -104,35 +161,46 @@ class _Writer:
     def _plan(self, cls: type) -> list[tuple[str, str, Any]]:
         plan = self._plans.get(cls)
         if plan is None:
-            plan = []
-            for name, kind in cls.get_fields_and_field_types().items():
-                if kind in _PRIMITIVES:
-                    fmt, size = _PRIMITIVES[kind]
-                    plan.append((name, 'primitive', (struct.Struct('<' + fmt), size)))
-                elif kind in ('string', 'byte'):
-                    plan.append((name, kind, None))
-                elif '/' in kind and '<' not in kind and '[' not in kind:
-                    plan.append((name, 'message', None))
-                else:
-                    raise TypeError(f'{cls.__name__}.{name}: {kind} is not written here')
+            plan = [self._plan_field(cls, name, kind)
+                    for name, kind in cls.get_fields_and_field_types().items()]
             self._plans[cls] = plan
         return plan
 
     def write(self, out: bytearray, msg: Any) -> None:
         """Append ``msg`` to ``out`` (which starts with the encapsulation header)."""
         for name, kind, how in self._plan(type(msg)):
-            value = getattr(msg, name)
-            if kind == 'primitive':
-                packer, size = how
-                out += bytes(-(len(out) - 4) % size)
-                out += packer.pack(value)
-            elif kind == 'string':
-                out += bytes(-(len(out) - 4) % 4)
-                out += _string(value)
-            elif kind == 'byte':
-                out += value
-            else:
-                self.write(out, value)
+            self.write_field(out, kind, how, getattr(msg, name))
+
+    def write_field(self, out: bytearray, kind: str, how: Any, value: Any) -> None:
+        """Append one field's ``value`` as planned (``_plan``)."""
+        if kind == 'primitive':
+            packer, size = how
+            out += bytes(-(len(out) - 4) % size)
+            out += packer.pack(value)
+        elif kind == 'string':
+            out += bytes(-(len(out) - 4) % 4)
+            out += _string(value)
+        elif kind == 'byte':
+            out += value
+        else:
+            self.write(out, value)
+
+    def plan_around(self, cls: type, skipped: str) -> tuple[list, list]:
+        """Return the plans of the fields of ``cls`` before and after the field ``skipped``."""
+        plan = [(name, kind) for name, kind in _fields(cls)]
+        at = [name for name, _ in plan].index(skipped)
+        return ([self._plan_field(cls, name, kind) for name, kind in plan[:at]],
+                [self._plan_field(cls, name, kind) for name, kind in plan[at + 1:]])
+
+    def _plan_field(self, cls: type, name: str, kind: str) -> tuple[str, str, Any]:
+        if kind in _PRIMITIVES:
+            fmt, size = _PRIMITIVES[kind]
+            return (name, 'primitive', (struct.Struct('<' + fmt), size))
+        if kind in ('string', 'byte'):
+            return (name, kind, None)
+        if '/' in kind and '<' not in kind and '[' not in kind:
+            return (name, 'message', None)
+        raise TypeError(f'{cls.__name__}.{name}: {kind} is not written here')
 
 
 class Assembler:
@@ -141,6 +209,10 @@ class Assembler:
     def __init__(self) -> None:
         """Start with nothing kept."""
         self._writer = _Writer()
+        topics = next(name for name, kind in _fields(MonitorStats) if kind == TOPICS_FIELD_TYPE)
+        self._topics_field = topics
+        self._before_topics, self._after_topics = self._writer.plan_around(MonitorStats, topics)
+        """The fields of ``MonitorStats`` around its ``TopicStats[]``, in declaration order."""
         self._forget()
 
     def _forget(self) -> None:
@@ -154,21 +226,18 @@ class Assembler:
 
     def monitor_stats(self, msg: MonitorStats) -> bytes:
         """Return the CDR bytes of ``msg`` (equal to rclpy's, padding aside)."""
-        topics = msg.topics
+        topics = getattr(msg, self._topics_field)
         out = bytearray(ENCAPSULATION)
         writer = self._writer
-        writer.write(out, msg.header)
-        for value in (msg.window_wall_s, msg.window_sim_s):
-            out += bytes(-(len(out) - 4) % 8)
-            out += struct.pack('<d', value)
-        writer.write(out, msg.clock)
+        for name, kind, how in self._before_topics:
+            writer.write_field(out, kind, how, getattr(msg, name))
         out += bytes(-(len(out) - 4) % 4)
         out += _U32.pack(len(topics))
         if topics:  # the first one starts where ClockStats left the list: written here
             writer.write(out, topics[0])
         head = bytes(out)
-        # A TopicStats ends with a uint64: every later one starts 8-aligned, as rclpy's
-        # bytes of it alone (``Assembler.check``).
+        # A TopicStats ends with an 8-byte number: every later one starts 8-aligned, as
+        # rclpy's bytes of it alone (``check_layout``, ``Assembler.check``).
         bodies = self._topics(topics[1:], _topic_body)
         header = msg.header
         if all(topic.header is header for topic in topics[1:]):  # TopicStatsCache's way
@@ -179,13 +248,18 @@ class Assembler:
             for topic, body in zip(topics[1:], bodies, strict=True):
                 chunks += (_STAMP.pack(topic.header.stamp.sec, topic.header.stamp.nanosec),
                            body)
-        chunks.append(self._tail(len(head) - 4, msg.host))
+        chunks.append(self._tail(len(head) - 4, msg))
         return b''.join(chunks)
 
-    def _tail(self, position: int, msg: Any) -> bytes:
-        """Return the bytes of ``msg`` written at ``position`` (in the body) mod 8."""
+    def _tail(self, position: int, msg: MonitorStats) -> bytes:
+        """Return the fields after the topics, written at ``position`` (in the body) mod 8.
+
+        ``position``: where the topics end (the first one starts where ``head`` ends; each
+        later one is 8-aligned and ends 8-aligned, ``check_layout``).
+        """
         out = bytearray(4 + position % 8)
-        self._writer.write(out, msg)
+        for name, kind, how in self._after_topics:
+            self._writer.write_field(out, kind, how, getattr(msg, name))
         return bytes(out[4 + position % 8:])
 
     def diagnostic_array(self, msg: DiagnosticArray) -> bytes:

@@ -65,71 +65,105 @@ _INT64_MAX = 2**63 - 1
 """rmw reports an unsupported sequence number as UINT64_MAX; it does not fit the int64 rings."""
 
 
-def make_callback(record: Recorder, arrival_key: str, fallback: InfoFallback | None = None
-                  ) -> Callable[[bytes, dict[str, Any]], None]:
-    """Build the raw ``(msg, info)`` callback of one topic; it only records the event.
+class MessageCallback:
+    """The raw ``(msg, info)`` callback of one topic: it only records the event.
 
     While the middleware fills the arrival timestamp and the sequence number, the event goes
     straight to the recorder (two dict reads and a comparison). The first message that lacks
-    one hands this and every later message to ``fallback`` (``core/message_info.py``): the
+    one hands this and every later message to the fallback (``core/message_info.py``): the
     received timestamp (then the take time) for a missing source timestamp, no sequence
     number (loss unknown) for a missing one, for the rest of the stream. Never a 0 interval.
     """
-    fb = fallback if fallback is not None else InfoFallback(arrival_key)
-    degraded = fb.degraded
 
-    def on_message(raw: bytes, info: dict[str, Any]) -> None:
-        nonlocal degraded
-        if not degraded:
-            arrival = info[arrival_key]
+    __slots__ = ('_arrival_key', '_degraded', '_fallback', '_record')
+
+    def __init__(self, record: Recorder, arrival_key: str,
+                 fallback: InfoFallback | None = None) -> None:
+        self._record = record
+        self._arrival_key = arrival_key
+        self._fallback = fallback if fallback is not None else InfoFallback(arrival_key)
+        self._degraded = self._fallback.degraded
+
+    def on_message(self, raw: bytes, info: dict[str, Any]) -> None:
+        """Record one message with the middleware's timestamp and sequence number."""
+        if not self._degraded:
+            arrival = info[self._arrival_key]
             seq = info[SEQUENCE_KEY]
             if arrival and 0 < seq <= _INT64_MAX:
-                fb.complete += 1
-                record(arrival, raw, seq)
+                self._fallback.complete += 1
+                self._record(arrival, raw, seq)
                 return
-            degraded = True
+            self._degraded = True
+        fb = self._fallback
         arrival = fb.arrival_ns(info.get(SOURCE), info.get(RECEIVED), time.time_ns())
         number = fb.sequence(info.get(SEQUENCE_KEY))
-        record(arrival, raw, NO_VALUE if number is None or number > _INT64_MAX else number)
-    return on_message
+        self._record(arrival, raw, NO_VALUE if number is None or number > _INT64_MAX else number)
 
 
-def skip_latched(on_message: Callable[[bytes, dict[str, Any]], None], subscribed_ns: int,
-                 latched: Callable[[], None]) -> Callable[[bytes, dict[str, Any]], None]:
-    """Wrap a ``transient_local`` subscription's callback: latched messages are not cycles.
+def make_callback(record: Recorder, arrival_key: str, fallback: InfoFallback | None = None
+                  ) -> Callable[[bytes, dict[str, Any]], None]:
+    """Return the raw ``(msg, info)`` callback of one topic (``MessageCallback``)."""
+    return MessageCallback(record, arrival_key, fallback).on_message
+
+
+class SkipLatched:
+    """A ``transient_local`` subscription's callback: latched messages are not cycles.
 
     A message its writer published before the subscription existed (source timestamp, on
     the system clock like ``subscribed_ns``) was kept for late readers: ``latched`` counts
     it, the cycle analysis never sees it. Only latched topics pay the comparison.
     """
-    def on_any(raw: bytes, info: dict[str, Any]) -> None:
-        if 0 < (info.get(SOURCE) or 0) < subscribed_ns:
-            latched()
+
+    __slots__ = ('_latched', '_on_message', '_subscribed_ns')
+
+    def __init__(self, on_message: Callable[[bytes, dict[str, Any]], None], subscribed_ns: int,
+                 latched: Callable[[], None]) -> None:
+        self._on_message = on_message
+        self._subscribed_ns = subscribed_ns
+        self._latched = latched
+
+    def on_any(self, raw: bytes, info: dict[str, Any]) -> None:
+        """Count a latched message, hand any other to the topic's callback."""
+        if 0 < (info.get(SOURCE) or 0) < self._subscribed_ns:
+            self._latched()
             return
-        on_message(raw, info)
-    return on_any
+        self._on_message(raw, info)
 
 
-def make_drain(subscription: Subscription, record: Recorder, arrival_key: str,
-               fallback: InfoFallback | None = None,
-               latched: tuple[int, Callable[[], None]] | None = None,
-               edges: list[int] | None = None) -> Callable[[], int]:
-    """Build the batch take of one topic: record every queued message, return how many.
+def skip_latched(on_message: Callable[[bytes, dict[str, Any]], None], subscribed_ns: int,
+                 latched: Callable[[], None]) -> Callable[[bytes, dict[str, Any]], None]:
+    """Wrap a ``transient_local`` subscription's callback (``SkipLatched``)."""
+    return SkipLatched(on_message, subscribed_ns, latched).on_any
+
+
+class Drain:
+    """The batch take of one topic: record every queued message, return how many.
 
     Each taken message goes through the same per-message callback as in the executor path.
     The subscription must not be spun by an executor (it would take the messages first).
-    ``latched``: ``(subscribed_ns, count)`` of a ``transient_local`` one (``skip_latched``).
+    ``latched``: ``(subscribed_ns, count)`` of a ``transient_local`` one (``SkipLatched``).
     ``edges``: set to the first and last sequence numbers of each take that took any
     (``TopicMonitor.take`` counts its own queue's drops from them).
     """
-    handle = subscription.handle
-    take = handle.take_message
-    msg_type = subscription.msg_type
-    on_message = make_callback(record, arrival_key, fallback)
-    if latched is not None:
-        on_message = skip_latched(on_message, *latched)
 
-    def drain() -> int:
+    __slots__ = ('_edges', '_handle', '_msg_type', '_on_message')
+
+    def __init__(self, subscription: Subscription, record: Recorder, arrival_key: str,
+                 fallback: InfoFallback | None = None,
+                 latched: tuple[int, Callable[[], None]] | None = None,
+                 edges: list[int] | None = None) -> None:
+        self._handle = subscription.handle
+        self._msg_type = subscription.msg_type
+        self._on_message = make_callback(record, arrival_key, fallback)
+        if latched is not None:
+            self._on_message = skip_latched(self._on_message, *latched)
+        self._edges = edges
+
+    def drain(self) -> int:
+        """Take and record every queued message; return how many."""
+        handle, msg_type, on_message, edges = (
+            self._handle, self._msg_type, self._on_message, self._edges)
+        take = handle.take_message
         count = 0
         last = None
         with handle:
@@ -142,7 +176,14 @@ def make_drain(subscription: Subscription, record: Recorder, arrival_key: str,
         if last is not None and edges is not None:
             edges[1] = last[1].get(SEQUENCE_KEY) or NO_VALUE
         return count
-    return drain
+
+
+def make_drain(subscription: Subscription, record: Recorder, arrival_key: str,
+               fallback: InfoFallback | None = None,
+               latched: tuple[int, Callable[[], None]] | None = None,
+               edges: list[int] | None = None) -> Callable[[], int]:
+    """Return the batch take of one topic (``Drain.drain``)."""
+    return Drain(subscription, record, arrival_key, fallback, latched, edges).drain
 
 
 WAITING_NAMES = 10

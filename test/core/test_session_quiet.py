@@ -1,6 +1,7 @@
 """Topics without any message: their snapshot is reused, and equals one computed afresh."""
 
 from ros2_deadline_monitor.core.config import AnalysisConfig, Thresholds, TopicConfig
+from ros2_deadline_monitor.core.reporter import Reporter
 from ros2_deadline_monitor.core.reports import Level
 from ros2_deadline_monitor.core.session import Session, TopicState
 
@@ -30,13 +31,14 @@ STEPS = [
 
 def test_a_quiet_topic_keeps_its_snapshot_until_something_about_it_changes() -> None:
     s = configured()
-    first = s.snapshot(OFF)
-    again = s.snapshot(OFF + S)
+    reporter = Reporter(s)
+    first = reporter.snapshot(OFF)
+    again = reporter.snapshot(OFF + S)
     assert all(a is b for a, b in zip(first.topics, again.topics, strict=True))
     previous, before = again, None
     for k, (changed, event) in enumerate(STEPS):
         event(s)
-        snap = s.snapshot(OFF + (k + 2) * S)
+        snap = reporter.snapshot(OFF + (k + 2) * S)
         for old, new in zip(previous.topics, snap.topics, strict=True):
             if new.topic_id == changed:
                 assert new is not old
@@ -48,13 +50,14 @@ def test_a_quiet_topic_keeps_its_snapshot_until_something_about_it_changes() -> 
 
 def test_reused_snapshots_equal_fresh_ones() -> None:
     every_second, once = configured(), configured()
+    reporter = Reporter(every_second)
     for k, (_, event) in enumerate(STEPS):
         event(every_second)
         event(once)
         for t in range(5):
-            every_second.snapshot(OFF + k * S + t * S // 5)
+            reporter.snapshot(OFF + k * S + t * S // 5)
     end = OFF + len(STEPS) * S
-    reused = every_second.snapshot(end).topics
+    reused = reporter.snapshot(end).topics
     fresh = once.snapshot(end).topics
     assert reused == fresh
     by_id = {t.topic_id: t for t in reused}
@@ -64,9 +67,10 @@ def test_reused_snapshots_equal_fresh_ones() -> None:
 
 def test_a_running_grace_is_never_frozen() -> None:
     s = configured(grace_ns=2 * S)
+    reporter = Reporter(s)
     s.topic_status('t0', TopicState.WAITING, 'waiting for a publisher on /t0')
-    assert s.snapshot(OFF + S).topics[0].level == Level.STALE
-    late = s.snapshot(OFF + 3 * S).topics[0]
+    assert reporter.snapshot(OFF + S).topics[0].level == Level.STALE
+    late = reporter.snapshot(OFF + 3 * S).topics[0]
     assert late.level == Level.ERROR and 'no publisher on /t0 for 3 s' in late.reason
-    later = s.snapshot(OFF + 4 * S).topics[0]
+    later = reporter.snapshot(OFF + 4 * S).topics[0]
     assert later is not late and 'for 4 s' in later.reason

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from ros2_deadline_monitor.core.config import AnalysisConfig, TopicConfig
+from ros2_deadline_monitor.core.reporter import Reporter
 from ros2_deadline_monitor.core.session import Session, TopicState
 from ros2_deadline_monitor.shell import conversions, diagnostics
+from ros2_deadline_monitor.shell.report_outputs import TopicStatsCache
 from ros2_deadline_monitor.shell.serialized import same
 
 MS = 1_000_000
@@ -16,10 +18,11 @@ def test_cached_outputs_equal_fresh_ones_report_after_report() -> None:
     from diagnostic_msgs.msg import DiagnosticArray
 
     s = Session(AnalysisConfig(), use_sim_time=False, start_wall_ns=OFF)
+    reporter = Reporter(s)
     s.configure({f't{i}': TopicConfig(name=f't{i}', topic=f'/t{i}', period_ns=10 * MS)
                  for i in range(5)})
     s.topic_status('t4', TopicState.RECEIVING, type_name='std_msgs/msg/Header', writers=1)
-    stats_cache, status_cache = conversions.TopicStatsCache(), diagnostics.StatusCache()
+    stats_cache, status_cache = TopicStatsCache(), diagnostics.StatusCache()
     reused = pairs_reused = 0
     previous = None
     for k in range(6):
@@ -27,7 +30,7 @@ def test_cached_outputs_equal_fresh_ones_report_after_report() -> None:
             s.message('t4', OFF + k * S + i * 10 * MS, seq=k * 100 + i + 1)
         if k == 3:
             s.topic_status('t1', TopicState.ERROR, 'publishers disagree: A, B')
-        snap = s.snapshot(OFF + (k + 1) * S)
+        snap = reporter.snapshot(OFF + (k + 1) * S)
         cached = conversions.monitor_stats(snap, stats_cache)
         fresh = conversions.monitor_stats(snap)
         assert same(cached, fresh)
@@ -49,6 +52,7 @@ def test_a_cached_status_follows_its_expectations_while_the_topic_stands() -> No
     from ros2_deadline_monitor.core.expectations import Outcome, Verdict
 
     s = Session(AnalysisConfig(), use_sim_time=False, start_wall_ns=OFF)
+    reporter = Reporter(s)
     s.configure({f't{i}': TopicConfig(name=f't{i}', topic=f'/t{i}') for i in range(3)})
     cache = diagnostics.StatusCache()
 
@@ -56,7 +60,7 @@ def test_a_cached_status_follows_its_expectations_while_the_topic_stands() -> No
         return Verdict((Outcome('t1', '/t1', 'max_misses', 'deadline misses', 'max', 0.0 if
                                 passed else 3.0, 0.0, '', passed),))
     for k, passed in enumerate((True, True, False, False)):
-        snap = s.snapshot(OFF + (k + 1) * S)  # nobody publishes: every snapshot stands
+        snap = reporter.snapshot(OFF + (k + 1) * S)  # nobody publishes: every snapshot stands
         with_cache = diagnostics.statuses(snap, verdict=verdict(passed), cache=cache)
         without = diagnostics.statuses(snap, verdict=verdict(passed))
         assert same(with_cache, without)

@@ -1,8 +1,30 @@
 """Slow topics: refreshed every ~10 messages, at once when something happens, exact at the end."""
 
+from typing import Any
+
 from ros2_deadline_monitor.core.config import AnalysisConfig, TopicConfig
+from ros2_deadline_monitor.core.reporter import REFRESH_PERIODS, Reporter
 from ros2_deadline_monitor.core.reports import Level
-from ros2_deadline_monitor.core.session import REFRESH_PERIODS, Session, TopicState
+from ros2_deadline_monitor.core.session import Session as Measuring
+from ros2_deadline_monitor.core.session import TopicState
+
+
+class Session:
+    """A session with a reporter in front of it, as the live node has (``core/reporter.py``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.session = Measuring(*args, **kwargs)
+        self.reporter = Reporter(self.session)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.session, name)
+
+    def snapshot(self, *args: Any, **kwargs: Any) -> Any:
+        return self.reporter.snapshot(*args, **kwargs)
+
+    def standing(self, now_wall_ns: int) -> frozenset[str]:
+        return self.reporter.standing(now_wall_ns)
+
 
 MS = 1_000_000
 S = 1_000_000_000
@@ -248,3 +270,23 @@ def test_a_new_stats_period_refreshes_at_once_then_paces_the_turns_anew() -> Non
     assert {b - a for a, b in zip(refreshed, refreshed[1:], strict=False)} == {5}, refreshed
     for i in refreshed:  # ten periods are five reports of 2 s; exact at each refresh
         assert snapshots[i].report.messages_total == 15 + 2 * (i + 1)
+
+
+def test_a_slow_event_topic_is_refreshed_every_ten_messages_or_window_and_at_a_gap():
+    s = Session(AnalysisConfig(), use_sim_time=False, start_wall_ns=OFF)
+    s.configure({'t': TopicConfig(name='t', topic='/plan', kind='event')})
+    s.topic_status('t', TopicState.RECEIVING, writers=1)
+    shown_totals = []
+    for k in range(40):  # 1 Hz, no period to pace it; a report each second
+        s.message('t', OFF + k * S + 300 * MS, seq=k + 1, size_bytes=16)
+        shown_totals.append(s.snapshot(OFF + (k + 1) * S).topics[0].report.messages_total)
+    refreshed = [k for k in range(1, len(shown_totals)) if shown_totals[k] != shown_totals[k - 1]]
+    assert len(refreshed) <= 5, shown_totals  # not at every report
+    assert all(b - a <= 10 for a, b in zip([0, *refreshed], refreshed, strict=False)), shown_totals
+    assert max(k + 1 - shown_totals[k] for k in range(len(shown_totals))) <= 10
+    # A gap in the sequence numbers (messages lost) is shown at the next report.
+    s.message('t', OFF + 40 * S + 300 * MS, seq=45, size_bytes=16)
+    topic = s.snapshot(OFF + 41 * S).topics[0]
+    assert (topic.report.messages_total, topic.report.messages_lost_total) == (41, 4)
+    final = s.snapshot(OFF + 42 * S, final=True).topics[0]
+    assert final.report.messages_total == 41
