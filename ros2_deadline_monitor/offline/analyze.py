@@ -39,6 +39,7 @@ from ros2_deadline_monitor.core.junit import junit_xml
 from ros2_deadline_monitor.core.topic_flags import add_topic_flags, topic_flags
 from ros2_deadline_monitor.core.whole_run import EXACT_CAP, REL_BIN
 from ros2_deadline_monitor.shell import usage
+from ros2_deadline_monitor.shell.usage import UsageError
 
 from .bag import BagSource
 from .baseline import DEFAULT_TOLERANCE, format_comparison, load_baseline
@@ -209,10 +210,6 @@ def _csv_text(result: BagResult) -> str:
     buffer = io.StringIO()
     write_csv(result, buffer)
     return buffer.getvalue()
-
-
-class UsageError(ExpectationError):
-    """Options that do not go together, a bad config file or output (exit status 2)."""
 
 
 def _expectations(args: argparse.Namespace, file_config: FileConfig | None) -> Expectations:
@@ -421,14 +418,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-    except usage.UsageError as err:
+    except UsageError as err:
         sys.stderr.write(f'ERROR: {err} (see analyze --help)\n')
         return EXIT_USAGE
     except SystemExit as exit_:  # --help
         return int(exit_.code or 0) if not isinstance(exit_.code, str) else 2
     try:
         return run(args, sys.stdout, sys.stderr)
-    except ExpectationError as err:
+    except (ExpectationError, UsageError) as err:  # options, config file, outputs: exit 2
         sys.stderr.write(f'ERROR: {err}\n')
         return EXIT_USAGE
     except MonitorError as err:

@@ -16,6 +16,7 @@ from typing import Any, TextIO
 
 from ros2_deadline_monitor.core import format as fmt
 from ros2_deadline_monitor.core.figures import record, RUN_CLOCK, RUN_TOPIC
+from ros2_deadline_monitor.core.reports import Level
 from ros2_deadline_monitor.core.snapshot import TopicSnapshot
 
 from .recorded import clock_line as recorded_clock_line
@@ -31,7 +32,8 @@ JSON_VERSION = 2
 """``version`` of that document: raised when a key changes meaning or disappears (2: one
 flat object per topic and for the clock, keys from the figure table ``core.figures``)."""
 
-LEVELS = {0: 'OK', 1: 'WARN', 2: 'ERROR', 3: 'STALE', -1: '-'}
+LEVELS = {int(level): level.name for level in Level} | {-1: '-'}
+"""Level names by value (``Level`` names them once); -1: no level (nothing analyzed)."""
 _POINT_FIELDS = ('_at_ns', 'first_arrival_ns', 'last_arrival_ns', 'start_ns')
 _SPAN_FIELDS = ('_span_ns', 'duration_ns')
 

@@ -22,9 +22,10 @@ import time
 from typing import Any
 
 from ros2_deadline_monitor.core.format import short_seconds
+from ros2_deadline_monitor.core.reports import Level
 
-LEVEL_NAMES = {0: 'OK', 1: 'WARN', 2: 'ERROR', 3: 'STALE'}
-"""``diagnostic_msgs/DiagnosticStatus`` levels by value."""
+LEVEL_NAMES = {int(level): level.name for level in Level}
+"""``diagnostic_msgs/DiagnosticStatus`` levels by value (named once, by ``Level``)."""
 LEVEL_STYLES = {'OK': 'green', 'WARN': 'yellow', 'ERROR': 'bold red', 'STALE': 'magenta'}
 SEVERITY = {'ERROR': 0, 'STALE': 1, 'WARN': 2, 'OK': 3}
 """Sort order, worst first: an error, then a topic never heard (STALE), then a warning."""
