@@ -1,0 +1,87 @@
+"""The layers' import directions, read from the source: core below everything, no climbing.
+
+The core is the analysis (no ROS import, no clock), so the bag analyzer runs without rclpy
+and a reader follows it alone; the live shell and the offline analyzer sit on it side by side
+and the tools on the shell. The one crossing: ``offline/analyze.py`` uses ``shell/usage.py``
+(the command-line refusals, without a module-level ROS import) for the same one-line errors.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+import subprocess
+import sys
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / 'ros2_deadline_monitor'
+PKG = 'ros2_deadline_monitor'
+LAYERS = ('core', 'shell', 'offline', 'tools')
+MAY_IMPORT = {
+    'core': {'core'},
+    'shell': {'core', 'shell', 'msg'},
+    'offline': {'core', 'offline', 'shell.usage'},
+    'tools': {'core', 'shell', 'tools', 'msg'},
+}
+"""What each layer's modules may import from the package (a layer, or one module of one)."""
+ROS = ('rclpy', 'rcl_interfaces', 'rosidl_parser', 'rosidl_runtime_py', 'builtin_interfaces',
+       'std_msgs', 'rosgraph_msgs', 'diagnostic_msgs', 'diagnostic_updater', 'rosbag2_py')
+
+
+def _imports(path: Path) -> list[str]:
+    """Every module ``path`` imports, relative imports made absolute."""
+    layer = path.parent.name
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(encoding='utf-8'))):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level == 0:
+                base = node.module or ''
+            else:
+                parts = [PKG, layer][:3 - node.level]
+                base = '.'.join(parts + ([node.module] if node.module else []))
+            if base == PKG or base.removeprefix(f'{PKG}.') in LAYERS:  # modules by name
+                names += [f'{base}.{alias.name}' for alias in node.names]
+            else:
+                names.append(base)
+    return names
+
+
+def _modules(layer: str) -> list[Path]:
+    return sorted((PACKAGE / layer).glob('*.py'))
+
+
+@pytest.mark.parametrize('layer', LAYERS)
+def test_no_import_climbs_back_up(layer: str) -> None:
+    allowed = MAY_IMPORT[layer]
+    climbs = []
+    for path in _modules(layer):
+        for name in _imports(path):
+            if not name.startswith(f'{PKG}.'):
+                continue
+            inside = name[len(PKG) + 1:]
+            if not any(inside == a or inside.startswith(f'{a}.') for a in allowed):
+                climbs.append(f'{layer}/{path.name} imports {name}')
+    assert _modules(layer)
+    assert not climbs, climbs
+
+
+def test_the_core_names_no_ros_package() -> None:
+    found = [f'core/{path.name} imports {name}' for path in _modules('core')
+             for name in _imports(path) if name.split('.')[0] in ROS]
+    assert not found, found
+
+
+def test_every_core_module_imports_without_ros() -> None:
+    modules = [f'{PKG}.core.{p.stem}' for p in _modules('core') if p.stem != '__init__']
+    code = ('import importlib, sys\n'
+            f'for name in {ROS!r}:\n'
+            '    sys.modules[name] = None\n'
+            f'for module in {modules!r}:\n'
+            '    importlib.import_module(module)\n')
+    result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                            cwd=ROOT, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
