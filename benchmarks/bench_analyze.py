@@ -159,8 +159,8 @@ def child_jobs(jobs: int, bags: str) -> dict:
     import rosbags.rosbag2  # noqa: F401 - imported before the clock starts, as for `read`
 
     from ros2_deadline_monitor.core.expectations import Expectations, parse_limit
+    from ros2_deadline_monitor.offline.bag_plan import Overrides
     from ros2_deadline_monitor.offline.check import check_bags, CheckJob
-    from ros2_deadline_monitor.offline.selection import Overrides
 
     paths = bags.split(os.pathsep)
     job = CheckJob(file_config=None, overrides=Overrides(stamp='start'),

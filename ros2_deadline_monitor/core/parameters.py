@@ -6,8 +6,9 @@ settings live under identifier keys (``topics: [cmd]``, ``topic.cmd.name: /cmd_v
 ``/`` ever appears in a parameter name. Floats with units exist only here, at the edge; every
 ``ConfigError`` text becomes the reason a parameter change is rejected.
 
-No ROS import: the live node (``shell/parameters.py`` adds the descriptors and declarations)
-and the offline analyzer (which reads the node's YAML file) share this one conversion.
+No ROS import: the live node (``shell/parameter_declarations.py`` adds the descriptors and
+declarations) and the offline analyzer (which reads the node's YAML file) share this one
+conversion.
 """
 
 from __future__ import annotations

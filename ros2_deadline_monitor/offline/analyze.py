@@ -42,6 +42,7 @@ from ros2_deadline_monitor.shell import usage
 from ros2_deadline_monitor.shell.usage import UsageError
 
 from .bag import BagSource
+from .bag_plan import build_plan, EXCLUDED_TOPICS, Overrides
 from .baseline import DEFAULT_TOLERANCE, format_comparison, load_baseline
 from .check import (
     BagRun,
@@ -56,11 +57,10 @@ from .check import (
     judge,
     junit_suite,
 )
-from .config_file import FileConfig, load_config
+from .params_file import FileConfig, load_config
 from .progress import ProgressBar
 from .replay import BagAnalysis
 from .results import BagResult
-from .selection import build_plan, EXCLUDED_TOPICS, Overrides
 from .tables import format_table, to_json, write_csv
 
 __all__ = ['build_parser', 'main']
@@ -151,9 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
     out = parser.add_argument_group('outputs (the table goes to stdout unless a FILE is -)')
     out.add_argument('--json', metavar='FILE', help="write every figure as JSON ('-': stdout)")
     out.add_argument('--csv', metavar='FILE', help="write one row per topic as CSV ('-': stdout)")
-    out.add_argument('--plot', metavar='DIR', help='write PNG figures into DIR (needs matplotlib)')
+    out.add_argument('--plot', metavar='DIR', help='write PNG plots into DIR (needs matplotlib)')
     out.add_argument('--html', metavar='FILE',
-                     help='write one self-contained HTML report with tables and figures')
+                     help='write one self-contained HTML report with tables and plots')
     gate = parser.add_argument_group(
         'CI gate (limits: topic.<id>.expect.* and clock.expect.* in --config, or these flags)')
     gate.add_argument('--check', action='store_true',
@@ -386,9 +386,9 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         _write_text(args.csv, _csv_text(result), stdout)
     images = None
     if args.plot or args.html:
-        from .plots import render_figures
+        from .plots import render_plots
 
-        images = render_figures(result)
+        images = render_plots(result)
     if args.plot:
         directory = Path(args.plot)
         try:

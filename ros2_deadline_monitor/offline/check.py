@@ -28,7 +28,7 @@ from ros2_deadline_monitor.core.snapshot import (
 )
 
 from .baseline import compare, Comparison
-from .config_file import FileConfig
+from .params_file import FileConfig
 from .results import BagResult
 from .tables import render, to_json
 
@@ -59,7 +59,7 @@ class CheckJob:
 
     file_config: FileConfig | None
     overrides: Any
-    """``selection.Overrides``."""
+    """``bag_plan.Overrides``."""
     expectations: Expectations
     baseline: dict[str, Any] | None = None
     baseline_name: str = ''
@@ -114,8 +114,8 @@ def peak_rss_mb() -> float:
 def analyze_result(path: str, job: CheckJob) -> tuple[BagResult, list[str]]:
     """Analyze one bag with the job's configuration; raise ``MonitorError`` if it cannot."""
     from .bag import BagSource
+    from .bag_plan import build_plan
     from .replay import BagAnalysis
-    from .selection import build_plan
 
     with BagSource(path) as bag:
         plan, warnings = build_plan(bag, job.file_config, job.overrides)
@@ -190,7 +190,7 @@ def _import_analyzer() -> None:
     from rosbags.rosbag2.storage_mcap import McapReader  # noqa: F401
     from rosbags.typesys import get_types_from_msg, get_typestore  # noqa: F401
 
-    from . import bag, replay, selection  # noqa: F401
+    from . import bag, bag_plan, replay  # noqa: F401
 
 
 def _context() -> multiprocessing.context.BaseContext:

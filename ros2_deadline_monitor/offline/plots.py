@@ -1,6 +1,6 @@
-"""PNG figures of a bag analysis, drawn with matplotlib's Agg canvas (no display needed).
+"""PNG plots of a bag analysis, drawn with matplotlib's Agg canvas (no display needed).
 
-matplotlib is imported only here and only when figures are asked for, so the table, JSON
+matplotlib is imported only here and only when plots are asked for, so the table, JSON
 and CSV outputs work without it. Figures use the object API (``Figure`` + ``FigureCanvasAgg``)
 rather than pyplot, so nothing global (backend, open figures) is touched.
 """
@@ -20,7 +20,7 @@ from ros2_deadline_monitor.core.whole_run import ValueSketch
 from .results import BagResult
 from .series import Timeline
 
-__all__ = ['render_figures', 'require_matplotlib']
+__all__ = ['render_plots', 'require_matplotlib']
 
 DPI = 110
 MISS_COLOR = '#d62728'
@@ -358,7 +358,7 @@ def file_stem(name: str) -> str:
     return ''.join(c if c.isalnum() or c in '-_' else '_' for c in name)
 
 
-def render_figures(result: BagResult) -> dict[str, bytes]:
+def render_plots(result: BagResult) -> dict[str, bytes]:
     """Every figure as ``{file name: PNG bytes}``; needs ``keep_series`` results."""
     require_matplotlib()
     series = result.series

@@ -201,7 +201,7 @@ def configured_topics(node_name: str, topics: Sequence[str]) -> Configured:
     """
     from rclpy.node import Node
 
-    from ros2_deadline_monitor.shell.parameters import node_parameter_errors
+    from ros2_deadline_monitor.shell.parameter_declarations import node_parameter_errors
 
     with stderr_held() as take:
         # rclpy logs "Invalid type for parameter 'use_sim_time'" for such a value: the
@@ -289,7 +289,7 @@ def _run(args: list[str], signals: StopSignals) -> int:
     from rclpy.parameter import Parameter
 
     from ros2_deadline_monitor.shell.monitor_node import MonitorNode, NODE_NAME, StartupError
-    from ros2_deadline_monitor.shell.parameters import NODE_PARAMETERS
+    from ros2_deadline_monitor.shell.parameter_declarations import NODE_PARAMETERS
     from ros2_deadline_monitor.shell.report_lines import ReportPrinter
     from ros2_deadline_monitor.shell.watch import Display, make_display, StatsWatcher
 

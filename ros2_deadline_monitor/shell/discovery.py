@@ -20,10 +20,10 @@ from rclpy.node import Node
 
 from ros2_deadline_monitor.core.config import TopicConfig
 from ros2_deadline_monitor.core.errors import ConfigError
+from ros2_deadline_monitor.core.excluded_topics import excluded_reason
 from ros2_deadline_monitor.core.parameters import discovered_config, template_names
 from ros2_deadline_monitor.core.topic_flags import topic_id
-from ros2_deadline_monitor.core.topic_selection import excluded_reason
-from ros2_deadline_monitor.shell.parameters import current_values, declare_template
+from ros2_deadline_monitor.shell.parameter_declarations import current_values, declare_template
 
 
 class TopicDiscovery:

@@ -1,7 +1,7 @@
 """The ``monitor`` node: the live adapter around the analysis session (``core/session.py``).
 
 Wiring only: parameters become configs (``core/parameters.py``, declared by
-``parameters.py``), each target topic gets a raw subscription whose messages go to the
+``parameter_declarations.py``), each target topic gets a raw subscription whose messages go to the
 session's recorder (``subscriptions.py``), /clock samples go to the session, and a timer on
 steady time takes the session's ``Snapshot`` to the sinks: ``MonitorStats`` on ``~/stats``
 (``conversions.py``), ``/diagnostics`` (``diagnostics.py``), the final summary

@@ -1,6 +1,6 @@
 """The monitor's parameters on its node: declared, checked, and turned into configs.
 
-``parameters.py`` declares single parameters with descriptors; ``core/parameters.py`` says what
+``parameter_declarations.py`` declares them with descriptors; ``core/parameters.py`` says what
 they mean. This module keeps what the node learns about them over its life: topics skipped at
 start-up, values that could not be declared, topics whose settings are invalid, so that a
 bad entry never stops the good ones and a later ``ros2 param set`` can repair it.
@@ -38,7 +38,7 @@ from ros2_deadline_monitor.core.parameters import (
     unknown_parameter_warnings,
     USE_SIM_TIME,
 )
-from ros2_deadline_monitor.shell.parameters import (
+from ros2_deadline_monitor.shell.parameter_declarations import (
     coerce_integers,
     current_values,
     declare_expectations,

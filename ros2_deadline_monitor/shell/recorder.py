@@ -1,7 +1,7 @@
 """The live half of ``record``: raw subscriptions taken in batches into one bag.
 
 Topics are found as the monitor finds them: named ones wait for their first publisher;
-``all_topics`` adopts every topic ``monitor --all`` would (``core/topic_selection.py``). The
+``all_topics`` adopts every topic ``monitor --all`` would (``core/excluded_topics.py``). The
 QoS follows the publishers (``qos.choose_qos``); a latched topic is subscribed transient local
 to get its history. Each subscription is raw, on a node no executor spins, and its queue is
 taken every take period by ``subscriptions.make_drain``, as the monitor takes its queues, with
@@ -27,9 +27,9 @@ from rosbags.interfaces import (
 )
 
 from ros2_deadline_monitor.core.config import NS_PER_S
+from ros2_deadline_monitor.core.excluded_topics import excluded_reason
 from ros2_deadline_monitor.core.message_info import InfoFallback
 from ros2_deadline_monitor.core.parameters import ARRIVAL_TIMESTAMPS
-from ros2_deadline_monitor.core.topic_selection import excluded_reason
 from ros2_deadline_monitor.shell.bag_writer import BagWriter, InOrder, RecordError
 from ros2_deadline_monitor.shell.message_types import import_message, MessageTypeError
 from ros2_deadline_monitor.shell.qos import all_reliable, choose_qos

@@ -44,7 +44,6 @@ from ros2_deadline_monitor.core.session import Recorder, Session, TopicState
 from ros2_deadline_monitor.core.snapshot import Receive
 from ros2_deadline_monitor.core.stamp_field import StampFieldError, StampRule
 from ros2_deadline_monitor.shell.graph_poll import NOT_SUBSCRIBED
-from ros2_deadline_monitor.shell.layouts import stamp_rule_for_class
 from ros2_deadline_monitor.shell.message_types import import_message, MessageTypeError
 from ros2_deadline_monitor.shell.qos import (
     all_reliable,
@@ -57,6 +56,7 @@ from ros2_deadline_monitor.shell.qos import (
     take_depth,
     take_stride,
 )
+from ros2_deadline_monitor.shell.rosidl_layouts import stamp_rule_for_class
 
 SEQUENCE_KEY = 'publication_sequence_number'
 UNKNOWN_NODE = '_NODE_NAME_UNKNOWN_'

@@ -24,7 +24,7 @@ from rclpy.utilities import remove_ros_args
 
 from ros2_deadline_monitor.core.errors import ConfigError
 from ros2_deadline_monitor.core.parameters import ParamSpec
-from ros2_deadline_monitor.shell.parameters import descriptor as parameter_descriptor
+from ros2_deadline_monitor.shell.parameter_declarations import descriptor as parameter_descriptor
 from ros2_deadline_monitor.shell.stop_signals import SPIN_TIMEOUT_S, StopSignals
 
 

@@ -5,7 +5,7 @@ refuses to start (exit code 2) only when nothing valid is left to monitor, other
 monitors what is valid, reports each skipped topic as an ERROR status and exits 0 on SIGINT.
 Covered elsewhere: an invalid monitor-wide setting exits 2 and an empty topic list monitors
 the clock only (``test/shell/test_monitor_main.py``); every per-topic rule on its own
-(``test/shell/test_parameters.py``); rejected changes at run time
+(``test/shell/test_parameter_declarations.py``); rejected changes at run time
 (``test/shell/test_monitor_parameters.py``).
 """
 

@@ -20,7 +20,7 @@ import struct
 
 import pytest
 
-from ros2_deadline_monitor.shell.parameters import GLOBAL_SPECS
+from ros2_deadline_monitor.shell.parameter_declarations import GLOBAL_SPECS
 
 HAS_TAKE_PERIOD = any(spec.name == 'take_period_s' for spec in GLOBAL_SPECS)
 CDR_LE = b'\x00\x01\x00\x00'

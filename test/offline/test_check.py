@@ -11,6 +11,7 @@ import pytest
 from ros2_deadline_monitor.core.expectations import Expectations, parse_limit
 from ros2_deadline_monitor.core.figures import record, RUN_CLOCK, RUN_TOPIC, unknowns
 from ros2_deadline_monitor.offline.analyze import main
+from ros2_deadline_monitor.offline.bag_plan import Overrides
 from ros2_deadline_monitor.offline.check import (
     BagRun,
     check_bags,
@@ -18,7 +19,6 @@ from ros2_deadline_monitor.offline.check import (
     exit_status,
     figures_from,
 )
-from ros2_deadline_monitor.offline.selection import Overrides
 
 MS = 1_000_000
 
@@ -231,8 +231,8 @@ def test_check_bags_returns_picklable_runs_in_order(bags, tmp_path: Path) -> Non
 
 def test_figures_from_result(ref) -> None:
     from ros2_deadline_monitor.offline.bag import BagSource
+    from ros2_deadline_monitor.offline.bag_plan import build_plan
     from ros2_deadline_monitor.offline.replay import BagAnalysis
-    from ros2_deadline_monitor.offline.selection import build_plan
 
     with BagSource(ref.path) as bag:
         plan, _ = build_plan(bag, None, Overrides(stamp='start', period_ns=10 * MS))

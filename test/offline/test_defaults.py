@@ -11,7 +11,7 @@ import pytest
 from ros2_deadline_monitor.offline import plots, replay
 from ros2_deadline_monitor.offline.analyze import main
 from ros2_deadline_monitor.offline.bag import BagSource
-from ros2_deadline_monitor.offline.selection import build_plan, Overrides
+from ros2_deadline_monitor.offline.bag_plan import build_plan, Overrides
 from ros2_deadline_monitor.offline.tables import format_table
 
 MS = 1_000_000
@@ -83,7 +83,7 @@ def test_outages_are_shaded_in_the_timeline(nav2: Path, topic_views) -> None:
     width = (span.get_width() if hasattr(span, 'get_width')
              else span.get_xy()[2][0] - span.get_xy()[0][0])
     assert width == pytest.approx(2.16, abs=1e-3)
-    images = plots.render_figures(result)
+    images = plots.render_plots(result)
     assert images[f'timeline_{topic.name}.png'].startswith(b'\x89PNG')
 
 

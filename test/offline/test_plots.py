@@ -9,8 +9,8 @@ import pytest
 
 from ros2_deadline_monitor.offline import replay
 from ros2_deadline_monitor.offline.bag import BagSource
-from ros2_deadline_monitor.offline.plots import file_stem, render_figures
-from ros2_deadline_monitor.offline.selection import build_plan, Overrides
+from ros2_deadline_monitor.offline.bag_plan import build_plan, Overrides
+from ros2_deadline_monitor.offline.plots import file_stem, render_plots
 from ros2_deadline_monitor.offline.series import Timeline
 
 T0 = 1_700_000_000_000_000_000
@@ -32,7 +32,7 @@ def test_long_runs_are_drawn_as_envelopes_and_counts(bags, tmp_path: Path,
     result = analyze(ref.path, stamp='start')
     timeline = result.series['timelines']['demo_cmd']
     assert timeline.raw_points() is None and not timeline.misses_complete
-    images = render_figures(result)
+    images = render_plots(result)
     assert sorted(images) == ['ecdf.png', 'lateness_demo_cmd.png', 'timeline_demo_cmd.png']
     assert all(png.startswith(b'\x89PNG') for png in images.values())
 
@@ -42,7 +42,7 @@ def test_clock_only_bag_gets_an_rtf_figure(bags, tmp_path: Path) -> None:
                       bags.clock_messages(3_000 * MS, 2 * MS, MS))
     result = analyze(path)
     assert result.topics == () and result.snapshot.clock.report.rtf_total == pytest.approx(0.5)
-    assert list(render_figures(result)) == ['rtf.png']
+    assert list(render_plots(result)) == ['rtf.png']
 
 
 def test_results_without_series_have_no_figures(bags, tmp_path: Path) -> None:
@@ -50,7 +50,7 @@ def test_results_without_series_have_no_figures(bags, tmp_path: Path) -> None:
     with BagSource(ref.path) as bag:
         plan, _ = build_plan(bag, None, Overrides())
         result = replay.BagAnalysis(bag, plan).run()
-    assert render_figures(result) == {}
+    assert render_plots(result) == {}
 
 
 def test_file_stem() -> None:

@@ -10,7 +10,7 @@ import pytest
 from ros2_deadline_monitor.core import AnalysisConfig, cycles, NO_VALUE, Session, TopicConfig
 from ros2_deadline_monitor.offline import replay
 from ros2_deadline_monitor.offline.bag import BagSource
-from ros2_deadline_monitor.offline.selection import build_plan, Overrides
+from ros2_deadline_monitor.offline.bag_plan import build_plan, Overrides
 
 MS = 1_000_000
 T0 = 1_700_000_000_000_000_000

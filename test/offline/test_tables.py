@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from ros2_deadline_monitor.offline.bag import BagSource
+from ros2_deadline_monitor.offline.bag_plan import build_plan, Overrides
 from ros2_deadline_monitor.offline.replay import BagAnalysis
-from ros2_deadline_monitor.offline.selection import build_plan, Overrides
 from ros2_deadline_monitor.offline.tables import format_table, render, to_json, write_csv
 
 

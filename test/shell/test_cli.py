@@ -13,7 +13,7 @@ from ros2_deadline_monitor.shell.cli import (
     parse_command_line,
     topic_overrides,
 )
-from ros2_deadline_monitor.shell.parameters import TOPIC_SPECS
+from ros2_deadline_monitor.shell.parameter_declarations import TOPIC_SPECS
 from ros2_deadline_monitor.shell.usage import (
     check_ros_arguments,
     rcl_reason,

@@ -305,7 +305,7 @@ def test_the_scrape_config_is_one_job_for_the_fleet():
 def test_metrics_port_is_off_by_default_and_else_a_user_port():
     from ros2_deadline_monitor.core.errors import ConfigError
     from ros2_deadline_monitor.core.parameters import GLOBAL_SPECS, settings_from
-    from ros2_deadline_monitor.shell.parameters import descriptor
+    from ros2_deadline_monitor.shell.parameter_declarations import descriptor
 
     default = settings_from({})
     assert (default.metrics_port, default.metrics_bind) == (0, '127.0.0.1')

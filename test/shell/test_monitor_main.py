@@ -10,7 +10,7 @@ import time
 import pytest
 import yaml
 
-from ros2_deadline_monitor.shell.parameters import GLOBAL_SPECS, TOPIC_SPECS
+from ros2_deadline_monitor.shell.parameter_declarations import GLOBAL_SPECS, TOPIC_SPECS
 
 REPO = Path(__file__).resolve().parents[2]
 MONITOR_YAML = REPO / 'config' / 'monitor.yaml'

@@ -5,7 +5,7 @@ field it needs the type's member layout. rclpy message classes carry it: ``SLOT_
 (``rosidl_parser.definition`` objects) in the order of ``get_fields_and_field_types()``,
 and nested types are message classes of their own. This module turns that into the plain,
 ROS-free ``MessageLayout`` that ``core/stamp_field.py`` resolves, so the live node and the
-offline analyzer (``offline/layouts.py``, from a bag's definitions) share one rule.
+offline analyzer (``offline/bag_layouts.py``, from a bag's definitions) share one rule.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Stamp rules from a bag's own message definitions (offline/layouts.py) and ``--stamp-field``.
+"""Stamp rules from a bag's own message definitions (offline/bag_layouts.py) and ``--stamp-field``.
 
 Types laid out like ``tf2_msgs/TFMessage`` come from the project's test interfaces, parsed
 from their ``.msg`` files by rosbags (no build needed: the bag stores the definitions).
@@ -21,8 +21,8 @@ from ros2_deadline_monitor.core.stamp_field import (
 )
 from ros2_deadline_monitor.offline.analyze import main
 from ros2_deadline_monitor.offline.bag import BagSource
-from ros2_deadline_monitor.offline.layouts import bag_stamp_rule, layout_from_definitions
-from ros2_deadline_monitor.offline.selection import topic_stamp_rule
+from ros2_deadline_monitor.offline.bag_layouts import bag_stamp_rule, layout_from_definitions
+from ros2_deadline_monitor.offline.bag_plan import topic_stamp_rule
 
 MSG_DIR = Path(__file__).resolve().parents[1] / 'interfaces' / 'deadline_monitor_test_msgs' / 'msg'
 PKG = 'deadline_monitor_test_msgs/msg'
@@ -188,8 +188,8 @@ def test_stamp_field_flag_reaches_the_plan(bags: Any, store: Any, tmp_path: Path
 
 def test_the_replay_reads_a_nested_stamp(bags: Any, store: Any, storage: str,
                                          tmp_path: Path, topic_views) -> None:
+    from ros2_deadline_monitor.offline.bag_plan import build_plan, Overrides
     from ros2_deadline_monitor.offline.replay import BagAnalysis
-    from ros2_deadline_monitor.offline.selection import build_plan, Overrides
 
     # Every 10th message has no transforms: malformed for the rule, never a wrong stamp.
     stamps = write_tf_bag(bags, store, tmp_path / 'bag', storage, n=200, empty_every=10)

@@ -1,6 +1,6 @@
 """Message layouts from rosbags' type definitions, for finding a stamp in recorded bytes.
 
-The live node describes a type from rosidl introspection (``shell/layouts.py``); a bag
+The live node describes a type from rosidl introspection (``shell/rosidl_layouts.py``); a bag
 carries the definitions it was recorded with (MCAP schemas, Jazzy db3 message definitions),
 which rosbags parses into ``(constants, fields)``, each field ``(name, (Nodetype, detail))``.
 This module turns those into the same plain ``MessageLayout``, so ``--stamp-field`` and

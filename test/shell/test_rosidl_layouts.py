@@ -1,4 +1,4 @@
-"""Layouts from rosidl introspection (shell/layouts.py), and stamps read from live raw bytes.
+"""Layouts from rosidl (shell/rosidl_layouts.py), and stamps read from live raw bytes.
 
 The rules resolved from rclpy classes must be the ones resolved offline from the same
 definitions (one rule live and offline), and must read the stamps a real publisher in
@@ -29,8 +29,8 @@ from ros2_deadline_monitor.core.stamp_field import (
     StampFieldError,
     StringType,
 )
-from ros2_deadline_monitor.offline.layouts import layout_from_definitions
-from ros2_deadline_monitor.shell.layouts import (
+from ros2_deadline_monitor.offline.bag_layouts import layout_from_definitions
+from ros2_deadline_monitor.shell.rosidl_layouts import (
     message_layout,
     message_type_name,
     stamp_rule_for_class,
@@ -154,7 +154,7 @@ def test_live_and_offline_resolve_one_rule(test_msgs: Any, type_name: str, path:
 def test_an_unimportable_nested_type_is_opaque() -> None:
     from rosidl_parser.definition import NamespacedType
 
-    from ros2_deadline_monitor.shell.layouts import _field_type
+    from ros2_deadline_monitor.shell.rosidl_layouts import _field_type
 
     # What a generated class's SLOT_TYPES holds for a nested package that is not installed.
     thing = _field_type(NamespacedType(['not_installed_msgs', 'msg'], 'Thing'))

@@ -1,4 +1,4 @@
-"""Tests for reading the monitor's parameter file without ROS (offline/config_file.py)."""
+"""Tests for reading the monitor's parameter file without ROS (offline/params_file.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from ros2_deadline_monitor.core.config import AnalysisConfig
 from ros2_deadline_monitor.core.errors import ConfigError
-from ros2_deadline_monitor.offline.config_file import flatten, load_config, parse_parameters
+from ros2_deadline_monitor.offline.params_file import flatten, load_config, parse_parameters
 
 MS = 1_000_000
 REPO = Path(__file__).resolve().parents[2]

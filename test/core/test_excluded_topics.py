@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ros2_deadline_monitor.core.errors import ConfigError
+from ros2_deadline_monitor.core.excluded_topics import excluded_reason, EXCLUDED_TOPICS, is_hidden
 from ros2_deadline_monitor.core.parameters import (
     discovered_config,
     is_double,
@@ -12,7 +13,6 @@ from ros2_deadline_monitor.core.parameters import (
     template_names,
     template_param,
 )
-from ros2_deadline_monitor.core.topic_selection import excluded_reason, EXCLUDED_TOPICS, is_hidden
 
 
 @pytest.mark.parametrize('topic', sorted(EXCLUDED_TOPICS))

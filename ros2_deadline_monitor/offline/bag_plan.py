@@ -6,17 +6,17 @@ from dataclasses import dataclass, replace
 
 from ros2_deadline_monitor.core.config import AnalysisConfig, TopicConfig
 from ros2_deadline_monitor.core.errors import BagError, ConfigError
+from ros2_deadline_monitor.core.excluded_topics import excluded_reason, EXCLUDED_TOPICS
 from ros2_deadline_monitor.core.stamp_field import (
     DEFAULT_STAMP_FIELD,
     StampFieldError,
     StampRule,
 )
 from ros2_deadline_monitor.core.topic_flags import topic_id
-from ros2_deadline_monitor.core.topic_selection import excluded_reason, EXCLUDED_TOPICS
 
 from .bag import absolute_topic, BagSource, BagTopic, CLOCK_TYPE, STATS_TYPE
-from .config_file import FileConfig
-from .layouts import bag_stamp_rule
+from .bag_layouts import bag_stamp_rule
+from .params_file import FileConfig
 from .replay import Plan, TopicPlan
 
 __all__ = ['EXCLUDED_TOPICS', 'Overrides', 'build_plan', 'topic_id', 'topic_stamp_rule']

@@ -1,7 +1,7 @@
 """Parameter descriptors as ``ros2 param describe`` shows them (the conversions: test/core)."""
 
 from ros2_deadline_monitor.core.parameters import GLOBAL_SPECS, TOPIC_SPECS
-from ros2_deadline_monitor.shell.parameters import descriptor
+from ros2_deadline_monitor.shell.parameter_declarations import descriptor
 
 
 def test_descriptors_carry_ranges_and_descriptions():
