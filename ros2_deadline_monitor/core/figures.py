@@ -980,7 +980,7 @@ def markdown() -> str:
 
 
 RUN_BEGIN = ('<!-- whole-run keys: generated from core/figures.py by `python -m '
-             'ros2_deadline_monitor.core.figures run --write docs/gate-whole-run-figures.md` -->')
+             'ros2_deadline_monitor.core.figures run --write docs/whole-run-figures.md` -->')
 RUN_END = '<!-- end of whole-run keys -->'
 
 

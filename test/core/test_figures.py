@@ -121,12 +121,12 @@ def test_cgroup_figures_are_left_out_when_cpu_stat_is_unreadable(snapshots):
 
 
 def test_documented_whole_run_keys_are_the_generated_ones():
-    text = (ROOT / 'docs' / 'gate-whole-run-figures.md').read_text(encoding='utf-8')
+    text = (ROOT / 'docs' / 'whole-run-figures.md').read_text(encoding='utf-8')
     start = text.index(figures.RUN_BEGIN)
     end = text.index(figures.RUN_END) + len(figures.RUN_END)
     assert text[start:end] == figures.run_markdown(), (
-        'docs/gate-whole-run-figures.md differs from core/figures.py: run `python -m '
-        'ros2_deadline_monitor.core.figures run --write docs/gate-whole-run-figures.md`')
+        'docs/whole-run-figures.md differs from core/figures.py: run `python -m '
+        'ros2_deadline_monitor.core.figures run --write docs/whole-run-figures.md`')
 
 
 def test_every_limit_reads_one_whole_run_figure_with_a_json_key():
