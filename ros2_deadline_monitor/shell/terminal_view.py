@@ -92,9 +92,11 @@ def _row(topic: Any) -> Row:
     level = level_name(topic.level)
     lost = (_count(topic.messages_lost_total, topic.messages_lost) if topic.loss_known
             else '?')
-    # No period (being learned, or an event topic): misses and skipped periods are no
-    # figures, and a 0 would look like a pass.
-    unknown = not math.isfinite(topic.period_ms)
+    # No period (being learned, or an event topic), or a /clock too coarse for the topic
+    # (``counts_note``): misses and skipped periods are no figures, and a 0 would look like a
+    # pass. A monitor older than the field sends none: the period decides alone.
+    unknown = (not math.isfinite(topic.period_ms) or getattr(topic, 'kind', '') == 'event'
+               or bool(getattr(topic, 'counts_note', '')))
     cells = (
         topic.topic or topic.name,
         _number(topic.rate_wall_hz, 1),

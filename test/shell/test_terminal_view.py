@@ -234,3 +234,15 @@ def test_unknown_counts_read_a_dash_and_outages_are_named_beside_the_max():
     row = dict(zip(terminal_view.COLUMNS, terminal_view._row(cmd).cells, strict=True))
     assert (row['misses'], row['skipped']) == ('-', '-')
     assert row['max wall ms'] == '22.51 (outage 2.16 s)'
+
+
+def test_counts_unknown_under_a_coarse_clock_read_a_dash_not_0():
+    """A configured period under a /clock coarser than the topic: the counts are no figures."""
+    stats = stats_message()
+    cmd = stats.topics[1]
+    assert math.isfinite(cmd.period_ms)
+    known = dict(zip(terminal_view.COLUMNS, terminal_view._row(cmd).cells, strict=True))
+    assert known['misses'] != '-'
+    cmd.counts_note = '/clock every 100 ms is coarser than the 10 ms period'
+    row = dict(zip(terminal_view.COLUMNS, terminal_view._row(cmd).cells, strict=True))
+    assert (row['misses'], row['skipped']) == ('-', '-')
