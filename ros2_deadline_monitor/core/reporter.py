@@ -164,7 +164,9 @@ class Reporter:
         refreshed: list[_Kept] = []
         for topic in snapshot.topics:
             topic_id = topic.topic_id
-            if topic_id in kept_now or topic_id not in by_id:
+            # An invalid entry (report None) may share a monitored topic's identifier (one
+            # listed twice): it is never the one kept for that topic.
+            if topic_id in kept_now or topic_id not in by_id or topic.report is None:
                 continue
             facts = by_id[topic_id]
             entry = kept.get(topic_id)

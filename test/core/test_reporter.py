@@ -175,3 +175,20 @@ def test_the_deciding_wording_is_the_analyzers() -> None:
     s.topic_status('a', TopicState.RECEIVING, type_name='std_msgs/msg/Header', writers=1)
     s.message('a', OFF + 2 * MS, OFF, seq=1, size_bytes=16)
     assert s.snapshot(OFF + S).topics[0].report.timing_reason == DECIDING
+
+
+def test_an_identifier_listed_twice_keeps_its_monitored_snapshot() -> None:
+    # 'a' is monitored and, listed a second time, also an invalid entry of the same
+    # identifier: the kept snapshot was the invalid one (no report), and the topic vanished
+    # from MonitorStats for as long as it stood.
+    s = Session(AnalysisConfig(), use_sim_time=False, start_wall_ns=OFF)
+    s.configure({'a': TopicConfig(name='a', topic='/a', period_ns=S, clock='wall')},
+                {'a': "topics: identifier 'a' is listed twice"})
+    reporter = Reporter(s, reuse_reports=True)
+    for k in range(1, 20):
+        snapshot = reporter.snapshot(OFF + k * S // 5)
+        monitored = [t for t in snapshot.topics if t.topic_id == 'a' and t.report is not None]
+        assert len(monitored) == 1, k
+        assert [t.reason for t in snapshot.topics if t.report is None] == [
+            "invalid configuration: topics: identifier 'a' is listed twice"]
+    assert reporter.standing_count == 1  # the monitored snapshot stands
