@@ -3,7 +3,7 @@
 
 The installed ``demo_controller`` (100 Hz, a 22 ms stall every 50th cycle, stamp = cycle start,
 published at the cycle end) writes its own record of every cycle: that is the ground truth
-(``core.cycles.count_cycles`` turns it into misses and skipped periods). Five monitors listen
+(``analysis.cycles.count_cycles`` turns it into misses and skipped periods). Five monitors listen
 in one process, on one executor:
 
 - ``batched``/``callbacks``: ``take_period_s`` 0.05 (shipped) and 0 (a callback per message);
@@ -76,7 +76,7 @@ def run_monitors(options: dict[str, Any]) -> None:
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.node import Node
 
-    from ros2_deadline_monitor.shell.monitor_node import MonitorNode
+    from ros2_deadline_monitor.live.monitor_node import MonitorNode
 
     stop = stop_event()
     ros_init()
@@ -150,7 +150,7 @@ def start_hogs() -> list[subprocess.Popen]:
 
 def run_once(scenario: str, duration_s: float, workdir: Path) -> dict[str, Any]:
     """One controller run with the four monitors; return truth and monitor figures."""
-    from ros2_deadline_monitor.core.cycles import count_cycles
+    from ros2_deadline_monitor.analysis.cycles import count_cycles
     from ros2_deadline_monitor.tools.cycle_record import CycleRecord
 
     record_path = workdir / 'cycles.json'

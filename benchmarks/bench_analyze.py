@@ -68,7 +68,7 @@ def write_bag(path: Path, messages: int, storage: str) -> dict:
     from rosbags.typesys import get_typestore, Stores
 
     sys.path.insert(0, str(REPO))
-    from ros2_deadline_monitor.core.cycles import count_cycles
+    from ros2_deadline_monitor.analysis.cycles import count_cycles
 
     store = get_typestore(Stores.ROS2_JAZZY)
     n_topic = messages // 2
@@ -106,7 +106,7 @@ def write_bag(path: Path, messages: int, storage: str) -> dict:
 
 def _rss_mb() -> float:
     """Peak resident memory of this process image in MB (``check.peak_rss_mb``)."""
-    from ros2_deadline_monitor.offline.check import peak_rss_mb
+    from ros2_deadline_monitor.bag.check import peak_rss_mb
 
     return peak_rss_mb()
 
@@ -130,7 +130,7 @@ def child_analyze(bag: str) -> dict:
     """Run ``analyze BAG --stamp start`` (table to /dev/null, figures to a JSON file)."""
     import rosbags.rosbag2  # noqa: F401 - imported before the clock starts, as for `read`
 
-    from ros2_deadline_monitor.offline.analyze import main
+    from ros2_deadline_monitor.bag.analyze import main
 
     out = Path(tempfile.mkdtemp()) / 'result.json'
     before = _rss_mb()
@@ -158,9 +158,9 @@ def child_jobs(jobs: int, bags: str) -> dict:
     """Check every bag of ``bags`` (``os.pathsep``-separated) with ``jobs`` worker processes."""
     import rosbags.rosbag2  # noqa: F401 - imported before the clock starts, as for `read`
 
-    from ros2_deadline_monitor.core.expectations import Expectations, parse_limit
-    from ros2_deadline_monitor.offline.bag_plan import Overrides
-    from ros2_deadline_monitor.offline.check import check_bags, CheckJob
+    from ros2_deadline_monitor.bag.check import check_bags, CheckJob
+    from ros2_deadline_monitor.bag.plan import Overrides
+    from ros2_deadline_monitor.configuration.expectations import Expectations, parse_limit
 
     paths = bags.split(os.pathsep)
     job = CheckJob(file_config=None, overrides=Overrides(stamp='start'),

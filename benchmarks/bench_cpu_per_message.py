@@ -120,7 +120,7 @@ def run_subscriber(options: dict[str, Any]) -> None:
     counter = [0]
 
     if role['kind'] == 'monitor':
-        from ros2_deadline_monitor.shell.monitor_node import MonitorNode
+        from ros2_deadline_monitor.live.monitor_node import MonitorNode
 
         values = monitor_topic_values(topics, options['rate_hz'] / len(topics), **role['params'])
         node = MonitorNode(parameter_overrides=monitor_parameters(values))

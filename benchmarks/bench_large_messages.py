@@ -113,7 +113,7 @@ def run_listener(options: dict[str, Any]) -> None:
     executor = SingleThreadedExecutor()
     kind = options['kind']
     if kind == 'monitor':
-        from ros2_deadline_monitor.shell.monitor_node import MonitorNode
+        from ros2_deadline_monitor.live.monitor_node import MonitorNode
 
         node = MonitorNode(parameter_overrides=monitor_parameters(
             monitor_topic_values([TOPIC], window_s=600.0, window_cycles=100_000)))

@@ -44,12 +44,12 @@ def run(topics: int, fast_hz: int, warmup: int, reports: int) -> dict[str, Any]:
     """Record ``topics`` at 1 Hz and one at ``fast_hz``; time each report's stages."""
     from diagnostic_msgs.msg import DiagnosticArray
 
-    from ros2_deadline_monitor.core.config import AnalysisConfig, TopicConfig
-    from ros2_deadline_monitor.core.reporter import Reporter
-    from ros2_deadline_monitor.core.session import Session, TopicState
-    from ros2_deadline_monitor.shell import conversions, diagnostics
-    from ros2_deadline_monitor.shell.report_outputs import TopicStatsCache
-    from ros2_deadline_monitor.shell.serialized import Assembler
+    from ros2_deadline_monitor.analysis.config import AnalysisConfig, TopicConfig
+    from ros2_deadline_monitor.analysis.session import Session, TopicState
+    from ros2_deadline_monitor.outputs import conversions, diagnostics
+    from ros2_deadline_monitor.outputs.report_outputs import TopicStatsCache
+    from ros2_deadline_monitor.outputs.reporter import Reporter
+    from ros2_deadline_monitor.outputs.serialized import Assembler
 
     session = Session(AnalysisConfig(), use_sim_time=False, start_wall_ns=START)
     reporter = Reporter(session)

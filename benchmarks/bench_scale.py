@@ -162,8 +162,8 @@ def run_subscriber(options: dict[str, Any]) -> None:
     topics = options['topics']
     subscribed_ns: dict[str, int] = {}
     if options['role'] in ('monitor', 'inputs'):
-        from ros2_deadline_monitor.core.session import Session, TopicState
-        from ros2_deadline_monitor.shell import subscriptions
+        from ros2_deadline_monitor.analysis.session import Session, TopicState
+        from ros2_deadline_monitor.live import subscriptions
 
         take = subscriptions.TopicMonitor.take
 
@@ -183,7 +183,7 @@ def run_subscriber(options: dict[str, Any]) -> None:
         Session._fresh_topic_snapshot = counting_refresh
         values = monitor_topic_values(topics) if topics else {}
         values.update(options.get('params', {}))
-        from ros2_deadline_monitor.shell.monitor_node import MonitorNode
+        from ros2_deadline_monitor.live.monitor_node import MonitorNode
 
         node = MonitorNode(parameter_overrides=monitor_parameters(values))
         expected = options['expect_topics']
@@ -200,7 +200,7 @@ def run_subscriber(options: dict[str, Any]) -> None:
 
     executor.add_node(node)
 
-    from ros2_deadline_monitor.shell.stop_signals import SPIN_TIMEOUT_S
+    from ros2_deadline_monitor.live.stop_signals import SPIN_TIMEOUT_S
 
     def spin() -> None:  # as the monitor executable spins (a signal wakes it, no polling)
         executor.spin_once(timeout_sec=SPIN_TIMEOUT_S)

@@ -34,16 +34,16 @@ import tempfile
 import time
 from typing import Any
 
-from ros2_deadline_monitor.core.expectations import (
+from ros2_deadline_monitor.analysis.snapshot import Snapshot
+from ros2_deadline_monitor.analysis.stats_fold import StatsFold
+from ros2_deadline_monitor.configuration.expectations import (
     CLOCK_PREFIX,
     evaluate,
     expectations_from,
     topic_expectation_prefix,
     Verdict,
 )
-from ros2_deadline_monitor.core.gate import EXIT_FAILED, EXIT_OK
-from ros2_deadline_monitor.core.snapshot import Snapshot
-from ros2_deadline_monitor.core.stats_fold import StatsFold
+from ros2_deadline_monitor.outputs.gate import EXIT_FAILED, EXIT_OK
 
 __all__ = ['assert_summary', 'expectation_parameters', 'find_monitor', 'MonitorProcess',
            'MonitorResult', 'run_monitor', 'watch_monitor', 'WatchResult']
@@ -273,7 +273,7 @@ class WatchResult:
     """The last ``MonitorStats`` received (None if none arrived)."""
     verdict: Verdict
     snapshot: Snapshot = field(repr=False)
-    """The watched reports folded into one snapshot (``core/stats_fold.py``): what the
+    """The watched reports folded into one snapshot (``analysis/stats_fold.py``): what the
     verdict read, through the whole-run figure tables."""
 
     @property
@@ -297,7 +297,7 @@ def watch_monitor(expect: TopicLimits | None = None,
     """Watch a running monitor's ``~/stats`` and judge the expectations from its reports.
 
     Watches for ``duration_s`` after the first report arrived (or until ``until(stats)`` is
-    true). The reports are folded into one snapshot (``core/stats_fold.py``) and checked like
+    true). The reports are folded into one snapshot (``analysis/stats_fold.py``) and checked like
     the monitor checks its own: counts are the monitor's totals since its start (summed over
     restarts), the longest interval and the mean rate are the whole run's (the rate is not
     the lowest window's), the miss ratio misses / cycles, the worst RTF window the worst of

@@ -77,6 +77,10 @@ def _prefer_installed_package() -> None:
 
 _prefer_installed_package()
 
+# Fixtures more than one folder uses: a monitor node driven over real DDS, synthesized bags.
+sys.path.insert(0, str(Path(__file__).resolve().parent / 'plugins'))
+pytest_plugins = ('node_fixtures', 'bag_fixtures')
+
 
 def pytest_configure(config: pytest.Config) -> None:
     """Register the markers used in this suite."""
@@ -195,7 +199,7 @@ class SnapshotBuilder:
     S = 1_000_000_000
 
     def interval(self, clock: str, **changes):
-        from ros2_deadline_monitor.core.reports import IntervalSummary
+        from ros2_deadline_monitor.analysis.reports import IntervalSummary
 
         values = dict(clock=clock, count=499, mean_ns=10.2e6, min_ns=7.4e6, max_ns=22.5e6,
                       max_at_ns=(self.T0 + 1_057_000_000 if clock == 'wall'
@@ -206,7 +210,7 @@ class SnapshotBuilder:
         return IntervalSummary(**values)
 
     def topic_report(self, **changes):
-        from ros2_deadline_monitor.core.reports import TopicReport
+        from ros2_deadline_monitor.analysis.reports import TopicReport
 
         values = dict(
             name='imu', topic='/imu', rule='response', start_source='header',
@@ -229,8 +233,8 @@ class SnapshotBuilder:
         return TopicReport(**values)
 
     def topic(self, topic_id: str = 'imu', **changes):
-        from ros2_deadline_monitor.core.reports import IntervalTotals, Level, RunTotals
-        from ros2_deadline_monitor.core.snapshot import Receive, TopicSnapshot
+        from ros2_deadline_monitor.analysis.reports import IntervalTotals, Level, RunTotals
+        from ros2_deadline_monitor.analysis.snapshot import Receive, TopicSnapshot
 
         values = dict(
             topic_id=topic_id, topic='/imu', type_name='sensor_msgs/msg/Imu', level=Level.WARN,
@@ -244,7 +248,7 @@ class SnapshotBuilder:
         return TopicSnapshot(**values)
 
     def clock_report(self, **changes):
-        from ros2_deadline_monitor.core.reports import ClockReport
+        from ros2_deadline_monitor.analysis.reports import ClockReport
 
         values = dict(
             messages_total=5000, messages=1000, window_wall_ns=self.S,
@@ -258,8 +262,8 @@ class SnapshotBuilder:
         return ClockReport(**values)
 
     def clock(self, **changes):
-        from ros2_deadline_monitor.core.reports import Level
-        from ros2_deadline_monitor.core.snapshot import ClockSnapshot
+        from ros2_deadline_monitor.analysis.reports import Level
+        from ros2_deadline_monitor.analysis.snapshot import ClockSnapshot
 
         values = dict(topic='/clock', report=self.clock_report(), level=Level.OK,
                       reason='RTF 1.000', target_rtf=1.0, use_sim_time=True, publishers=1,
@@ -268,8 +272,8 @@ class SnapshotBuilder:
         return ClockSnapshot(**values)
 
     def host(self, **changes):
-        from ros2_deadline_monitor.core.reports import HostReport, Level
-        from ros2_deadline_monitor.core.snapshot import HostSnapshot
+        from ros2_deadline_monitor.analysis.reports import HostReport, Level
+        from ros2_deadline_monitor.analysis.snapshot import HostSnapshot
 
         values = dict(
             report=HostReport(cgroup_available=True, cgroup_nr_periods=10,
@@ -281,7 +285,7 @@ class SnapshotBuilder:
         return HostSnapshot(**values)
 
     def snapshot(self, topics=None, **changes):
-        from ros2_deadline_monitor.core.snapshot import Snapshot
+        from ros2_deadline_monitor.analysis.snapshot import Snapshot
 
         values = dict(wall_ns=self.T0 + 5_100 * self.MS, start_wall_ns=self.T0,
                       arrival_timestamp='received_timestamp',

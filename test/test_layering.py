@@ -1,9 +1,10 @@
-"""The layers' import directions, read from the source: core below everything, no climbing.
+"""The folders' import directions, read from the source: each role imports only those below it.
 
-The core is the analysis (no ROS import, no clock), so the bag analyzer runs without rclpy
-and a reader follows it alone; the live shell and the offline analyzer sit on it side by side
-and the tools on the shell. The one crossing: ``offline/analyze.py`` uses ``shell/usage.py``
-(the command-line refusals, without a module-level ROS import) for the same one-line errors.
+``analysis`` (the measurement) is at the bottom, ``configuration`` (what the user asks for)
+above it, ``outputs`` (what reads a snapshot) above both; the adapters (``live``, ``bag``,
+``record``) feed the session and hand its snapshots to the outputs; the ``tools`` sit on
+top. ``analysis``, ``configuration`` and ``bag`` import no ROS package, so the bag analyzer
+runs without rclpy and a reader follows the measurement alone.
 """
 
 from __future__ import annotations
@@ -18,12 +19,15 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / 'ros2_deadline_monitor'
 PKG = 'ros2_deadline_monitor'
-LAYERS = ('core', 'shell', 'offline', 'tools')
+LAYERS = ('analysis', 'configuration', 'outputs', 'live', 'record', 'bag', 'tools')
 MAY_IMPORT = {
-    'core': {'core'},
-    'shell': {'core', 'shell', 'msg'},
-    'offline': {'core', 'offline', 'shell.usage'},
-    'tools': {'core', 'shell', 'tools', 'msg'},
+    'analysis': {'analysis'},
+    'configuration': {'analysis', 'configuration'},
+    'outputs': {'analysis', 'configuration', 'outputs', 'msg'},
+    'live': {'analysis', 'configuration', 'outputs', 'live', 'msg'},
+    'record': {'analysis', 'configuration', 'live', 'record'},
+    'bag': {'analysis', 'configuration', 'outputs', 'bag'},
+    'tools': {'analysis', 'configuration', 'outputs', 'live', 'tools', 'msg'},
 }
 """What each layer's modules may import from the package (a layer, or one module of one)."""
 ROS = ('rclpy', 'rcl_interfaces', 'rosidl_parser', 'rosidl_runtime_py', 'builtin_interfaces',
@@ -69,14 +73,21 @@ def test_no_import_climbs_back_up(layer: str) -> None:
     assert not climbs, climbs
 
 
-def test_the_core_names_no_ros_package() -> None:
-    found = [f'core/{path.name} imports {name}' for path in _modules('core')
+WITHOUT_ROS = ('analysis', 'configuration', 'bag')
+"""The folders that run where ROS is not installed (the measurement and ``analyze``)."""
+
+
+@pytest.mark.parametrize('layer', WITHOUT_ROS)
+def test_no_ros_package_is_named(layer: str) -> None:
+    found = [f'{layer}/{path.name} imports {name}' for path in _modules(layer)
              for name in _imports(path) if name.split('.')[0] in ROS]
     assert not found, found
 
 
-def test_every_core_module_imports_without_ros() -> None:
-    modules = [f'{PKG}.core.{p.stem}' for p in _modules('core') if p.stem != '__init__']
+def test_every_module_without_ros_imports_without_ros() -> None:
+    """Also what they import from other folders (``bag`` uses the pure outputs)."""
+    modules = [f'{PKG}.{layer}.{p.stem}' for layer in WITHOUT_ROS for p in _modules(layer)
+               if p.stem != '__init__']
     code = ('import importlib, sys\n'
             f'for name in {ROS!r}:\n'
             '    sys.modules[name] = None\n'

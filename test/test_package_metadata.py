@@ -18,13 +18,13 @@ PACKAGE = 'ros2_deadline_monitor'
 
 # DESIGN.md section 10: users script against these names.
 EXECUTABLES = {
-    'monitor': 'ros2_deadline_monitor.shell.cli:main',
-    'watch': 'ros2_deadline_monitor.shell.watch:main',
+    'monitor': 'ros2_deadline_monitor.live.cli:main',
+    'watch': 'ros2_deadline_monitor.live.watch:main',
     'sim_clock': 'ros2_deadline_monitor.tools.sim_clock:main',
     'demo_controller': 'ros2_deadline_monitor.tools.demo_controller:main',
     'demo': 'ros2_deadline_monitor.tools.demo:main',
-    'analyze': 'ros2_deadline_monitor.offline.analyze:main',
-    'record': 'ros2_deadline_monitor.shell.record:main',
+    'analyze': 'ros2_deadline_monitor.bag.analyze:main',
+    'record': 'ros2_deadline_monitor.record.command:main',
 }
 MESSAGES = ('IntervalStats', 'TopicStats', 'ClockStats', 'HostStats', 'MonitorStats')
 

@@ -1,6 +1,6 @@
 """``ros2_deadline_monitor.testing`` without a monitor: parameters, results, watched figures.
 
-The helper against the installed monitor and the demo controller: test/shell/test_gate_live.py.
+The helper against the installed monitor and the demo controller: test/live/test_gate_live.py.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import math
 import pytest
 
 from ros2_deadline_monitor import testing
-from ros2_deadline_monitor.core.figures import record, RUN_CLOCK, RUN_TOPIC
-from ros2_deadline_monitor.core.stats_fold import StatsFold
+from ros2_deadline_monitor.analysis.figures import record, RUN_CLOCK, RUN_TOPIC
+from ros2_deadline_monitor.analysis.stats_fold import StatsFold
 
 NAN = math.nan
 

@@ -31,11 +31,11 @@ from typing import Any
 
 import numpy as np
 
-from ..core import format as fmt
-from ..core.cdr import read_stamp_ns
-from ..core.config import Thresholds
-from ..core.cycles import count_cycles
-from .cycle_record import CycleRecord
+from ros2_deadline_monitor.analysis import format as fmt
+from ros2_deadline_monitor.analysis.cdr import read_stamp_ns
+from ros2_deadline_monitor.analysis.config import Thresholds
+from ros2_deadline_monitor.analysis.cycles import count_cycles
+from ros2_deadline_monitor.tools.cycle_record import CycleRecord
 
 MS = 1_000_000
 PACKAGE = 'ros2_deadline_monitor'
@@ -189,7 +189,7 @@ class StatsListener:
         from rclpy.executors import SingleThreadedExecutor
         from rclpy.qos import QoSProfile, ReliabilityPolicy
 
-        from ..msg import MonitorStats
+        from ros2_deadline_monitor.msg import MonitorStats
 
         self._context = rclpy.context.Context()
         rclpy.init(context=self._context)

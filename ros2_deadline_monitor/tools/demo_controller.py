@@ -28,9 +28,9 @@ from rclpy.duration import Duration
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 
-from ros2_deadline_monitor.core.config import check_topic_name, NS_PER_MS, NS_PER_S
-from ros2_deadline_monitor.core.errors import ConfigError
-from ros2_deadline_monitor.core.parameters import ParamSpec
+from ros2_deadline_monitor.analysis.config import check_topic_name, NS_PER_MS, NS_PER_S
+from ros2_deadline_monitor.analysis.errors import ConfigError
+from ros2_deadline_monitor.configuration.parameters import ParamSpec
 from ros2_deadline_monitor.tools.cycle_record import CycleRecord, CycleRow
 from ros2_deadline_monitor.tools.runtime import (
     check_output_path,

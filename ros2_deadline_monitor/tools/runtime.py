@@ -22,10 +22,10 @@ from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 from rclpy.utilities import remove_ros_args
 
-from ros2_deadline_monitor.core.errors import ConfigError
-from ros2_deadline_monitor.core.parameters import ParamSpec
-from ros2_deadline_monitor.shell.parameter_declarations import descriptor as parameter_descriptor
-from ros2_deadline_monitor.shell.stop_signals import SPIN_TIMEOUT_S, StopSignals
+from ros2_deadline_monitor.analysis.errors import ConfigError
+from ros2_deadline_monitor.configuration.parameters import ParamSpec
+from ros2_deadline_monitor.live.parameter_declarations import descriptor as parameter_descriptor
+from ros2_deadline_monitor.live.stop_signals import SPIN_TIMEOUT_S, StopSignals
 
 
 def parameter_help(specs: Sequence[ParamSpec]) -> str:
@@ -98,7 +98,7 @@ def _spin_node(program: str, make_node: Callable[[], Any], signals: StopSignals)
         pass
     finally:
         if executor is not None:
-            executor.shutdown(timeout_sec=0)  # not left to its __del__ (shell/cli.py)
+            executor.shutdown(timeout_sec=0)  # not left to its __del__ (live/cli.py)
         if node is not None:
             try:
                 node.close()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ros2_deadline_monitor.core.config import NS_PER_S
+from ros2_deadline_monitor.analysis.config import NS_PER_S
 
 WARN_AFTER_S = 5.0
 

@@ -1,9 +1,9 @@
-"""Fixtures of the fault suite: the node-test fixtures of test/shell, plus fault helpers.
+"""Fixtures of the fault suite: participants, beats, /clock and publisher processes.
 
-The fixtures of ``test/shell/conftest.py`` (``observer``, ``start_monitor``, ``spin``,
-``wait_for``, ``key_values``) are loaded from that file so both suites drive the monitor the
-same way; ``ros_context``, ``second_context``, ``processes`` and ``stop_process`` come from
-``test/conftest.py``. Faults are made with real rclpy over real DDS:
+The node fixtures (``observer``, ``start_monitor``, ``spin``, ``wait_for``, ``key_values``)
+are the shared ones of ``test/plugins/node_fixtures.py``, so every suite drives the monitor
+the same way; ``ros_context``, ``second_context``, ``processes`` and ``stop_process`` come
+from ``test/conftest.py``. Faults are made with real rclpy over real DDS:
 publishers that die (a node destroyed in its own Context, which is its own DDS participant,
 like a process), /clock publishers that stall, pause or jump, processes that get signals.
 """
@@ -11,7 +11,6 @@ like a process), /clock publishers that stall, pause or jump, processes that get
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-import importlib.util
 from pathlib import Path
 import subprocess
 import sys
@@ -19,21 +18,8 @@ import threading
 import time
 from typing import Any
 
+from node_fixtures import Spinner  # test/plugins: test/conftest.py puts it on sys.path
 import pytest
-
-_SHELL_CONFTEST = Path(__file__).resolve().parent.parent / 'shell' / 'conftest.py'
-_spec = importlib.util.spec_from_file_location('shell_node_fixtures', _SHELL_CONFTEST)
-shell = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(shell)
-
-# Re-exported fixtures: pytest collects fixtures defined in (or imported into) a conftest.
-wait_for = shell.wait_for
-key_values = shell.key_values
-spin = shell.spin
-observer = shell.observer
-start_monitor = shell.start_monitor
-Observer = shell.Observer
-Spinner = shell.Spinner
 
 NS_PER_S = 1_000_000_000
 MATCH_TIMEOUT_S = 20.0
@@ -147,7 +133,7 @@ class Beat:
         """
         import numpy as np
 
-        from ros2_deadline_monitor.core.cycles import count_cycles
+        from ros2_deadline_monitor.analysis.cycles import count_cycles
 
         sent = np.array(self.sent_ns[first:last + 1], np.int64)
         return count_cycles(sent, sent, self.period_ns).skipped

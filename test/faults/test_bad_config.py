@@ -4,9 +4,9 @@ Each bad setting is rejected with a message naming the parameter and the reason;
 refuses to start (exit code 2) only when nothing valid is left to monitor, otherwise it
 monitors what is valid, reports each skipped topic as an ERROR status and exits 0 on SIGINT.
 Covered elsewhere: an invalid monitor-wide setting exits 2 and an empty topic list monitors
-the clock only (``test/shell/test_monitor_main.py``); every per-topic rule on its own
-(``test/shell/test_parameter_declarations.py``); rejected changes at run time
-(``test/shell/test_monitor_parameters.py``).
+the clock only (``test/live/test_monitor_main.py``); every per-topic rule on its own
+(``test/live/test_parameter_declarations.py``); rejected changes at run time
+(``test/live/test_monitor_parameters.py``).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ros2_deadline_monitor.core.cycles import count_cycles
+from ros2_deadline_monitor.analysis.cycles import count_cycles
 
 MS = 1_000_000
 PERIOD_NS = 10 * MS

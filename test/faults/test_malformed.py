@@ -20,7 +20,7 @@ import struct
 
 import pytest
 
-from ros2_deadline_monitor.shell.parameter_declarations import GLOBAL_SPECS
+from ros2_deadline_monitor.live.parameter_declarations import GLOBAL_SPECS
 
 HAS_TAKE_PERIOD = any(spec.name == 'take_period_s' for spec in GLOBAL_SPECS)
 CDR_LE = b'\x00\x01\x00\x00'
@@ -79,10 +79,10 @@ def test_the_callback_counts_what_it_cannot_read_and_raises_nothing(
     from rclpy.qos import QoSProfile
     from std_msgs.msg import Header
 
-    from ros2_deadline_monitor.core.cdr import read_stamp_ns
-    from ros2_deadline_monitor.core.config import AnalysisConfig, TopicConfig
-    from ros2_deadline_monitor.core.session import Session
-    from ros2_deadline_monitor.shell.subscriptions import make_callback
+    from ros2_deadline_monitor.analysis.cdr import read_stamp_ns
+    from ros2_deadline_monitor.analysis.config import AnalysisConfig, TopicConfig
+    from ros2_deadline_monitor.analysis.session import Session
+    from ros2_deadline_monitor.live.subscriptions import make_callback
 
     # The info dict's real shape, from one message through a raw subscription.
     node = Node('info_probe', context=ros_context)

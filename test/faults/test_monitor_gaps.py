@@ -77,7 +77,7 @@ def test_drops_of_the_monitors_own_queue_are_its_loss_or_unknown(ros_context, pr
 
     from rclpy.parameter import Parameter
 
-    from ros2_deadline_monitor.shell.monitor_node import MonitorNode
+    from ros2_deadline_monitor.live.monitor_node import MonitorNode
 
     producer = subprocess.Popen([sys.executable, '-c', BURST_PRODUCER, '/fault/burst',
                                  str(BURST)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -319,7 +319,7 @@ def test_a_refused_topic_is_not_monitored_meanwhile_never_the_producers_loss(
 
     from rclpy.parameter import Parameter
 
-    from ros2_deadline_monitor.shell.monitor_node import MonitorNode
+    from ros2_deadline_monitor.live.monitor_node import MonitorNode
 
     producer = _slot_producer(processes, '/gaps/refused')
     published = [0]

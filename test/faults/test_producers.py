@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ros2_deadline_monitor.core.cycles import count_cycles
+from ros2_deadline_monitor.analysis.cycles import count_cycles
 
 OK, WARN, ERROR = 0, 1, 2
 NS_PER_S = 1_000_000_000

@@ -2,7 +2,7 @@
 
 The monitor itself on SIGINT and SIGTERM (final stats published after the signal, a summary,
 exit code 0) is covered by
-``test/shell/test_monitor_main.py::test_shutdown_publishes_final_stats_and_a_summary``.
+``test/live/test_monitor_main.py::test_shutdown_publishes_final_stats_and_a_summary``.
 Here the monitor gets SIGHUP from a terminal that closes (a pseudo-terminal whose master
 end is closed, the monitor its controlling process), and a second signal while it stops:
 the summary file must exist and name the exit code the process really ended with.

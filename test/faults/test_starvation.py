@@ -32,7 +32,7 @@ import time
 import numpy as np
 import pytest
 
-from ros2_deadline_monitor.core.cycles import count_cycles
+from ros2_deadline_monitor.analysis.cycles import count_cycles
 from ros2_deadline_monitor.tools.cycle_record import CycleRecord
 
 MS = 1_000_000
@@ -49,7 +49,7 @@ class Recorder:
         from rclpy.node import Node
         from rclpy.qos import QoSProfile
 
-        from ros2_deadline_monitor.shell.message_types import import_message
+        from ros2_deadline_monitor.live.message_types import import_message
 
         self.node = Node('recorder', context=context)
         self.stamps: dict[str, list[int]] = {'source': [], 'received': []}
@@ -85,7 +85,7 @@ def test_starved_monitor_keeps_exact_figures_and_says_it_was_late(
         wait_for, key_values, arrival):
     from rclpy.parameter import Parameter
 
-    from ros2_deadline_monitor.shell.monitor_node import MonitorNode
+    from ros2_deadline_monitor.live.monitor_node import MonitorNode
 
     monitor = MonitorNode(context=ros_context, parameter_overrides=[
         Parameter('topics', value=['cmd']), Parameter('topic.cmd.name', value=TOPIC),

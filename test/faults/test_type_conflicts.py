@@ -1,7 +1,7 @@
 """A topic whose type changes between runs of its publisher.
 
 Two publishers with different types at once are covered by
-``test/shell/test_monitor_discovery.py::test_a_topic_with_two_types_is_an_error_and_the_others_keep_running``.
+``test/live/test_monitor_discovery.py::test_a_topic_with_two_types_is_an_error_and_the_others_keep_running``.
 Here the publisher process of ``/changing`` stops and a new one starts with another type, as
 after a rebuild or with a second launch file that reuses the name: the figures of two types
 must not be mixed, so the topic stays ERROR, naming both types, until the original type is

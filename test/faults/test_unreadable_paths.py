@@ -16,7 +16,7 @@ import subprocess
 
 import pytest
 
-from ros2_deadline_monitor.core.errors import os_error_text
+from ros2_deadline_monitor.analysis.errors import os_error_text
 
 TOO_LONG = 'a' * 300
 """A path component longer than NAME_MAX (255): ENAMETOOLONG, for root too."""

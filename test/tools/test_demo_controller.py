@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ros2_deadline_monitor.core.errors import ConfigError
+from ros2_deadline_monitor.analysis.errors import ConfigError
 from ros2_deadline_monitor.tools.cycle_record import CycleRecord
 from ros2_deadline_monitor.tools.demo_controller import (
     is_stall_cycle,

@@ -6,7 +6,7 @@ import pytest
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 
-from ros2_deadline_monitor.core.cycles import count_cycles
+from ros2_deadline_monitor.analysis.cycles import count_cycles
 from ros2_deadline_monitor.tools.probe import DeadlineProbe
 
 MS = 1_000_000
@@ -127,7 +127,7 @@ def test_probe_and_monitor_agree_on_the_same_controller(ros_context, spinning):
     from rclpy.time import Time
     from std_msgs.msg import Header
 
-    from ros2_deadline_monitor.shell.monitor_node import MonitorNode
+    from ros2_deadline_monitor.live.monitor_node import MonitorNode
 
     add, thread, executor = spinning
     monitor = MonitorNode(context=ros_context, parameter_overrides=[
@@ -217,8 +217,8 @@ def test_probe_and_monitor_agree_on_the_same_controller(ros_context, spinning):
 
 def test_probe_levels_follow_the_session_rules(ros_context):
     """The probe reports through the monitor's session: its level hysteresis holds here too."""
-    from ros2_deadline_monitor.core.config import AnalysisConfig, Thresholds
-    from ros2_deadline_monitor.core.levels import Level
+    from ros2_deadline_monitor.analysis.config import AnalysisConfig, Thresholds
+    from ros2_deadline_monitor.analysis.levels import Level
 
     node = Node('probed_levels', context=ros_context)
     try:

@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ros2_deadline_monitor.core.errors import ConfigError
-from ros2_deadline_monitor.core.rtf import RtfAnalyzer
+from ros2_deadline_monitor.analysis.errors import ConfigError
+from ros2_deadline_monitor.analysis.rtf import RtfAnalyzer
 from ros2_deadline_monitor.tools.sim_clock import (
     Pacer,
     PARAMETERS,

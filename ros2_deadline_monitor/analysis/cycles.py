@@ -1,0 +1,1659 @@
+"""Per-topic cycle analysis: intervals, skipped periods, lateness, response, misses (§3).
+
+Each message is one cycle of the producer: its start is the header stamp when the stamp marks
+the cycle start, else the arrival; its end is the arrival. ``CycleAnalyzer.record`` only
+stores the raw event (O(1)); ``process`` turns the stored events into per-cycle figures on the
+stats timer, in batches, which is exact because the arrival times come from the middleware.
+The analysis session (``session.py``) decides when events are processed and hands over the
+clock, the sim-time resets and the horizon; this module holds the per-topic arithmetic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from ros2_deadline_monitor.analysis.config import (
+    AnalysisConfig,
+    NS_PER_MS,
+    NS_PER_S,
+    resolve_timing,
+    Timing,
+    TopicConfig,
+)
+from ros2_deadline_monitor.analysis.grid import GridState, replay
+from ros2_deadline_monitor.analysis.intervals import mean, percentiles, summarize_intervals
+from ros2_deadline_monitor.analysis.reports import TopicReport
+from ros2_deadline_monitor.analysis.ring import ColumnRing, EventBuffer, NO_VALUE
+from ros2_deadline_monitor.analysis.rtf import RtfAnalyzer
+
+NAN = float('nan')
+PENDING_CAPACITY = 1 << 16
+MALFORMED = NO_VALUE + 1
+"""Stamp of an event whose bytes could not be read: a message, counted, but not a cycle."""
+MAX_STREAMS = 8
+"""Producer streams (runs of publication sequence numbers) kept apart at most; the one heard
+from least recently is forgotten first, so memory stays bounded however many writers come."""
+EPOCH_SCALE_NS = 10**18
+"""A stamp at or above this (September 2001 as Unix time) is on the wall (Unix) clock; below
+it, a sim-time or unset one. No simulation runs for 31 years of sim time, no wall clock of a
+running robot reads 2001."""
+NEAR_SEQ = 16
+"""Runs whose last sequence numbers lie this close are "numbered alike": a loss could hide
+which of them an event continues, so their rhythm decides (a guess)."""
+FOREIGN_TOLERANCE_NS = NS_PER_S
+"""How far a start stamp may lie in the future of its arrival on the timer clock before it
+cannot be on that clock (clock skew between hosts, the /clock step)."""
+ROW_COLUMNS = ('arrival', 'start_wall', 'start_sim', 'interval_timer', 'interval_wall',
+               'interval_sim', 'lateness', 'response', 'skipped', 'missed', 'lost', 'size',
+               'age')
+WINDOW_MIN_PERIODS = 5
+"""The window figures of a timer topic cover at least this many periods, so a slow topic
+(a period near or above the window) still has intervals and a rate to report."""
+SLOW_SNAP_NS = 100_000_000
+"""A learned period below 1 Hz is snapped to whole multiples of this (a tenth of a second)."""
+LEARN_MIN_SNAP = 0.001
+"""A learned period is snapped to whole milliseconds within at least this share (0.1 %)."""
+LEARN_MAX_SNAP = 0.01
+"""A learned period is snapped to a whole rate in Hz within this share of it (1 %)."""
+LEARN_MAX_MS_SNAP = 0.005
+"""... and to whole milliseconds within at most this share (0.5 %), however widely the
+intervals spread: 45, 55, 90 and 110 Hz lie 1 % from a whole number of ms."""
+BURST_SLOTS_RATIO = 1.5
+"""A learning window whose intervals span more slots of the period learned from them than
+this many per interval is burst-like (``_burst_like``): a third of its slots skipped."""
+LEARN_MIN_INTERVALS = 3
+"""A slow topic learns its period from the intervals of its first window once they are at
+least this many, instead of waiting for ``learn_intervals`` of them."""
+STAMP_SPAN_TOLERANCE = 0.25
+"""``stamp: auto`` takes the stamps as cycle starts only when they span the time the
+arrivals span (on the timer clock) within this share: a stamp keeping another pace (a
+recorded time, a copied header) is no cycle start."""
+RELEARN_MIN_INTERVALS = 100
+"""A learned period is checked against blocks of at least this many later intervals (and
+``4 x learn_intervals``); two blocks in a row that learn the same other period re-learn it."""
+COARSE_CLOCK_SHARE = 0.25
+"""A sim-clock topic timed by arrivals whose sim intervals are zero this often gets several
+messages per /clock step: /clock is coarser than the topic, its sim times from arrivals are
+unknown (DESIGN.md §4)."""
+
+
+GAPS_KEPT = 16
+"""Ends of the monitor's own gaps kept to tell a silence across one from an outage."""
+
+
+class CycleCounts(NamedTuple):
+    """Counting results of one cycle sequence."""
+
+    cycles: int
+    misses: int
+    skipped: int
+    grid_periods: int
+
+
+def learn_period(intervals_ns: np.ndarray) -> int:
+    """Period of a timer grid from observed intervals, snapped to the period it was given.
+
+    The median alone is fooled by a jittery start-up (a late callback is followed by a short
+    interval, so 9.8 ms and 10.2 ms alternate); the span of the intervals over the grid
+    slots it covers (over the median, rounded: a skipped period only adds a slot) is not, but
+    it carries the jitter of its two end stamps: the first of 21 stamps of a 1 kHz timer
+    30 µs late reads 1002 Hz, and a grid replayed 2 µs a cycle short of the timer's counts a
+    skipped period every 500 cycles and misses beside it (up to a quarter of the periods a
+    1 kHz Python timer learned from 20 intervals were 1–3 Hz off that way). So the estimate is
+    the median of the spans of every run of half the intervals, each over its slots: a late
+    stamp moves only the runs that end on it, alternating intervals even out in each. It is
+    snapped to the period a timer is configured with (``_configured_period``), within how
+    precisely the spread of the intervals lets it be known.
+    """
+    median = float(np.median(intervals_ns))
+    starts = np.concatenate(([0.0], np.cumsum(intervals_ns, dtype=np.float64)))
+    half = (len(intervals_ns) + 1) // 2
+    spans = starts[half:] - starts[:-half]
+    per_run = spans / np.maximum(1, np.round(spans / median))
+    estimate = float(np.median(per_run))
+    quartiles = np.percentile(intervals_ns / np.maximum(1, np.round(intervals_ns / median)),
+                              (25, 75))
+    # A median of n values is known to about their spread over the root of n; the runs
+    # themselves disagree by how much their end stamps are quantized (sim time in whole
+    # /clock steps: intervals of 9, 10 and 11 ms read 10.04 ms over 10 of them).
+    tolerance = 2 * float(quartiles[1] - quartiles[0]) / (math.sqrt(len(intervals_ns)) * estimate)
+    runs = np.percentile(per_run, (10, 90))
+    tolerance = max(tolerance, float(runs[1] - runs[0]) / estimate)
+    return _configured_period(estimate, tolerance)
+
+
+def _configured_period(estimate_ns: float, tolerance: float) -> int:
+    """Return the period a timer was most likely configured with, near ``estimate_ns``.
+
+    Timers are configured in milliseconds or in Hz: a whole number of milliseconds within
+    ``tolerance`` (relative; kept within ``LEARN_MIN_SNAP`` and ``LEARN_MAX_MS_SNAP``), or a
+    whole rate within the same ``tolerance`` but at most 1 % (10.003 ms would drift 1.5 ms
+    over 500 cycles of a 100 Hz timer). Never further than the spread of the intervals lets
+    the period be known: an exact fit (36.000 ms apart) is kept, not snapped to a rounder
+    grid that fits worse (28 Hz, 0.8 % off). When both fit, the coarser of the two grids is
+    the likelier setting: milliseconds above 31.6 Hz (1 kHz is 1 ms, not 1001 Hz), Hz below
+    (30 Hz, not 33 ms). Below 1 Hz, where
+    timers are configured in seconds, whole tenths of a second (4.999 s, measured on a few
+    intervals, is the 5 s timer). Else the estimate.
+    """
+    rate_hz = 1e9 / estimate_ns
+    if rate_hz < 1:
+        tenths = round(estimate_ns / SLOW_SNAP_NS) * SLOW_SNAP_NS
+        if tenths and abs(estimate_ns - tenths) <= LEARN_MAX_SNAP * tenths:
+            return tenths
+        return max(1, round(estimate_ns))
+    ms_tolerance = min(LEARN_MAX_MS_SNAP, max(LEARN_MIN_SNAP, tolerance))
+    whole_ms = round(estimate_ns / NS_PER_MS)
+    ms_ns = whole_ms * NS_PER_MS
+    by_ms = whole_ms > 0 and abs(estimate_ns - ms_ns) <= ms_tolerance * ms_ns
+    whole_hz = round(rate_hz)
+    # Never snapped further than the intervals let the period be known: 36.000 ms stamps
+    # (27.78 Hz) are 36 ms, not the 28 Hz 0.8 % away that fits them worse.
+    hz_tolerance = min(LEARN_MAX_SNAP, max(LEARN_MIN_SNAP, tolerance))
+    by_hz = abs(rate_hz - whole_hz) <= hz_tolerance * whole_hz
+    if by_ms and (not by_hz or whole_hz > whole_ms):  # a ms step is the finer one below 31.6 Hz
+        return ms_ns
+    if by_hz:
+        return round(1e9 / whole_hz)
+    return max(1, round(estimate_ns))
+
+
+def _keeps_period(intervals_ns: np.ndarray, period_ns: int) -> bool:
+    """Tell cheaply whether intervals keep to ``period_ns`` (no period to learn again).
+
+    Most intervals one slot long, and the slots they span as long as the intervals within
+    ``LEARN_MIN_SNAP``: what ``learn_period`` would find the same period in, for a fraction
+    of its cost (re-checking a 1 kHz topic ran it ten times a second).
+    """
+    slots = np.maximum(1, np.round(intervals_ns / period_ns))
+    if 2 * np.count_nonzero(slots == 1) < len(slots):
+        return False
+    spanned = float(slots.sum()) * period_ns
+    return abs(float(intervals_ns.sum()) - spanned) <= LEARN_MIN_SNAP * spanned
+
+
+def _burst_like(intervals_ns: np.ndarray, period_ns: int) -> str:
+    """Why a learning window is no timer's rhythm, or '' when the period fits it.
+
+    A period learned from burst-like intervals (messages delivered in batches, a timer
+    catching up) is a fraction of the real one: its grid holds far more slots than the
+    window has cycles, and every later window would count the difference as skipped
+    periods (135,497 at 10 kHz). A window whose intervals span more than
+    ``BURST_SLOTS_RATIO`` slots each of the learned period is rejected.
+    """
+    if not len(intervals_ns):
+        return 'no interval between distinct cycle starts to learn the period from'
+    slots = float(intervals_ns.sum()) / period_ns
+    if slots <= BURST_SLOTS_RATIO * len(intervals_ns):
+        return ''
+    mean_ms = float(intervals_ns.mean()) / NS_PER_MS
+    return (f'intervals came in bursts: a period of {period_ns / NS_PER_MS:.4g} ms learned '
+            f'from them gives {slots:.0f} slots for {len(intervals_ns)} intervals (mean '
+            f'{mean_ms:.4g} ms); period not learned from that window')
+
+
+def classify_misses(rule: str, interval_timer_ns: np.ndarray, response_ns: np.ndarray,
+                    timing: Timing) -> np.ndarray:
+    """Deadline misses per cycle under ``rule`` (NO_VALUE intervals never miss)."""
+    if rule == 'interval':
+        known = interval_timer_ns != NO_VALUE
+        return known & (interval_timer_ns > timing.period_ns + timing.jitter_ns)
+    return response_ns > timing.deadline_ns
+
+
+def count_cycles(starts_ns: np.ndarray, ends_ns: np.ndarray, period_ns: int,
+                 deadline_ns: int | None = None, jitter_ns: int | None = None,
+                 rule: str = 'response') -> CycleCounts:
+    """Misses and skipped periods of a whole recorded cycle sequence (the ground truth).
+
+    Uses the same grid replay and miss rule as the live analyzer, so a monitor and the
+    producer's own record agree exactly. ``skipped`` includes the periods already passed when
+    the last cycle started; ``grid_periods`` counts slots from the first cycle's to the last's.
+    """
+    starts = np.asarray(starts_ns, np.int64)
+    ends = np.maximum(np.asarray(ends_ns, np.int64), starts)
+    timing = resolve_timing(
+        TopicConfig(name='truth', topic='/truth', period_ns=period_ns, deadline_ns=deadline_ns,
+                    jitter_tolerance_ns=jitter_ns, rule=rule), period_ns, False, 1.0)
+    slots, skipped = replay(starts, period_ns, GridState())
+    intervals = np.full(len(starts), NO_VALUE, np.int64)
+    intervals[1:] = np.diff(starts)
+    misses = classify_misses(rule, intervals, ends - slots, timing)
+    grid = int((slots[-1] - slots[0]) // period_ns + 1) if len(slots) else 0
+    return CycleCounts(len(starts), int(misses.sum()), int(skipped.sum()), grid)
+
+
+def _diff_with(previous: int, values: np.ndarray) -> np.ndarray:
+    """Differences to the previous value; NO_VALUE where either side is unknown."""
+    before = np.empty(len(values), np.int64)
+    before[0] = previous
+    before[1:] = values[:-1]
+    out = values - before
+    out[(before == NO_VALUE) | (values == NO_VALUE)] = NO_VALUE
+    return out
+
+
+def _choose_stream(streams: dict[int, _Stream], seq: int, arrival: int, scale: int,
+                   active_since_ns: int) -> tuple[int, bool]:
+    """Pick the stream an event with sequence number ``seq`` continues: (serial or -1, guess).
+
+    Among the streams heard from since ``active_since_ns`` and numbered below ``seq``: the
+    nearest below (one below: no loss), when no other one is numbered within ``NEAR_SEQ``
+    of it; else (two producers started together number their samples alike, and a loss
+    hides which one went on) the one whose rhythm the arrival fits best: its distance since
+    that stream's last arrival nearest a whole number of the stream's last interval. Only
+    when no active stream fits, a silent one (the nearest below) continues, so a writer's
+    losses over a silence still count. ``guess`` is True unless the choice was clear (loss
+    is then unknown and the runs start fresh grids).
+    """
+    active = [(serial, stream) for serial, stream in streams.items()
+              if stream.seq < seq and stream.arrival >= active_since_ns]
+    if scale >= 0 and len(active) > 1:
+        # A producer's stamps stay on one clock: Unix-scale and sim-scale runs never mix.
+        alike = [item for item in active if item[1].scale in (scale, -1)]
+        active = alike or active
+    if not active:
+        silent = [(stream.seq, stream.arrival, serial) for serial, stream in streams.items()
+                  if stream.seq < seq]
+        return (max(silent)[2] if silent else -1), False
+    if len(active) == 1:
+        return active[0][0], False
+
+    def misfit(stream: _Stream) -> int:
+        if stream.gap <= 0:
+            return 1 << 62
+        off = (arrival - stream.arrival) % stream.gap
+        return min(off, stream.gap - off)
+
+    # Runs numbered far below the nearest one cannot have taken this event but by a long
+    # loss: numbers decide. Only runs numbered alike (two producers started together) are
+    # told apart by their rhythm, and that is a guess.
+    nearest = max(stream.seq for _, stream in active)
+    near = [item for item in active if item[1].seq >= nearest - NEAR_SEQ]
+    if len(near) == 1:
+        return near[0][0], False
+    # Numbered alike: which run went on is a guess (the rhythm picks, numbers break a tie),
+    # good enough to follow the numbers, never to place the event on a grid: jitter as
+    # large as the producers' phase apart fools any rhythm.
+    ranked = sorted(near, key=lambda item: (misfit(item[1]), item[1].seq != seq - 1,
+                                            item[1].arrival))
+    return ranked[0][0], True
+
+
+def known_seq(seq: np.ndarray) -> bool:
+    """Tell whether every event carries a publication sequence number."""
+    return bool((seq != NO_VALUE).all())
+
+
+def _stream_diffs(starts: np.ndarray, streams: np.ndarray) -> np.ndarray:
+    """Intervals between consecutive starts of the same producer stream (for learning)."""
+    order = np.argsort(streams, kind='stable')
+    starts, streams = starts[order], streams[order]
+    same = streams[1:] == streams[:-1]
+    return np.diff(starts)[same]
+
+
+def _no_negative(intervals: np.ndarray) -> np.ndarray:
+    """Negative intervals become NO_VALUE (NO_VALUE itself is negative and stays)."""
+    return np.where(intervals < 0, NO_VALUE, intervals)
+
+
+@dataclass
+class _Totals:
+    messages: int = 0
+    misses: int = 0
+    skipped: int = 0
+    lost: int = 0
+    malformed: int = 0
+    qos_deadline_events: int = 0
+    resets: int = 0
+    foreign: int = 0
+    outages: int = 0
+    outage_ns: int = 0
+    outage_max_ns: int = 0
+    outage_max_at_ns: int | None = None
+    relearned: int = 0
+    runs: int = 0
+    unattributed: int = 0
+    cycles: int = 0
+    across_loss: int = 0
+    stamps_back: int = 0
+    stamps_shared: int = 0
+    sim_unknown: int = 0
+    foreign_ahead: int = 0
+    age_unknown: int = 0
+    unlearned: int = 0
+    unmonitored: int = 0
+    unmonitored_ns: int = 0
+    unmonitored_messages: int = 0
+    lost_by_monitor: int = 0
+
+
+@dataclass
+class _Stream:
+    """One producer's run of publication sequence numbers: its own grid and intervals.
+
+    Jazzy's message info names no writer, but each writer numbers its samples 1, 2, 3, ...:
+    events are told apart by which run they continue (``_demultiplex``). ``epoch`` is the
+    topic's outage count when the grid was last anchored: a later epoch re-anchors it.
+    """
+
+    seq: int
+    arrival: int
+    epoch: int = 0
+    gap: int = 0
+    """Wall time between its last two events: its rhythm, to tell alike-numbered runs apart."""
+    scale: int = -1
+    """Its stamps' scale: 1 Unix time, 0 sim time (or unset), -1 not known."""
+    fresh: bool = False
+    """Its next event starts a fresh grid (a guess was made among runs numbered alike)."""
+    grid: GridState = field(default_factory=GridState)
+    prev_start_timer: int = NO_VALUE
+    prev_start_wall: int = NO_VALUE
+    prev_start_sim: int = NO_VALUE
+    last_stamp: int = NO_VALUE
+    """Its latest header start on the timer clock, placed or not (stamps going back)."""
+    unseen: int = 0
+    """Cycles it ran since its latest placed one that no grid saw (lost, or not placed)."""
+    unmonitored: bool = False
+    """The monitor was not subscribed since its latest event: the sequence numbers its next
+    event skips were published while nobody listened, not lost."""
+
+    def anchor(self, epoch: int, keep_intervals: bool = False) -> None:
+        """Start a new grid (after an outage or a guess) and, unless kept, new intervals.
+
+        Across an outage of the same producer the intervals on the wall and sim clocks are
+        kept (``keep_intervals``): gaps are never hidden, the longest interval includes the
+        silence (DESIGN.md §3). The timer-clock interval starts afresh, so the outage is one
+        figure, not a deadline miss or thousands of skipped periods.
+        """
+        self.epoch = epoch
+        self.grid = GridState()
+        self.prev_start_timer = NO_VALUE
+        if not keep_intervals:
+            self.prev_start_wall = NO_VALUE
+            self.prev_start_sim = NO_VALUE
+
+
+class CycleAnalyzer:
+    """Cycle statistics of one topic with bounded memory and an O(1) per-message call.
+
+    Events wait in a pending buffer until ``process``; every call that processes takes the
+    /clock analyzer (``clock``) that maps events between wall and sim time, so an event's
+    figures never depend on when it was processed.
+
+    One producer per cycle stream (DESIGN.md §3): events are split into producer streams by
+    their publication sequence numbers, each with its own grid and intervals; a start stamp
+    that cannot be on the timer clock is counted (``foreign``) and never placed on a grid; a
+    silence longer than the timeout is an outage that re-anchors every grid.
+    """
+
+    def __init__(self, config: TopicConfig, analysis: AnalysisConfig | None = None) -> None:
+        """Analyze ``config``'s topic with the monitor-wide ``analysis`` settings."""
+        self._config = config
+        self._analysis = analysis or AnalysisConfig()
+        self._pending = EventBuffer(PENDING_CAPACITY)
+        self._rows = ColumnRing(self._analysis.window_cycles, ROW_COLUMNS)
+        self._made: list[dict[str, np.ndarray]] | None = None
+        """Rows made since ``take_rows`` last ran (None: nobody takes them, none kept)."""
+        self._timing: Timing | None = None
+        self._learning: list[tuple[np.ndarray, ...]] = []
+        self._learning_count = 0
+        self._streams: dict[int, _Stream] = {}
+        self._stream_serial = 0
+        self._recent = -1
+        """Serial of the stream that took the latest event (events without a number join it)."""
+        self._epoch = 0
+        self._gap_prev_wall = NO_VALUE
+        self._gap_prev_timer = NO_VALUE
+        self._seq_unknown_at: int | None = None
+        self._numbered = False
+        self._ambiguous_at: int | None = None
+        self._foreign_at: int | None = None
+        self._unattributed_at: int | None = None
+        self._last_arrival: int | None = None
+        self._start_source = 'arrival'
+        self._totals = _Totals()
+        self.writers = 1
+        """Publishers the graph shows (the session keeps it current): with several and no
+        sequence numbers to tell them apart, no per-cycle figure is computed."""
+        self._offered_period_ns: int | None = None
+        self._learn_note = ''
+        """Why the latest learning window was rejected ('' once a period is learned)."""
+        self.clock_silent_after: int | None = None
+        """Wall time of the last /clock sample while /clock is silent beyond its timeout (the
+        session keeps it current): sim time after it is unknown, not the last sample's."""
+        self.sim_unknown = False
+        """Sim time is unknown (several /clock publishers; the session keeps it current): a
+        sim-clock topic's messages are counted, never analyzed as cycles."""
+        self._stamp_choice: bool | None = None
+        """Whether stamps start the cycles: decided from the data for ``stamp: auto``."""
+        self._timing_reason = ''
+        self._deciding: list[tuple[np.ndarray, ...]] = []
+        self._deciding_count = 0
+        self._recheck: list[np.ndarray] = []
+        self._relearn_candidates: list[int] = []
+        self._recheck_prev: dict[int, int] = {}
+        self._relearn_note = ''
+        self._coarse_note = ''
+        self._unlearned_cycles = 0
+        """Cycles analyzed at the end of a run without a period (too few to learn it)."""
+        self._unmonitored_from: int | None = None
+        """Wall time the monitor stopped receiving this topic (None: it receives it)."""
+        self._unmonitored_why = ''
+        self._gap: tuple[int, int | None, str] | None = None
+        """The latest gap of the monitor's own: (from, to or None while open, why)."""
+        self._gap_ends: list[int] = []
+        """Wall times the monitor received the topic again, not yet applied (``process``)."""
+        self._gaps_ended: list[int] = []
+        """The latest ``GAPS_KEPT`` of them applied: cycles still waiting to be analyzed
+        (learning, deciding) may lie on both sides of one (``_outage_epochs``)."""
+        self._own_drops: dict[int, int] = {}
+        """Sequence number -> messages the monitor's own queue dropped just before it."""
+        self._own_at: dict[int, int] = {}
+        """Arrival -> those drops, from ``_demultiplex`` to the rows (``_cycles``)."""
+        self._choose_stamp_by_config()
+        self._resolve()
+
+    @property
+    def config(self) -> TopicConfig:
+        """The configuration in force."""
+        return self._config
+
+    @property
+    def _use_stamp(self) -> bool:
+        """True when the stamp starts the cycles (configured, or decided for ``auto``)."""
+        return self._stamp_choice is True
+
+    def _effective(self, config: TopicConfig) -> TopicConfig:
+        """``config`` with ``stamp: auto`` replaced by what was decided (for the rule)."""
+        if config.stamp != 'auto':
+            return config
+        return config.with_changes(stamp='start' if self._use_stamp else 'none')
+
+    def _choose_stamp_by_config(self) -> None:
+        """Take the configured stamp meaning; ``auto`` decides from the first messages."""
+        stamp = self._config.stamp
+        if stamp == 'auto':
+            self._stamp_choice = None
+            self._timing_reason = 'deciding from the first messages'
+        else:
+            self._stamp_choice = stamp == 'start'
+            self._timing_reason = f'stamp: {stamp} (configured)'
+
+    @property
+    def timing(self) -> Timing | None:
+        """Resolved timing; None while the period is still being learned."""
+        return self._timing
+
+    @property
+    def silent_so_far(self) -> bool:
+        """True while no message event was recorded at all (nothing pending, none counted)."""
+        return self._totals.messages == 0 and self._pending.count == 0
+
+    @property
+    def recorded(self) -> int:
+        """Message events recorded so far, processed or pending (a count that only grows)."""
+        return self._totals.messages + self._pending.count
+
+    @property
+    def nothing_pending(self) -> bool:
+        """True when ``process`` without a reset would have nothing to do."""
+        return self._pending.count == 0
+
+    @property
+    def event_totals(self) -> tuple[int, int]:
+        """The totals a topic without messages can still change: QoS deadline events, resets."""
+        return self._totals.qos_deadline_events, self._totals.resets
+
+    @property
+    def pending_full(self) -> bool:
+        """True when the pending buffer must be processed before the next ``record``."""
+        return self._pending.count >= self._pending.capacity
+
+    def reconfigure(self, config: TopicConfig, analysis: AnalysisConfig) -> None:
+        """Apply new settings to events processed from now on; counters are kept.
+
+        The caller processes what was received before (``process`` with the clock) first,
+        so a change never alters figures of cycles already received.
+        """
+        old_period = self._timing.period_ns if self._timing else None
+        old_stamp = self._config.stamp
+        self._config = config
+        if config.stamp != old_stamp:
+            self._choose_stamp_by_config()
+        if analysis.window_cycles != self._analysis.window_cycles:
+            self._rows = ColumnRing(analysis.window_cycles, ROW_COLUMNS)
+        self._analysis = analysis
+        learned = self._timing.learned if self._timing else False
+        if config.kind == 'event':
+            self._timing = None
+            self._learning, self._learning_count = [], 0  # an event topic learns nothing
+        elif config.period_ns is None and learned and self._timing is not None:
+            self._timing = resolve_timing(self._effective(config), self._timing.period_ns,
+                                          True, analysis.target_rtf)
+        else:
+            self._timing = None
+            self._resolve()
+        new_period = self._timing.period_ns if self._timing else None
+        if new_period != old_period:
+            for stream in self._streams.values():
+                stream.grid = GridState()
+
+    def _resolve(self) -> None:
+        if self._config.kind == 'event':
+            return
+        if self._config.period_ns is not None:
+            self._timing = resolve_timing(self._effective(self._config), self._config.period_ns,
+                                          False, self._analysis.target_rtf)
+        elif self._offered_period_ns is not None:
+            self._timing = resolve_timing(self._effective(self._config),
+                                          self._offered_period_ns, False,
+                                          self._analysis.target_rtf, 'graph deadline QoS')
+
+    def offer_period(self, period_ns: int | None) -> None:
+        """Take the deadline the publishers offer (QoS) as the period instead of learning one.
+
+        The publishers promise a message at least every D: that contract is the period, as a
+        configured one would be. Only for a timer topic without a configured period whose
+        period was not learned before the offer came (a learned period, measured on the
+        stream, is kept). Cycles already waiting to learn the period are analysed with it at
+        once; an offer withdrawn later (None) leaves the period in force.
+        """
+        self._offered_period_ns = period_ns
+        if (period_ns is None or self._config.kind == 'event'
+                or self._config.period_ns is not None
+                or (self._timing is not None and self._timing.source != 'graph deadline QoS')):
+            return
+        if self._timing is not None and self._timing.period_ns == period_ns:
+            return
+        self._timing = None
+        for stream in self._streams.values():
+            stream.grid = GridState()
+        self._resolve()
+        if self._learning:
+            batch = tuple(np.concatenate(cols) for cols in zip(*self._learning, strict=True))
+            self._learning = []
+            self._learning_count = 0
+            self._analyze(*batch)
+
+    def record(self, arrival_wall_ns: int, stamp_ns: int = NO_VALUE, seq: int = NO_VALUE,
+               size_bytes: int = 0) -> bool:
+        """Store one message event (the per-message call: O(1), no allocation).
+
+        ``stamp_ns`` MALFORMED marks a message whose bytes could not be read. Returns True
+        when the pending buffer is full: the caller must ``process`` before the next call.
+        """
+        return self._pending.append(arrival_wall_ns, stamp_ns, seq, size_bytes)
+
+    def record_many(self, arrival_wall_ns: np.ndarray, stamp_ns: np.ndarray,
+                    size_bytes: np.ndarray) -> None:
+        """Store many events without sequence numbers at once (a bag replay's chunk).
+
+        The same as ``record`` for each, in order; at most ``room`` events (none may fill
+        the pending buffer: that is processed at the event that filled it).
+        """
+        self._pending.extend(arrival_wall_ns, stamp_ns, NO_VALUE, size_bytes)
+
+    @property
+    def room(self) -> int:
+        """Events ``record_many`` takes now."""
+        return self._pending.room
+
+    def record_qos_deadline_missed(self, count: int = 1) -> None:
+        """Count middleware 'requested deadline missed' events."""
+        self._totals.qos_deadline_events += count
+
+    def unmonitored(self, from_wall_ns: int, why: str) -> None:
+        """Open a gap of the monitor's own: it stopped receiving the topic at ``from_wall_ns``.
+
+        It unsubscribed to subscribe again (another QoS, stamp) or while the topic is
+        refused. Until ``monitored``, no message reaches it: the silence is the monitor's,
+        never the producer's outage or loss. A gap already open stays the one named.
+        """
+        if self._unmonitored_from is None:
+            self._unmonitored_from, self._unmonitored_why = from_wall_ns, why
+            self._gap = (from_wall_ns, None, why)
+
+    def monitored(self, at_wall_ns: int) -> None:
+        """Close the gap: the monitor receives the topic again from ``at_wall_ns``.
+
+        Messages that arrived from then on are analyzed as if the stream began anew: no
+        interval, outage, skipped period or loss across the gap (``_break``). Without an
+        open gap (a first subscription) nothing happens.
+        """
+        began = self._unmonitored_from
+        if began is None:
+            return
+        self._unmonitored_from = None
+        self._totals.unmonitored += 1
+        self._totals.unmonitored_ns += max(0, at_wall_ns - began)
+        self._gap = (began, at_wall_ns, self._unmonitored_why)
+        self._gap_ends.append(at_wall_ns)
+
+    def dropped_by_monitor(self, before_seq: int, count: int) -> None:
+        """Count the ``count`` messages before ``before_seq`` as dropped by the monitor's queue.
+
+        Its sequence-number gap is the monitor's loss, not the producer's: counted apart
+        (``lost_by_monitor_total``); the cycles still took their slots (never skipped).
+        """
+        if count > 0 and len(self._own_drops) < PENDING_CAPACITY:
+            self._own_drops[before_seq] = self._own_drops.get(before_seq, 0) + count
+
+    def process(self, clock: RtfAnalyzer | None, resets_wall_ns: Sequence[int] = (),
+                resets: int = 0, horizon_ns: int | None = None, final: bool = False) -> None:
+        """Turn pending events into per-cycle rows, in arrival order.
+
+        ``resets_wall_ns``: wall times of the sim-time resets (sim time jumped back) received
+        since the last call, oldest first; ``resets`` how many there were (a storm may hold
+        more than the times kept). Events before a reset are processed with the state before
+        it, then the sim-time state is dropped. ``horizon_ns``: for a sim-clock topic, events
+        that arrived after it stay pending until the /clock sample after them is known, so
+        the sim time of their end can be placed inside its /clock step (None: process all).
+        ``final``: the run ends; cycles still waiting for the stamp decision or the period
+        are analyzed with what is known (intervals; misses and skipped periods stay unknown
+        without a period).
+        """
+        self._totals.resets += resets
+        events = self._pending.drain() if self._pending.count else None
+        if events is not None:
+            arrival = events[0]
+            if (arrival[1:] < arrival[:-1]).any():
+                # Batched takes hand over each writer's messages in turn: restore arrival order.
+                order = np.argsort(arrival, kind='stable')
+                events = tuple(column[order] for column in events)
+            if horizon_ns is not None and self._config.clock == 'sim':
+                keep = int(np.searchsorted(events[0], horizon_ns, side='right'))
+                if keep < len(events[0]):
+                    self._pending.put_back(*(column[keep:] for column in events))
+                    events = tuple(column[:keep] for column in events)
+        cuts = [(at, False) for at in resets_wall_ns]
+        if self._gap_ends:
+            # A gap ends once every event before it is processed (none held for /clock).
+            pending = self._pending
+            held = int(pending.arrival[:pending.count].min()) if pending.count else None
+            ready = [at for at in self._gap_ends if held is None or held >= at]
+            self._gap_ends = [at for at in self._gap_ends if at not in ready]
+            cuts = sorted(cuts + [(at, True) for at in ready])
+        for cut_at, gap_end in cuts:
+            if events is not None and len(events[0]):
+                cut = int(np.searchsorted(events[0], cut_at, side='left'))
+                if cut:
+                    self._process(*(column[:cut] for column in events), clock)
+                events = tuple(column[cut:] for column in events)
+            if gap_end:
+                self._break()
+                self._gaps_ended = [*self._gaps_ended[1 - GAPS_KEPT:], cut_at]
+            else:
+                self._drop_sim_state()
+        if resets and not resets_wall_ns:
+            self._drop_sim_state()
+        if events is not None and len(events[0]):
+            self._process(*events, clock)
+        if final:
+            self._finish(clock)
+
+    def _finish(self, clock: RtfAnalyzer | None) -> None:
+        """Analyze what still waits at the end of a run: few messages are still figures."""
+        if self._deciding:
+            self._decide_now(clock)
+        if self._learning and self._timing is None:
+            batch = tuple(np.concatenate(cols) for cols in zip(*self._learning, strict=True))
+            self._learning = []
+            self._learning_count = 0
+            self._unlearned_cycles += len(batch[0])
+            self._analyze(*batch)
+
+    def _break(self) -> None:
+        """Untie the cycles after a gap of the monitor's own from those before it.
+
+        Every producer stream keeps its sequence numbers (the ones skipped are not lost) but
+        gets a new serial (no period is learned across the gap), a new grid and no
+        interval, stamp or silence to measure from: nothing spans the gap.
+        """
+        streams: dict[int, _Stream] = {}
+        for serial, stream in self._streams.items():
+            self._stream_serial += 1
+            stream.anchor(self._epoch)
+            stream.unseen, stream.last_stamp, stream.unmonitored = 0, NO_VALUE, True
+            streams[self._stream_serial] = stream
+            if serial == self._recent:
+                self._recent = self._stream_serial
+        self._streams = streams
+        self._recheck_prev.clear()
+        self._gap_prev_wall = self._gap_prev_timer = NO_VALUE
+
+    def _drop_sim_state(self) -> None:
+        for stream in self._streams.values():
+            stream.prev_start_sim = NO_VALUE
+            if self._config.clock == 'sim':
+                stream.grid = GridState()
+                stream.prev_start_timer = NO_VALUE
+                stream.last_stamp = NO_VALUE
+        if self._config.clock == 'sim':
+            self._gap_prev_timer = NO_VALUE
+            self._rows.clear()
+
+    def _process(self, arrival: np.ndarray, stamp: np.ndarray, seq: np.ndarray,
+                 size: np.ndarray, clock: RtfAnalyzer | None) -> None:
+        self._totals.messages += len(arrival)
+        self._last_arrival = int(arrival[-1])
+        streams, lost, fresh, guessed = self._demultiplex(arrival, seq, stamp)
+        malformed = stamp == MALFORMED
+        if malformed.any():
+            self._totals.malformed += int(malformed.sum())
+            stamp = np.where(malformed, NO_VALUE, stamp)
+        if self.sim_unknown and self._config.clock == 'sim':
+            # No timer-clock time to place a cycle on: counted as messages (and losses).
+            self._totals.sim_unknown += len(arrival)
+            for stream in self._streams.values():
+                stream.anchor(stream.epoch)
+            self._gap_prev_timer = NO_VALUE
+            return
+        if self.writers > 1 and not known_seq(seq):
+            # Several producers and nothing to tell them apart: their cycles would share one
+            # grid. Counted as messages, never as cycles (the status says why).
+            self._totals.unattributed += len(arrival)
+            self._unattributed_at = self._last_arrival
+            return
+        guessed = guessed if guessed is not None else np.zeros(len(arrival), bool)
+        if self._stamp_choice is None:
+            # stamp: auto: the first messages decide whether their stamps start the cycles.
+            self._deciding.append((arrival, stamp, size, lost, streams, fresh, guessed,
+                                   malformed))
+            self._deciding_count += len(arrival)
+            if (not self._stamps_refused() and not self._enough_to_decide()
+                    and not self._spans_a_window(self._deciding, arrival)):
+                return
+            self._decide_now(clock)
+            return
+        self._cycles(arrival, stamp, size, lost, streams, fresh, guessed, malformed, clock)
+
+    def _enough_to_decide(self) -> bool:
+        """Tell whether the waiting messages suffice to judge their stamps' spacing.
+
+        As many as a period is learned from; with a known period (configured, or offered)
+        a few are enough, so its cycles are counted without waiting for 21 of them.
+        """
+        if self._timing is not None:
+            return self._deciding_count > 2 * LEARN_MIN_INTERVALS
+        return self._deciding_count > self._analysis.learn_intervals
+
+    def _stamps_refused(self) -> bool:
+        """Tell whether the stamps seen so far already cannot be cycle starts (no wait).
+
+        A missing, all-zero (over two messages or more), mixed-clock, wrong-clock or
+        non-increasing stamp stays so however many messages follow; only the spacing needs
+        more of them.
+        """
+        cycle = np.concatenate([~b[7] for b in self._deciding])
+        stamp = np.concatenate([b[1] for b in self._deciding])[cycle]
+        streams = np.concatenate([b[4] for b in self._deciding])[cycle]
+        if not len(stamp):
+            return False
+        if (stamp == NO_VALUE).any() or (len(stamp) > 1 and not stamp.any()):
+            return True
+        unix = stamp >= EPOCH_SCALE_NS
+        if unix.any() != unix.all() or (unix.any() and self._config.clock == 'sim'):
+            return True
+        if self._config.clock == 'wall' and not unix.any() and stamp.any():
+            return True
+        order = np.argsort(streams, kind='stable')
+        same = streams[order][1:] == streams[order][:-1]
+        return bool((np.diff(stamp[order])[same] <= 0).any())
+
+    def _decide_now(self, clock: RtfAnalyzer | None) -> None:
+        """Decide the start source from the waiting messages, then analyze them."""
+        batch = tuple(np.concatenate(cols) for cols in zip(*self._deciding, strict=True))
+        self._deciding = []
+        self._deciding_count = 0
+        cycle = ~batch[7]  # a malformed message is no cycle: its stamp says nothing
+        self._stamp_choice, self._timing_reason = self._stamps_usable(
+            batch[0][cycle], batch[1][cycle], batch[4][cycle], clock)
+        if self._timing is not None:
+            self._timing = resolve_timing(self._effective(self._config), self._timing.period_ns,
+                                          self._timing.learned, self._analysis.target_rtf,
+                                          self._timing.source)
+        self._cycles(*batch, clock)
+
+    def _stamps_usable(self, arrival: np.ndarray, stamp: np.ndarray, streams: np.ndarray,
+                       clock: RtfAnalyzer | None) -> tuple[bool, str]:
+        """Tell from the data whether the stamps are usable cycle starts, and why (auto).
+
+        Usable: every message stamped, on the scale of the timer clock (Unix time for a wall
+        timer, sim time for a sim one), increasing per producer, not ahead of the arrivals
+        beyond ``FOREIGN_TOLERANCE_NS``, and spanning the time the arrivals span on the timer
+        clock within ``STAMP_SPAN_TOLERANCE`` (a constant offset is fine). Else arrivals.
+        """
+        n = len(arrival)
+        known = stamp != NO_VALUE
+        if not known.any():
+            return False, 'the messages carry no stamp'
+        if not known.all():
+            return False, f'{n - int(known.sum())} of {n} messages without a stamp'
+        if not stamp.any():
+            return False, 'every stamp is zero (an unset header)'
+        if n < 2:
+            return False, 'one message: too few to tell whether its stamp is a cycle start'
+        unix = stamp >= EPOCH_SCALE_NS
+        if unix.any() and not unix.all():
+            return False, 'stamps on two clocks (Unix and sim time)'
+        timer_clock = self._config.clock
+        if timer_clock == 'wall' and not unix.all():
+            return False, 'stamps in sim time, the timer clock is wall'
+        if timer_clock == 'sim' and unix.all():
+            return False, 'stamps in Unix time, the timer clock is sim'
+        order = np.argsort(streams, kind='stable')
+        same = streams[order][1:] == streams[order][:-1]
+        steps = np.diff(stamp[order])[same]
+        backwards = int(np.count_nonzero(steps <= 0))
+        if backwards:
+            return False, (f'stamps do not increase ({backwards} of {len(steps)} intervals '
+                           '<= 0)')
+        if timer_clock == 'wall':
+            now = arrival
+        elif clock is not None and clock.has_samples:
+            now = clock.sim_in_step(arrival)
+        else:
+            return True, 'sim-time stamps, increasing (no /clock to check them against)'
+        placed = now != NO_VALUE
+        ahead = stamp[placed] - now[placed]
+        if len(ahead) and int(ahead.max()) > FOREIGN_TOLERANCE_NS:
+            return False, (f'stamps up to {ahead.max() / 1e9:.1f} s ahead of the '
+                           f'{timer_clock} clock')
+        stamp_span = arrival_span = 0
+        for serial in np.unique(streams[placed]).tolist():
+            mine = placed & (streams == serial)
+            if np.count_nonzero(mine) > 1:
+                stamp_span += int(stamp[mine][-1] - stamp[mine][0])
+                arrival_span += int(now[mine][-1] - now[mine][0])
+        if arrival_span <= 0:
+            return True, 'stamps increase; the arrivals give no span to compare'
+        ratio = stamp_span / arrival_span
+        if abs(ratio - 1) > STAMP_SPAN_TOLERANCE:
+            return False, (f'stamps span {ratio:.2f} x the arrivals on the {timer_clock} '
+                           'clock: not the cycle start')
+        return True, (f'stamps increase on the {timer_clock} clock and span the arrivals '
+                      f'({ratio:.2f} x)')
+
+    def _cycles(self, arrival: np.ndarray, stamp: np.ndarray, size: np.ndarray,
+                lost: np.ndarray, streams: np.ndarray, fresh: np.ndarray,
+                guessed: np.ndarray, malformed: np.ndarray, clock: RtfAnalyzer | None) -> None:
+        """Place the cycles (start source decided), learn the period, analyze."""
+        self._start_source = ('header' if self._use_stamp
+                              and bool((stamp != NO_VALUE).any()) else 'arrival')
+        foreign = self._foreign(arrival, stamp, clock)
+        start_timer, end_timer, start_wall, start_sim = self._place(
+            arrival, np.where(foreign, NO_VALUE, stamp), clock)
+        age = self._age(arrival, stamp, end_timer, clock)
+        placed = (start_timer != NO_VALUE) & ~malformed & ~foreign
+        attributed = np.ones(len(arrival), bool)
+        if guessed is not None and guessed.any():
+            # Its producer is a guess: counted as a message, never as a cycle.
+            self._totals.unattributed += int(guessed.sum())
+            self._unattributed_at = int(arrival[guessed][-1])
+            placed &= ~guessed
+            attributed = ~guessed
+        if self._start_source == 'header':
+            placed &= ~self._out_of_order(streams, start_timer,
+                                          placed & (stamp != NO_VALUE))
+        absent = self._unseen_before(streams, lost, placed, attributed)
+        lost = self._producer_lost(arrival, lost)
+        if not placed.all():
+            for serial in streams[fresh & ~placed].tolist():  # the next one starts afresh
+                if serial in self._streams:
+                    self._streams[serial].fresh = True
+            keep = np.flatnonzero(placed)
+            arrival, stamp, size, lost = arrival[keep], stamp[keep], size[keep], lost[keep]
+            start_timer, end_timer = start_timer[keep], end_timer[keep]
+            start_wall, start_sim = start_wall[keep], start_sim[keep]
+            age, streams, fresh = age[keep], streams[keep], fresh[keep]
+            absent = absent[keep]
+        batch = (arrival, age, size, lost, start_timer, end_timer, start_wall, start_sim,
+                 streams, fresh, absent)
+        if self._config.clock == 'sim' and not self._use_stamp and clock is not None:
+            self._check_clock_resolution(start_sim, streams, clock)
+        if self._coarse_note:
+            if self._learning:  # no period is learned from sim times the clock cannot give
+                self._learning.append(batch)
+                batch = tuple(np.concatenate(cols)
+                              for cols in zip(*self._learning, strict=True))
+                self._learning, self._learning_count = [], 0
+            self._analyze(*batch)
+            return
+        if self._timing is None and self._config.kind != 'event':
+            self._learning.append(batch)
+            self._learning_count += len(arrival)
+            if (self._learning_count <= self._analysis.learn_intervals
+                    and not self._spans_a_window(self._learning, batch[0])):
+                return
+            batch = tuple(np.concatenate(cols) for cols in zip(*self._learning, strict=True))
+            self._learning = []
+            self._learning_count = 0
+            diffs = _stream_diffs(batch[4], batch[8])
+            diffs = diffs[diffs > 0]
+            period = learn_period(diffs) if len(diffs) else 0
+            burst = _burst_like(diffs, period)
+            if burst:
+                # Not the timer's rhythm (batched delivery, a timer catching up): its grid
+                # would call most slots skipped. Counted, and the next window learns afresh.
+                self._totals.unlearned += len(batch[0])
+                self._learn_note = burst
+                return
+            self._learn_note = ''
+            self._timing = resolve_timing(self._effective(self._config), period, True,
+                                          self._analysis.target_rtf)
+            self._analyze(*batch)
+            return
+        self._analyze(*batch)
+        if self._timing is not None and self._timing.learned:
+            self._recheck_period(batch[4], batch[8])
+
+    def _out_of_order(self, streams: np.ndarray, start_timer: np.ndarray,
+                      stamped: np.ndarray) -> np.ndarray:
+        """Header starts at or before the previous one of the same producer: not placed.
+
+        A producer's timer starts its cycles one after the other: a stamp going back is no
+        cycle start (counted; when the stamps stay back, the next one re-anchors the grid),
+        and a stamp shared with the cycle before means several cycles share a slot (a burst
+        stamped once: counted). Neither is placed on the grid, nor read as skipped periods:
+        the producer ran that cycle (``_unseen_before``).
+        """
+        out = np.zeros(len(streams), bool)
+        if not stamped.any():
+            return out
+        back_total = shared_total = 0
+        for serial in np.unique(streams[stamped]).tolist():
+            mine = np.flatnonzero(stamped & (streams == serial))
+            starts = start_timer[mine]
+            stream = self._streams.get(serial)
+            before = np.empty(len(starts), np.int64)
+            before[0] = stream.last_stamp if stream is not None else NO_VALUE
+            before[1:] = starts[:-1]
+            known = before != NO_VALUE
+            back = known & (starts < before)
+            shared = known & (starts == before)
+            out[mine] = back | shared
+            back_total += int(back.sum())
+            shared_total += int(shared.sum())
+            if stream is not None:
+                stream.last_stamp = int(starts[-1])
+        self._totals.stamps_back += back_total
+        self._totals.stamps_shared += shared_total
+        return out
+
+    def _unseen_before(self, streams: np.ndarray, lost: np.ndarray, placed: np.ndarray,
+                       attributed: np.ndarray) -> np.ndarray:
+        """Cycles each event's producer ran since its previous placed cycle that no grid saw.
+
+        The lost ones (gaps in its sequence numbers) and the ones received but not placed
+        (malformed, a foreign, shared or back stamp) took slots of its grid: they are no
+        skipped periods (``replay``'s ``lost``), and the interval across them is not one of
+        the producer's. Unplaced events at the end of a batch carry over to the next one.
+        """
+        absent = lost.copy()
+        out = attributed & ~placed
+        if not out.any() and not any(s.unseen for s in self._streams.values()):
+            return absent
+        for serial in np.unique(streams).tolist():
+            stream = self._streams.get(serial)
+            mine = np.flatnonzero(streams == serial)
+            add = np.where(out[mine], 1 + lost[mine], 0)
+            running = np.cumsum(add) + (stream.unseen if stream is not None else 0)
+            at = np.flatnonzero(placed[mine])
+            if len(at):
+                upto = running[at]
+                absent[mine[at]] += upto - np.concatenate(([0], upto[:-1]))
+            if stream is not None:
+                stream.unseen = int(running[-1] - (running[at[-1]] if len(at) else 0))
+        return absent
+
+    def _check_clock_resolution(self, start_sim: np.ndarray, streams: np.ndarray,
+                                clock: RtfAnalyzer) -> None:
+        """Tell whether /clock is coarser than this topic, timed by arrivals in sim time.
+
+        Several arrivals within one /clock step share its sim time: their sim intervals are
+        zero. When that is common (``COARSE_CLOCK_SHARE``), no sim-time figure from arrivals
+        can be right (a 200 Hz IMU under a 10 Hz /clock reads 100 ms intervals); they are
+        unknown and the status says why (stamps stay exact).
+        """
+        steps = _stream_diffs(start_sim, streams)
+        steps = steps[steps >= 0]
+        if len(steps) < 2 * LEARN_MIN_INTERVALS:
+            return
+        zero = int(np.count_nonzero(steps == 0))
+        if zero <= COARSE_CLOCK_SHARE * len(steps):
+            self._coarse_note = ''
+            return
+        step_ns = clock.step_ns
+        per_step = len(steps) / max(1, len(steps) - zero)
+        every = f'every {step_ns / NS_PER_MS:g} ms' if step_ns == step_ns else 'coarse'
+        self._coarse_note = (
+            f'/clock {every} is coarser than this topic ({per_step:.0f} messages per /clock '
+            'step): sim-time intervals, misses and skipped periods from arrivals are unknown; '
+            'stamp the cycle start (stamp: start) to measure them')
+
+    def _recheck_period(self, start_timer: np.ndarray, streams: np.ndarray) -> None:
+        """Learn the period again when blocks of later intervals keep disagreeing with it.
+
+        Each block of ``RELEARN_MIN_INTERVALS`` (or 4 x ``learn_intervals``) intervals,
+        outages left out, learns a period; two blocks in a row that learn the same other one
+        replace the learned period (the grids re-anchor) and the status says so.
+        """
+        timing = self._timing
+        assert timing is not None
+        previous = self._recheck_prev
+        for serial in np.unique(streams).tolist():
+            mine = start_timer[streams == serial]
+            before = previous.get(serial)
+            if before is not None:  # the interval across two batches counts as well
+                mine = np.concatenate(([before], mine))
+            previous[serial] = int(mine[-1])
+            diffs = np.diff(mine)
+            diffs = diffs[(diffs > 0) & (diffs <= timing.timeout_ns)]
+            if len(diffs):
+                self._recheck.append(diffs)
+        for serial in [k for k in previous if k not in self._streams]:
+            del previous[serial]  # a forgotten producer
+        block = max(RELEARN_MIN_INTERVALS, 4 * self._analysis.learn_intervals)
+        held = np.concatenate(self._recheck) if self._recheck else np.empty(0, np.int64)
+        while len(held) >= block:
+            chunk, held = held[:block], held[block:]
+            period = self._timing.period_ns
+            if _keeps_period(chunk, period):  # the common case, at a fraction of learning
+                self._relearn_candidates = []
+                continue
+            candidate = learn_period(chunk)
+            if abs(candidate - period) <= LEARN_MIN_SNAP * period:
+                self._relearn_candidates = []
+                continue
+            self._relearn_candidates.append(candidate)
+            if len(self._relearn_candidates) < 2:
+                continue
+            first, second = self._relearn_candidates[-2:]
+            if abs(first - second) > LEARN_MIN_SNAP * second:
+                self._relearn_candidates = [second]
+                continue
+            self._relearn_candidates = []
+            self._totals.relearned += 1
+            self._relearn_note = (
+                f'period re-learned: {period / NS_PER_MS:.3f} -> {second / NS_PER_MS:.3f} ms '
+                f'(two blocks of {block} intervals disagreed with it)')
+            self._timing = resolve_timing(self._effective(self._config), second, True,
+                                          self._analysis.target_rtf)
+            for stream in self._streams.values():
+                stream.grid = GridState()
+        self._recheck = [held] if len(held) else []
+
+    def _spans_a_window(self, waiting: list[tuple[np.ndarray, ...]],
+                        arrival: np.ndarray) -> bool:
+        """Tell whether the waiting cycles (to learn or decide) span a window (a slow topic)."""
+        if sum(len(b[0]) for b in waiting) < LEARN_MIN_INTERVALS + 1 or not len(arrival):
+            return False
+        first = next(b[0][0] for b in waiting if len(b[0]))
+        return int(arrival[-1]) - int(first) >= self._analysis.window_ns
+
+    def _new_stream(self, seq: int, arrival: int) -> int:
+        """Open a producer stream (a new writer or a restart); forget the stalest past cap."""
+        if len(self._streams) >= MAX_STREAMS:
+            stalest = min(self._streams, key=lambda k: self._streams[k].arrival)
+            del self._streams[stalest]
+        self._stream_serial += 1
+        self._streams[self._stream_serial] = _Stream(seq, arrival, self._epoch)
+        self._totals.runs += 1
+        return self._stream_serial
+
+    def _demultiplex(self, arrival: np.ndarray, seq: np.ndarray, stamp: np.ndarray | None = None
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+        """Return each event's producer stream, losses, fresh-grid marks and guessed events.
+
+        Guessed: which events' producer was a guess (None: none was).
+
+        A guessed event (``_choose_stream``) is no cycle, and every run it could have
+        belonged to starts a fresh grid after it: a wrong guess, or runs that swapped, never
+        join two producers' cycles on one grid.
+
+        An event continues the stream whose last sequence number is one below its own, else
+        the nearest below (the gap is lost), the most recently heard at a tie; sequence
+        number 1 (a writer's first sample) or none below opens a new stream. An event
+        without a number joins the latest stream, and loss is unknown from then on. The
+        common case (one stream counting up) is vectorized; the loop runs only when several
+        runs interleave or one starts again.
+        """
+        n = len(seq)
+        known = seq != NO_VALUE
+        if not known.all() and (self._numbered or known.any()):
+            # Numbers that stop (or start late) leave gaps no count can bridge. A stream that
+            # never had numbers (a bag) keeps its old meaning: nothing counted as lost.
+            self._seq_unknown_at = int(arrival[~known][-1])
+        self._numbered = self._numbered or bool(known.any())
+        streams = self._streams
+        active_ns = max(self._timing.timeout_ns if self._timing else NS_PER_S, NS_PER_S)
+        one = self._sole_active(int(arrival[0]) - active_ns)
+        if known.all() and (n == 1 or bool((seq[1:] > seq[:-1]).all())) and (
+                not streams or (one is not None and int(seq[0]) > one.seq)):
+            if one is None:
+                self._recent = self._new_stream(NO_VALUE, int(arrival[0]))
+                one = streams[self._recent]
+            gaps = _diff_with(one.seq, seq)
+            if one.unmonitored:  # published while the monitor was not subscribed
+                one.unmonitored = False
+                self._totals.unmonitored_messages += max(0, int(gaps[0]) - 1)
+                gaps[0] = NO_VALUE
+            before = int(arrival[-2]) if n > 1 else one.arrival
+            one.seq, one.gap, one.arrival = int(seq[-1]), int(arrival[-1]) - before, int(
+                arrival[-1])
+            lost = np.where((gaps != NO_VALUE) & (gaps > 1), gaps - 1, 0)
+            self._count_lost(lost, seq, arrival)
+            return np.full(n, self._recent, np.int64), lost, np.zeros(n, bool), None
+        serials = np.empty(n, np.int64)
+        lost = np.zeros(n, np.int64)
+        fresh = np.zeros(n, bool)
+        guessed = np.zeros(n, bool)
+        if not known.any():
+            # No numbers at all (a bag): every event joins the latest stream, as the loop
+            # below would do one by one.
+            if self._recent not in streams:
+                self._recent = self._new_stream(NO_VALUE, int(arrival[0]))
+            streams[self._recent].arrival = int(arrival[-1])
+            serials.fill(self._recent)
+            return serials, lost, fresh, guessed
+        if stamp is None:
+            scales = [-1] * n
+        else:
+            known_stamp = (stamp != NO_VALUE) & (stamp != MALFORMED)
+            scales = np.where(known_stamp, (stamp >= EPOCH_SCALE_NS).astype(np.int64), -1
+                              ).tolist()
+        for i, (s, a, scale) in enumerate(zip(seq.tolist(), arrival.tolist(), scales,
+                                              strict=True)):
+            if s == NO_VALUE:
+                if self._recent not in streams:
+                    self._recent = self._new_stream(NO_VALUE, a)
+                streams[self._recent].arrival = a
+                serials[i] = self._recent
+                continue
+            best, ambiguous = (_choose_stream(streams, s, a, scale, a - active_ns) if s != 1
+                               else (-1, False))
+            if ambiguous:
+                # A guess: loss unknown for a window, and every run it could have been
+                # starts a fresh grid (this one here, the others at their next event), so a
+                # wrong guess, or runs that swapped, never join two producers' cycles.
+                self._ambiguous_at = a
+                guessed[i] = True
+                for stream in streams.values():
+                    if stream.arrival >= a - active_ns and abs(stream.seq - s) <= NEAR_SEQ:
+                        stream.fresh = True
+            if best >= 0 and streams[best].fresh and not ambiguous:
+                streams[best].fresh = False
+                fresh[i] = True
+            if best < 0:
+                best = self._new_stream(s, a)
+                streams[best].scale = scale
+            else:
+                stream = streams[best]
+                if stream.seq != NO_VALUE and s - stream.seq > 1:
+                    if stream.unmonitored:
+                        self._totals.unmonitored_messages += s - stream.seq - 1
+                    else:
+                        lost[i] = s - stream.seq - 1
+                stream.unmonitored = False
+                stream.seq, stream.gap, stream.arrival = s, a - stream.arrival, a
+                if scale >= 0:
+                    stream.scale = scale
+            serials[i] = self._recent = best
+        self._count_lost(lost, seq, arrival)
+        return serials, lost, fresh, guessed
+
+    def _count_lost(self, lost: np.ndarray, seq: np.ndarray, arrival: np.ndarray) -> None:
+        """Count sequence gaps as the producer's loss, less what the monitor's queue dropped.
+
+        The monitor's own drops (``dropped_by_monitor``) are counted apart and noted by
+        arrival, so the rows carry the producer's loss only (``_producer_lost``); ``lost``
+        stays whole: every cycle in the gap took its slot.
+        """
+        total = int(lost.sum())
+        if self._own_drops and total:
+            for i in np.flatnonzero(lost > 0).tolist():
+                count = self._own_drops.pop(int(seq[i]), 0)
+                if count:
+                    own = min(count, int(lost[i]))
+                    if len(self._own_at) < PENDING_CAPACITY:  # bounded, however it goes
+                        self._own_at[int(arrival[i])] = own
+                    self._totals.lost_by_monitor += own
+                    total -= own
+        self._totals.lost += total
+
+    def _producer_lost(self, arrival: np.ndarray, lost: np.ndarray) -> np.ndarray:
+        """Return ``lost`` less the drops of the monitor's own queue (``_count_lost``)."""
+        if not self._own_at:
+            return lost
+        lost = lost.copy()
+        for i in np.flatnonzero(lost > 0).tolist():
+            lost[i] -= self._own_at.pop(int(arrival[i]), 0)
+        return lost
+
+    def _sole_active(self, active_since_ns: int) -> _Stream | None:
+        """Return the latest stream when no other one was heard from since then, else None.
+
+        Then every event counting up from it continues it (``_choose_stream`` would say so
+        one by one): a restarted producer's old run, silent, keeps no one off the fast path.
+        """
+        one = self._streams.get(self._recent)
+        if one is None:
+            return None
+        for stream in self._streams.values():
+            if stream is not one and stream.arrival >= active_since_ns:
+                return None
+        return one
+
+    def _foreign(self, arrival: np.ndarray, stamp: np.ndarray,
+                 clock: RtfAnalyzer | None) -> np.ndarray:
+        """Start stamps that cannot be on the timer clock: never placed on a grid.
+
+        A stamp on another clock lies at another scale than the timer clock's time at its
+        arrival (Unix time read as sim time, or the reverse), or in its future beyond
+        ``FOREIGN_TOLERANCE_NS``. Sim time not known yet counts as sim scale.
+        """
+        if not self._use_stamp:
+            return np.zeros(len(arrival), bool)
+        if self._config.clock == 'wall':
+            now = arrival
+        elif clock is not None and clock.has_samples:
+            # At most the sim time of the next /clock sample: while /clock is silent, sim
+            # time may go on unseen, and a stamp ahead of the last sample is no sign of
+            # another clock (the same stamps read the same way live and from a bag).
+            now = clock.sim_bound(arrival)
+        else:
+            now = np.full(len(arrival), NO_VALUE, np.int64)
+        stamped = stamp != NO_VALUE
+        now_known = now != NO_VALUE
+        now_epoch = np.where(now_known, now >= EPOCH_SCALE_NS, False)
+        other_scale = stamped & ((stamp >= EPOCH_SCALE_NS) != now_epoch)
+        ahead = stamped & ~other_scale & now_known & (stamp > now + FOREIGN_TOLERANCE_NS)
+        foreign = other_scale | ahead
+        if foreign.any():
+            self._totals.foreign += int(foreign.sum())
+            self._totals.foreign_ahead += int(ahead.sum())
+            self._foreign_at = int(arrival[foreign][-1])
+        return foreign
+
+    def _age(self, arrival: np.ndarray, stamp: np.ndarray, end_timer: np.ndarray,
+             clock: RtfAnalyzer | None) -> np.ndarray:
+        """Arrival - stamp on the clock the stamp is on (told by its scale).
+
+        A stamp at the scale of the timer clock's end is aged on that clock; a wall-scale
+        stamp on a sim-clock topic (a header stamped with the wall clock) on the wall
+        clock; a sim-scale stamp on a wall-clock topic on sim time when /clock is known. A
+        zero stamp is an unset header, not a message from 1970. A stamp more than
+        ``FOREIGN_TOLERANCE_NS`` ahead of its arrival is on no plausible clock (a stamp in
+        2038, an hour ahead): its age is unknown (counted), never a negative figure.
+        """
+        age = np.full(len(arrival), NO_VALUE, np.int64)
+        stamped = (stamp != NO_VALUE) & (stamp != 0)
+        if not stamped.any():
+            return age
+        epoch = stamp >= EPOCH_SCALE_NS
+        end_known = end_timer != NO_VALUE
+        same = stamped & end_known & (epoch == (end_timer >= EPOCH_SCALE_NS))
+        age[same] = end_timer[same] - stamp[same]
+        other = stamped & ~same
+        if other.any():
+            if self._config.clock == 'sim':
+                wall = other & epoch & (arrival >= EPOCH_SCALE_NS)
+                age[wall] = arrival[wall] - stamp[wall]
+            elif clock is not None and clock.has_samples:
+                sim = clock.sim_in_step(arrival)
+                on_sim = other & ~epoch & (sim != NO_VALUE)
+                age[on_sim] = sim[on_sim] - stamp[on_sim]
+        ahead = (age != NO_VALUE) & (age < -FOREIGN_TOLERANCE_NS)
+        if ahead.any():
+            self._totals.age_unknown += int(ahead.sum())
+            age[ahead] = NO_VALUE
+        return age
+
+    def _place(self, arrival: np.ndarray, stamp: np.ndarray, clock: RtfAnalyzer | None
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Start and end on the timer clock, start on the wall and sim clocks."""
+        use_stamp = self._use_stamp and bool((stamp != NO_VALUE).any())
+        have_clock = clock is not None and clock.has_samples
+        unknown = np.full(len(arrival), NO_VALUE, np.int64)
+        if self._config.clock == 'wall':
+            start = np.where(stamp != NO_VALUE, stamp, arrival) if use_stamp else arrival
+            end = arrival
+            start_sim = clock.sim_at(start) if have_clock else unknown
+            return start, end, start, start_sim
+        # The end keeps the execution time inside its /clock step (DESIGN.md §3).
+        end = clock.sim_in_step(arrival) if have_clock else unknown
+        if use_stamp:
+            start = np.where(stamp != NO_VALUE, stamp, end)
+            start_wall = clock.wall_at(start) if have_clock else unknown
+            start_wall = np.where(start_wall != NO_VALUE, start_wall, arrival)
+        else:
+            start = clock.sim_at(arrival) if have_clock else unknown
+            if have_clock:
+                # Inside a /clock silence beyond its timeout, sim time went on unseen (or
+                # stood): an arrival has no known sim time there; such a cycle is counted,
+                # not placed, and takes its slot unseen (``_unseen_before``).
+                silent = clock.in_silence(arrival, self._analysis.thresholds.clock_timeout_ns)
+                if self.clock_silent_after is not None:
+                    silent |= arrival > self.clock_silent_after
+                start = np.where(silent, NO_VALUE, start)
+            start_wall = arrival
+        end = np.where(end != NO_VALUE, np.maximum(end, start), start)
+        return start, end, start_wall, start
+
+    def _outage_epochs(self, arrival: np.ndarray, end_timer: np.ndarray,
+                       absent: np.ndarray) -> np.ndarray | None:
+        """Count silences longer than the timeout; return each event's epoch (None: no new one).
+
+        The silence is measured on the timer clock between consecutive cycles of the topic
+        (any producer), so a paused simulator is no outage, and reported on the wall clock.
+        Every stream re-anchors its grid at a new epoch: a restart or an outage is one
+        figure, not thousands of skipped periods.
+        """
+        timing = self._timing
+        # An event topic has an outage only with a configured timeout.
+        timeout = timing.timeout_ns if timing is not None else self._config.timeout_ns
+        gap_wall = _diff_with(self._gap_prev_wall, arrival)
+        gap_timer = _diff_with(self._gap_prev_timer, end_timer)
+        for ended in self._gaps_ended:  # a silence of the monitor's own is no outage
+            at = int(np.searchsorted(arrival, ended, side='left'))
+            if 0 < at < len(arrival) and int(arrival[at - 1]) < ended:
+                gap_timer[at] = NO_VALUE
+        self._gap_prev_wall = int(arrival[-1])
+        self._gap_prev_timer = int(end_timer[-1])
+        if timeout is None:
+            return None
+        # Cycles the producer ran unseen in the gap (lost, not placed) split it: a silence
+        # is one longer than the timeout between any two of its cycles, spread evenly.
+        outage = (gap_timer != NO_VALUE) & (gap_timer / (absent + 1) > timeout)
+        if not outage.any():
+            return None
+        durations = np.where(gap_wall[outage] != NO_VALUE, gap_wall[outage], gap_timer[outage])
+        totals = self._totals
+        totals.outages += int(outage.sum())
+        totals.outage_ns += int(durations.sum())
+        longest = int(np.argmax(durations))
+        if int(durations[longest]) > totals.outage_max_ns:
+            totals.outage_max_ns = int(durations[longest])
+            totals.outage_max_at_ns = int(arrival[outage][longest])
+        epochs = self._epoch + np.cumsum(outage)
+        self._epoch = int(epochs[-1])
+        return epochs
+
+    def _window_ns(self) -> int:
+        """Return the rolling window reports cover: ``window_s``, at least a few periods."""
+        window_ns = self._analysis.window_ns
+        if self._timing is not None:
+            window_ns = max(window_ns, WINDOW_MIN_PERIODS * self._timing.period_ns)
+        return window_ns
+
+    def _analyze(self, arrival: np.ndarray, age: np.ndarray, size: np.ndarray,
+                 lost: np.ndarray, start_timer: np.ndarray, end_timer: np.ndarray,
+                 start_wall: np.ndarray, start_sim: np.ndarray, streams: np.ndarray,
+                 fresh: np.ndarray, absent: np.ndarray) -> None:
+        if len(arrival) == 0:
+            return
+        # Rows no later report's window holds (it ends after these arrivals) are forgotten:
+        # a slow topic keeps the rows of its window, not hours of them.
+        self._rows.drop_before('arrival', int(arrival[-1]) - self._window_ns())
+        columns = (arrival, age, size, lost, start_timer, end_timer, start_wall, start_sim,
+                   absent)
+        epochs = self._outage_epochs(arrival, end_timer, absent)
+        serials = np.unique(streams)
+        if len(serials) == 1 and epochs is None and not fresh.any():
+            rows = self._analyze_run(int(serials[0]), self._epoch, False, *columns)
+            self._rows.extend(**rows)
+            if self._made is not None:
+                self._made.append(rows)
+            return
+        if epochs is None:
+            epochs = np.full(len(arrival), self._epoch, np.int64)
+        pieces = []
+        for serial in serials.tolist():
+            mine = np.flatnonzero(streams == serial)
+            ep = epochs[mine]
+            cuts = np.flatnonzero((ep[1:] != ep[:-1]) | fresh[mine][1:]) + 1
+            for part in np.split(mine, cuts):
+                pieces.append(self._analyze_run(serial, int(epochs[part[0]]),
+                                                bool(fresh[part[0]]),
+                                                *(column[part] for column in columns)))
+        rows = {name: np.concatenate([piece[name] for piece in pieces]) for name in ROW_COLUMNS}
+        order = np.argsort(rows['arrival'], kind='stable')
+        rows = {name: values[order] for name, values in rows.items()}
+        self._rows.extend(**rows)
+        if self._made is not None:
+            self._made.append(rows)
+
+    def _analyze_run(self, serial: int, epoch: int, fresh: bool, arrival: np.ndarray,
+                     age: np.ndarray,
+                     size: np.ndarray, lost: np.ndarray, start_timer: np.ndarray,
+                     end_timer: np.ndarray, start_wall: np.ndarray,
+                     start_sim: np.ndarray, absent: np.ndarray) -> dict[str, np.ndarray]:
+        """Rows of consecutive cycles of one producer within one epoch, on its own grid.
+
+        An event topic has no grid: its rows carry intervals (gaps), age and size only. An
+        interval across cycles no grid saw (``absent``: lost, or not placed) is not one of
+        the producer's: left out of every interval figure and the interval rule (counted).
+        """
+        stream = self._streams.get(serial)
+        if stream is None:  # forgotten past MAX_STREAMS within this batch: a fresh grid
+            stream = _Stream(NO_VALUE, int(arrival[0]), epoch)
+        if fresh or stream.epoch != epoch:
+            stream.anchor(epoch, keep_intervals=not fresh)
+        # A start before the previous one (sim time jumped back before the reset reached this
+        # topic) has no interval: a negative one would mean nothing.
+        interval_timer = _no_negative(_diff_with(stream.prev_start_timer, start_timer))
+        interval_wall = _no_negative(_diff_with(stream.prev_start_wall, start_wall))
+        interval_sim = _no_negative(_diff_with(stream.prev_start_sim, start_sim))
+        across = absent > 0
+        if across.any():
+            self._totals.across_loss += int((across & (_diff_with(
+                stream.prev_start_timer, start_timer) != NO_VALUE)).sum())
+            interval_timer = np.where(across, NO_VALUE, interval_timer)
+            interval_wall = np.where(across, NO_VALUE, interval_wall)
+            interval_sim = np.where(across, NO_VALUE, interval_sim)
+        coarse = bool(self._coarse_note)
+        if coarse:  # /clock coarser than the topic: no sim time from arrivals is right
+            interval_sim = np.full(len(arrival), NO_VALUE, np.int64)
+            interval_timer = interval_sim
+        stream.prev_start_timer = int(start_timer[-1])
+        stream.prev_start_wall = int(start_wall[-1])
+        stream.prev_start_sim = int(start_sim[-1])
+        self._totals.cycles += len(arrival)
+        timing = self._timing
+        if timing is None or coarse:  # an event topic, or no grid from coarse sim times
+            none = np.full(len(arrival), NO_VALUE, np.int64)
+            zero = np.zeros(len(arrival), np.int64)
+            return dict(
+                arrival=arrival, start_wall=start_wall, start_sim=start_sim,
+                interval_timer=interval_timer, interval_wall=interval_wall,
+                interval_sim=interval_sim, lateness=none, response=none, skipped=zero,
+                missed=zero, lost=lost, size=size, age=age)
+        slots, skipped = replay(start_timer, timing.period_ns, stream.grid, absent)
+        response = end_timer - slots
+        missed = classify_misses(timing.rule, interval_timer, response, timing)
+        self._totals.misses += int(missed.sum())
+        self._totals.skipped += int(skipped.sum())
+        return dict(
+            arrival=arrival, start_wall=start_wall, start_sim=start_sim,
+            interval_timer=interval_timer, interval_wall=interval_wall,
+            interval_sim=interval_sim, lateness=start_timer - slots, response=response,
+            skipped=skipped, missed=missed.astype(np.int64), lost=lost, size=size, age=age)
+
+    def take_rows(self) -> dict[str, np.ndarray] | None:
+        """Hand over the per-cycle rows made since the last call, oldest first (None: none).
+
+        For the session's whole-run figures (``analysis.whole_run``): every row once, including
+        those a sim-time reset or the window dropped from the report's rows since. The first
+        call starts the keeping; a caller takes them after every ``process``.
+        """
+        made, self._made = self._made, []
+        if not made:
+            return None
+        if len(made) == 1:
+            return made[0]
+        return {name: np.concatenate([rows[name] for rows in made]) for name in ROW_COLUMNS}
+
+    def _counts_note(self) -> str:
+        """Why misses and skipped periods are unknown ('' when they are known)."""
+        if self._config.kind == 'event':
+            return ''
+        if self._coarse_note:
+            return self._coarse_note
+        if self._timing is not None:
+            return ''
+        totals = self._totals
+        waiting = self._learning_count + self._deciding_count
+        need = self._analysis.learn_intervals + 1
+        if totals.messages == 0:
+            return 'no message received'
+        if waiting:
+            return (f'period not learned yet: {waiting} of the {need} cycles it needs (or '
+                    f'{self._analysis.window_ns / NS_PER_S:g} s of them)')
+        if self._unlearned_cycles:
+            return (f'period not learned: {self._unlearned_cycles} cycles, it needs {need}; '
+                    'configure period_ms to count misses')
+        if totals.foreign:
+            return (f'no cycle to learn the period from: {totals.foreign} start stamps not on '
+                    f'the {self._config.clock} timer clock')
+        if totals.unattributed:
+            return 'no cycle to learn the period from: several producers not told apart'
+        if self._config.clock == 'sim' and totals.cycles == 0:
+            return 'no cycle placed: no /clock sample yet (a sim-time topic timed by arrivals)'
+        return f'period not learned ({totals.messages} messages)'
+
+    def _producers(self, since_ns: int) -> int:
+        """Count the producer streams heard from in the window."""
+        return sum(stream.arrival >= since_ns for stream in self._streams.values())
+
+    def _loss_note(self, writers: int, since_ns: int) -> str:
+        """Why the window's loss count cannot be trusted, or '' (DESIGN.md §3).
+
+        Several writers in the graph, events whose producer was a guess, or events without
+        sequence numbers in the window: a number would mix runs, ``unknown`` does not.
+        """
+        if writers > 1:
+            return f'{writers} writers on the topic'
+        if self._ambiguous_at is not None and self._ambiguous_at >= since_ns:
+            return 'sequence runs of several producers could not be told apart'
+        if self._seq_unknown_at is not None and self._seq_unknown_at >= since_ns:
+            return 'no publication sequence numbers'
+        return ''
+
+    def report(self, now_wall_ns: int, writers: int = 1) -> TopicReport:
+        """Summarize the rolling window and the totals of the events processed so far."""
+        timing = self._timing
+        since = now_wall_ns - self._window_ns()
+        rows = self._rows.rows_from('arrival', since)
+        loss_note = self._loss_note(writers, since)
+        period = timing.period_ns if timing else None
+        jitter = timing.jitter_ns if timing else None
+        n = len(rows['arrival'])
+        wall_known = rows['interval_wall'] != NO_VALUE
+        sim_known = rows['interval_sim'] != NO_VALUE
+        interval_wall = summarize_intervals(
+            'wall', rows['interval_wall'][wall_known], rows['start_wall'][wall_known],
+            period, jitter, timing.wall_budget_ns if timing else None)
+        interval_sim = summarize_intervals(
+            'sim', rows['interval_sim'][sim_known], rows['start_sim'][sim_known], period, jitter)
+        misses = int(rows['missed'].sum())
+        span_wall = int(rows['arrival'][-1] - rows['arrival'][0]) if n > 1 else 0
+        starts_sim = rows['start_sim'][rows['start_sim'] != NO_VALUE]
+        span_sim = int(starts_sim[-1] - starts_sim[0]) if len(starts_sim) > 1 else 0
+        age = rows['age'][rows['age'] != NO_VALUE]
+        lateness = rows['lateness'][rows['lateness'] != NO_VALUE]
+        response = rows['response'][rows['response'] != NO_VALUE]
+        totals = self._totals
+        return TopicReport(
+            name=self._config.name,
+            topic=self._config.topic,
+            rule=self._effective(self._config).effective_rule,
+            start_source=self._start_source,
+            timer_clock=self._config.clock,
+            period_learned=timing.learned if timing else False,
+            period_ns=period,
+            deadline_ns=timing.deadline_ns if timing else None,
+            jitter_ns=jitter,
+            wall_budget_ns=timing.wall_budget_ns if timing else None,
+            timeout_ns=timing.timeout_ns if timing else self._config.timeout_ns,
+            window_wall_ns=span_wall,
+            window_sim_ns=span_sim,
+            messages_total=totals.messages,
+            deadline_misses_total=totals.misses,
+            skipped_periods_total=totals.skipped,
+            messages_lost_total=totals.lost,
+            malformed_total=totals.malformed,
+            qos_deadline_events_total=totals.qos_deadline_events,
+            resets_total=totals.resets,
+            messages=n,
+            deadline_misses=misses,
+            skipped_periods=int(rows['skipped'].sum()),
+            messages_lost=int(rows['lost'].sum()),
+            loss_known=not loss_note,
+            miss_ratio=misses / n if n else NAN,
+            rate_wall_hz=_rate(interval_wall.mean_ns),
+            rate_sim_hz=_rate(interval_sim.mean_ns),
+            interval_wall=interval_wall,
+            interval_sim=interval_sim,
+            lateness_mean_ns=_mean(lateness),
+            lateness_max_ns=_max(lateness),
+            response_mean_ns=_mean(response),
+            response_max_ns=_max(response),
+            response_p99_ns=percentiles(response, (99,))[0] if len(response) else NAN,
+            size_mean_bytes=_mean(rows['size']),
+            size_max_bytes=_max(rows['size']),
+            bandwidth_bytes_per_s=(float(rows['size'].sum()) * 1e9 / span_wall
+                                   if span_wall > 0 else NAN),
+            age_mean_ns=_mean(age),
+            age_max_ns=_max(age),
+            last_arrival_wall_ns=self._last_arrival,
+            kind=self._config.kind,
+            period_source=timing.source if timing else '',
+            foreign_stamps_total=totals.foreign,
+            outages_total=totals.outages,
+            outage_total_ns=totals.outage_ns,
+            outage_max_ns=totals.outage_max_ns,
+            outage_max_at_ns=totals.outage_max_at_ns,
+            timing_reason=self._timing_reason,
+            counts_note=self._counts_note(),
+            clock_note=self._coarse_note,
+            period_note=self._relearn_note,
+            period_relearned_total=totals.relearned,
+            producer_runs_total=totals.runs,
+            producers=self._producers(since),
+            unattributed_total=totals.unattributed,
+            loss_note=loss_note,
+            intervals_across_loss_total=totals.across_loss,
+            stamps_back_total=totals.stamps_back,
+            stamps_shared_total=totals.stamps_shared,
+            sim_unknown_total=totals.sim_unknown,
+            foreign_ahead_total=totals.foreign_ahead,
+            age_unknown_total=totals.age_unknown,
+            unlearned_total=totals.unlearned,
+            learn_note=self._learn_note,
+            lost_by_monitor_total=totals.lost_by_monitor,
+            unmonitored_total=totals.unmonitored + (self._unmonitored_from is not None),
+            unmonitored_ns=totals.unmonitored_ns + (
+                max(0, now_wall_ns - self._unmonitored_from)
+                if self._unmonitored_from is not None else 0),
+            unmonitored_messages_total=totals.unmonitored_messages,
+            unmonitored_gap=self._gap,
+        )
+
+
+def _rate(mean_interval_ns: float) -> float:
+    return 1e9 / mean_interval_ns if mean_interval_ns > 0 else NAN
+
+
+def _mean(values: np.ndarray) -> float:
+    return mean(values) if len(values) else NAN
+
+
+def _max(values: np.ndarray) -> float:
+    return float(values.max()) if len(values) else NAN

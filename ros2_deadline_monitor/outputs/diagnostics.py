@@ -1,0 +1,231 @@
+"""Diagnostic statuses from a snapshot, and their way onto ``/diagnostics``.
+
+One status per monitored topic (``<node>: topic <id>``), one for the clock (``<node>:
+clock``) and one for the host (``<node>: host``). No ``/`` appears in a status name:
+``rqt_robot_monitor`` splits names on it to build its tree. The keys, their units and their
+order come from the table of figures (``analysis/figures.py``): headline figures first, nothing
+that has nothing to measure.
+
+The statuses are built once, here, and published as one array at every report, assembled
+from kept bytes (``serialized.Assembler``). With ``diagnostic_updater`` installed the updater
+owns ``/diagnostics``: its publisher, its parameters and its status names (``use_fqn``). Its
+tasks are not used: one task per status would rebuild every status and have rclpy convert
+the whole array at every report (31 ms for a thousand topics, against 1.7 ms assembled), and
+each new task would announce an OK "Node starting up" before the topic's real level. Its
+own timer (on the node's clock: sim time under ``use_sim_time``) would publish an empty
+array every period; it is destroyed right after construction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+import re
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rclpy.duration import Duration
+from rclpy.node import Node
+from rclpy.qos import QoSProfile
+
+from ros2_deadline_monitor.analysis import figures
+from ros2_deadline_monitor.analysis.reports import Level
+from ros2_deadline_monitor.analysis.snapshot import Snapshot, TopicSnapshot
+from ros2_deadline_monitor.configuration.expectations import CLOCK_SUBJECT, Outcome, Verdict
+from ros2_deadline_monitor.outputs.optional import diagnostic_updater
+from ros2_deadline_monitor.outputs.reuse import Reuse
+from ros2_deadline_monitor.outputs.serialized import Assembler
+
+DIAGNOSTICS_TOPIC = '/diagnostics'
+DIAGNOSTICS_DEPTH = 10
+CLOCK_STATUS = 'clock'
+HOST_STATUS = 'host'
+_NOT_IN_NAME = re.compile(r'\W')
+
+
+def topic_status_name(topic_id: str) -> str:
+    """Return the status name of a topic, without the node prefix and without any '/'.
+
+    rqt_robot_monitor splits names on '/' to build its tree; an invalid identifier from the
+    configuration may hold one.
+    """
+    return 'topic ' + _NOT_IN_NAME.sub('_', topic_id)
+
+
+def level_byte(level: Level | int) -> bytes:
+    """Return a level as the ``byte`` the DiagnosticStatus message field holds."""
+    return bytes([int(level)])
+
+
+def make_status(name: str, level: Level, message: str, hardware_id: str,
+                values: Sequence[tuple[str, str]],
+                previous: DiagnosticStatus | None = None) -> DiagnosticStatus:
+    """Build one status (name without the node prefix; the output adds it).
+
+    ``previous``: a status whose ``KeyValue`` objects are reused where key and value are the
+    same (most of a refreshed topic's keys: its settings, its zero counts); nothing changes
+    a ``KeyValue`` once made.
+    """
+    if previous is None:
+        pairs = [KeyValue(key=k, value=v) for k, v in values]
+    else:
+        kept = {kv.key: kv for kv in previous.values}
+        pairs = []
+        for k, v in values:
+            kv = kept.get(k)
+            pairs.append(kv if kv is not None and kv.value == v else KeyValue(key=k, value=v))
+    return DiagnosticStatus(level=level_byte(level), name=name, message=message,
+                            hardware_id=hardware_id, values=pairs)
+
+
+EXPECTATIONS_KEY = 'expectations'
+EXPECTATION_FAILED_KEY = 'expectation failed: '
+
+
+def expectation_values(outcomes: Sequence[Outcome]) -> list[tuple[str, str]]:
+    """Keys of one subject's expectations over the run so far; none without expectations.
+
+    ``expectations``: how many hold and fail; then ``expectation failed: <key>`` per failed
+    one, with the measured value and the limit. They do not change the level: the level is
+    about the current window, the expectations about the whole run (the exit code gates).
+    """
+    if not outcomes:
+        return []
+    failed = [o for o in outcomes if not o.passed]
+    values = [(EXPECTATIONS_KEY, f'{len(outcomes) - len(failed)} held, {len(failed)} failed')]
+    for outcome in failed:
+        text = (f'{outcome.figure} {outcome.measured_text}, expected {outcome.limit_text}')
+        values.append((EXPECTATION_FAILED_KEY + outcome.key,
+                       f'{text}: {outcome.reason}' if outcome.reason else text))
+    return values
+
+
+class StatusCache:
+    """The topic statuses of the previous report, reused for a topic whose snapshot is the same.
+
+    The reporter hands out the same ``TopicSnapshot`` object while its snapshot stands
+    (``outputs/reporter.py``); with the same expectation keys its status is the same
+    (``outputs/reuse.py``).
+    """
+
+    def __init__(self) -> None:
+        """Start empty."""
+        self._statuses: Reuse[TopicSnapshot, DiagnosticStatus] = Reuse()
+        self._previous: dict[str, DiagnosticStatus] | None = None
+
+    def statuses(self, topics: Sequence[TopicSnapshot],
+                 make: Callable[[TopicSnapshot], DiagnosticStatus],
+                 expected: Sequence[tuple] | None) -> list[DiagnosticStatus]:
+        """Return ``make(topic)`` for each topic, or its status of the previous report.
+
+        ``expected``: each topic's expectation keys (None: no expectations).
+        """
+        self._previous = None
+        return self._statuses(topics, make, expected)
+
+    def previous(self, topic_id: str) -> DiagnosticStatus | None:
+        """Return the status of ``topic_id`` in the previous report, if it had one."""
+        if self._previous is None:  # only a report that makes a status asks
+            self._previous = {topic.topic_id: status
+                              for topic, status in self._statuses.previous()}
+        return self._previous.get(topic_id)
+
+
+def statuses(snapshot: Snapshot, hardware_id: str = '',
+             verdict: Verdict | None = None,
+             cache: StatusCache | None = None) -> list[DiagnosticStatus]:
+    """One status per topic, one for the clock, one for the host, keys from the figure table.
+
+    A topic without a report (invalid configuration) has only its reason as message.
+    ``verdict`` (the expectations over the run so far) adds its keys to each topic's and the
+    clock's status (``expectation_values``). ``cache``: reuse unchanged topics' statuses.
+    """
+    outcomes = verdict.outcomes if verdict is not None else ()
+
+    def about(subject: str) -> list[tuple[str, str]]:
+        if not outcomes:
+            return []
+        return expectation_values([o for o in outcomes if o.topic_id == subject])
+
+    def make(topic: TopicSnapshot) -> DiagnosticStatus:
+        values = ([] if topic.report is None
+                  else figures.key_values(figures.TOPIC, snapshot, topic))
+        return make_status(topic_status_name(topic.topic_id), topic.level, topic.reason,
+                           hardware_id, values + about(topic.topic_id),
+                           cache.previous(topic.topic_id) if cache is not None else None)
+
+    topics = snapshot.topics
+    if cache is None:
+        result = [make(topic) for topic in topics]
+    else:
+        expected = [tuple(about(topic.topic_id)) for topic in topics] if outcomes else None
+        result = cache.statuses(topics, make, expected)
+    clock, host = snapshot.clock, snapshot.host
+    result.append(make_status(CLOCK_STATUS, clock.level, clock.reason, hardware_id,
+                              figures.key_values(figures.CLOCK, snapshot, clock)
+                              + about(CLOCK_SUBJECT)))
+    result.append(make_status(HOST_STATUS, host.level, host.reason, hardware_id,
+                              figures.key_values(figures.HOST, snapshot, host)))
+    return result
+
+
+class DiagnosticsOutput:
+    """Publishes the statuses on ``/diagnostics``, on the updater's publisher if installed."""
+
+    def __init__(self, node: Node, hardware_id: str, use_updater: bool = True,
+                 assembler: Assembler | None = None, reuse: bool = True) -> None:
+        """Create the publisher, or the updater (its own timer destroyed) and take its publisher.
+
+        ``assembler``: publish the array as bytes assembled from kept statuses. ``reuse``
+        False: every status is copied afresh at every report (``reuse_reports``).
+        """
+        self._node = node
+        self._assembler = assembler
+        self._hardware_id = hardware_id
+        self._published: Reuse[DiagnosticStatus, DiagnosticStatus] | None = (
+            Reuse() if reuse else None)
+        """The prefixed copies of the previous array's statuses."""
+        self._updater = None
+        if use_updater and diagnostic_updater is not None:
+            updater = diagnostic_updater.Updater(node)
+            # Its timer follows the node clock (sim time): never let it fire.
+            node.destroy_timer(updater.timer)
+            self._updater = updater
+            self._publisher = updater.publisher
+            self._prefix = updater.node_name + ': '
+        else:
+            self._publisher = node.create_publisher(
+                DiagnosticArray, DIAGNOSTICS_TOPIC, QoSProfile(depth=DIAGNOSTICS_DEPTH))
+            self._prefix = node.get_name() + ': '
+
+    @property
+    def uses_updater(self) -> bool:
+        """Tell whether diagnostic_updater owns /diagnostics (else the monitor itself does)."""
+        return self._updater is not None
+
+    def set_hardware_id(self, hardware_id: str) -> None:
+        """Change the hardware_id of every following status."""
+        self._hardware_id = hardware_id
+        if self._published is not None:
+            self._published.clear()
+
+    def publish(self, statuses: Sequence[DiagnosticStatus]) -> None:
+        """Publish one array holding exactly ``statuses`` (names without the node prefix).
+
+        A status object passed again unchanged (``StatusCache``) reuses its published copy.
+        """
+        hardware_id, prefix = self._hardware_id, self._prefix
+
+        def published(status: DiagnosticStatus) -> DiagnosticStatus:
+            return DiagnosticStatus(level=status.level, name=prefix + status.name,
+                                    message=status.message, hardware_id=hardware_id,
+                                    values=status.values)
+
+        array = DiagnosticArray(status=[published(status) for status in statuses]
+                                if self._published is None
+                                else self._published(statuses, published))
+        array.header.stamp = self._node.get_clock().now().to_msg()
+        self._publisher.publish(array if self._assembler is None
+                                else self._assembler.payload(array))
+
+    def flush(self, timeout: Duration) -> None:
+        """Wait until subscribers acknowledged what was published (before shutting down)."""
+        self._publisher.wait_for_all_acked(timeout)

@@ -1,0 +1,204 @@
+"""A line per topic at every report, like ``ros2 topic hz``: what ``monitor`` prints by default.
+
+A sink of the stats timer: ``report_lines`` turns one ``Snapshot`` into lines through the
+table of figures (``analysis/figures.py``), so a figure reads the same here as in the diagnostics;
+``ReportPrinter`` writes them. Nothing here runs per message, and nothing imports rclpy or rich.
+
+- One line per topic, and one for the clock once /clock is heard::
+
+    /demo/cmd: 98.0 Hz, max interval 22.51 ms; since start 500 msgs, 20 misses, 10 skipped,
+    0 lost; WARN: 2 misses (response rule), 1 skipped periods in window
+
+  The rate and the longest interval are the rolling window's (the last 10 s), the counts are
+  labelled run totals, and the level's reason says what the window holds.
+- A figure with nothing to measure reads ``-``, never 0.
+- With more than ``MAX_TOPIC_LINES`` topics (``--all`` on a busy graph) a report is one
+  summary line (how many topics at each level) and the lines of the worst topics that are not
+  OK, at most ``MAX_TOPIC_LINES``: a hundred healthy topics print one line a report.
+- On a terminal the level is coloured; into a pipe or a file the lines are plain text.
+- The lines are written by a thread of their own: a terminal or pipe that does not take them
+  (a paused ``less``, a reader that stopped) must not hold up the stats timer. Reports that
+  find the queue full are dropped and counted, and the next line that gets through says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+import math
+import os
+import queue
+import threading
+from typing import TextIO
+
+from ros2_deadline_monitor.analysis import format as fmt
+from ros2_deadline_monitor.analysis.figures import Figure, TOPIC
+from ros2_deadline_monitor.analysis.reports import Level
+from ros2_deadline_monitor.analysis.snapshot import Snapshot, TopicSnapshot
+
+__all__ = ['MAX_TOPIC_LINES', 'ReportPrinter', 'report_lines', 'topic_line']
+
+MAX_TOPIC_LINES = 10
+"""Most topic lines in one report; beyond, a summary line and the worst topics only."""
+MAX_REASON_CHARS = 100
+"""A level's reason is cut here (with '...'): the line stays a line."""
+NONE = '-'
+QUEUE_REPORTS = 4
+"""Reports waiting for a slow terminal or pipe before new ones are dropped."""
+WORST_FIRST = (Level.ERROR, Level.STALE, Level.WARN, Level.OK)
+COLOURS = {Level.OK: '32', Level.WARN: '33', Level.ERROR: '1;31', Level.STALE: '35'}
+"""ANSI SGR codes of the levels, as the ``watch`` table colours them."""
+
+_FIGURES = {figure.name: figure for figure in TOPIC}
+
+
+def _figure(name: str) -> Figure:
+    return _FIGURES[name]
+
+
+RATE = _figure('rate wall')
+MAX_INTERVAL = _figure('max interval wall')
+COUNTS = (('msgs', _figure('messages total'), _figure('messages')),
+          ('misses', _figure('deadline misses total'), _figure('deadline misses')),
+          ('skipped', _figure('skipped periods total'), _figure('skipped periods')),
+          ('lost', _figure('messages lost total'), _figure('messages lost')))
+"""Label, run total and window figure of each count: the total reads '-' when the window's
+figure is unknown too (lost with several writers: ``unknown (...)``)."""
+
+
+def _known(value: object) -> bool:
+    """Tell whether ``value`` was measured: not None, NaN, a word ('unknown (...)'), a flag."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return math.isfinite(value)
+
+
+def _text(figure: Figure, snapshot: Snapshot, topic: TopicSnapshot, digits: int) -> str:
+    value = figure.value(snapshot, topic)
+    return fmt.number(value, digits) if _known(value) else NONE
+
+
+def _count(snapshot: Snapshot, topic: TopicSnapshot, total: Figure, window: Figure) -> str:
+    """Return the run total, or ``-`` when it or the window's figure is unknown."""
+    run = total.value(snapshot, topic)
+    if not _known(run) or not _known(window.value(snapshot, topic)):
+        return NONE
+    return str(run)
+
+
+def _level(level: Level, colour: bool) -> str:
+    name = Level(level).name
+    return f'\x1b[{COLOURS[level]}m{name}\x1b[0m' if colour else name
+
+
+def _short(reason: str) -> str:
+    reason = ' '.join(reason.split())  # one line, whatever the reason holds
+    return reason if len(reason) <= MAX_REASON_CHARS else reason[:MAX_REASON_CHARS - 3] + '...'
+
+
+def topic_line(snapshot: Snapshot, topic: TopicSnapshot, *, colour: bool = False) -> str:
+    """Return a topic's line: rate, max interval, run totals, level and its reason."""
+    name = topic.topic or topic.topic_id
+    level = f'{_level(topic.level, colour)}: {_short(topic.reason)}'
+    if topic.report is None:  # invalid settings: the reason says why
+        return f'{name}: not monitored, {level}'
+    counts = ', '.join(f'{_count(snapshot, topic, total, window)} {label}'
+                       for label, total, window in COUNTS)
+    return (f'{name}: {_text(RATE, snapshot, topic, 1)} Hz, max interval '
+            f'{_text(MAX_INTERVAL, snapshot, topic, 2)} ms; since start {counts}; {level}')
+
+
+def clock_line(snapshot: Snapshot, *, colour: bool = False) -> str | None:
+    """Return the clock's RTF and level once /clock was heard (None before: nothing to say)."""
+    clock = snapshot.clock
+    report = clock.report
+    if not report.messages_total:
+        return None
+    rtf = fmt.number(report.rtf, 3, NONE)
+    total = fmt.number(report.rtf_total, 3, NONE)
+    return (f'{clock.topic}: RTF {rtf} (window), {total} (since start), '
+            f'{_level(clock.level, colour)}: {_short(clock.reason)}')
+
+
+def report_lines(snapshot: Snapshot, *, colour: bool = False,
+                 max_topic_lines: int = MAX_TOPIC_LINES) -> list[str]:
+    """Return the lines of one report (module docstring); none without topics or clock."""
+    topics: Sequence[TopicSnapshot] = snapshot.topics
+    lines: list[str] = []
+    if len(topics) > max_topic_lines:
+        counts = {level: sum(1 for t in topics if t.level == level) for level in WORST_FIRST}
+        shown = ', '.join(f'{count} {_level(level, colour)}' for level, count in counts.items()
+                          if count)
+        worst = sorted((t for t in topics if t.level != Level.OK),
+                       key=lambda t: (WORST_FIRST.index(Level(t.level)), t.topic))
+        more = len(worst) - max_topic_lines
+        lines.append(f'{len(topics)} topics: {shown}'
+                     + (f'; the {max_topic_lines} worst below, {more} more not OK'
+                        if more > 0 else ''))
+        topics = worst[:max_topic_lines]
+    lines += [topic_line(snapshot, topic, colour=colour) for topic in topics]
+    clock = clock_line(snapshot, colour=colour)
+    if clock is not None:
+        lines.append(clock)
+    return lines
+
+
+class ReportPrinter:
+    """Write each report's lines to a stream from a thread of its own (see the module doc).
+
+    ``show`` is the sink the stats timer calls; it only formats and queues. ``close`` waits
+    a moment for what is queued, then leaves; a stream that stays blocked is abandoned (the
+    thread is a daemon and writes with ``os.write``, holding no lock the exit needs).
+    """
+
+    def __init__(self, stream: TextIO, *, colour: bool | None = None,
+                 max_topic_lines: int = MAX_TOPIC_LINES) -> None:
+        """Print to ``stream`` (its file descriptor); ``colour`` None: when it is a terminal."""
+        stream.flush()
+        self._fd = stream.fileno()
+        self.colour = (stream.isatty() and 'NO_COLOR' not in os.environ if colour is None
+                       else colour)
+        self._max_topic_lines = max_topic_lines
+        self._queue: queue.Queue[bytes | None] = queue.Queue(QUEUE_REPORTS)
+        self.dropped = 0
+        """Reports not printed because the stream did not take the earlier ones."""
+        self._failed = threading.Event()
+        self._thread = threading.Thread(target=self._write, name='report_lines', daemon=True)
+        self._thread.start()
+
+    def show(self, snapshot: Snapshot) -> None:
+        """Queue the report's lines (called on the stats timer; never blocks)."""
+        if self._failed.is_set():
+            return
+        lines = report_lines(snapshot, colour=self.colour,
+                             max_topic_lines=self._max_topic_lines)
+        if not lines:
+            return
+        if self.dropped:
+            lines.insert(0, f'({self.dropped} report(s) not printed: the output did not take '
+                            'them in time)')
+        try:
+            self._queue.put_nowait(('\n'.join(lines) + '\n').encode(errors='replace'))
+        except queue.Full:
+            self.dropped += 1
+        else:
+            self.dropped = 0
+
+    def _write(self) -> None:
+        while True:
+            data = self._queue.get()
+            if data is None:
+                return
+            try:
+                while data:
+                    data = data[os.write(self._fd, data):]
+            except OSError:  # a closed pipe (monitor | head): stop printing, keep monitoring
+                self._failed.set()
+                return
+
+    def close(self, timeout_s: float = 1.0) -> None:
+        """Let the queued lines out (for at most ``timeout_s``), then stop the thread."""
+        try:
+            self._queue.put(None, timeout=timeout_s)
+        except queue.Full:
+            return
+        self._thread.join(timeout_s)

@@ -1,0 +1,239 @@
+"""The live terminal view of a monitor's ``MonitorStats``: a clock line above one row per topic.
+
+Pure apart from ``rich``, which only ``rich_table`` imports (the monitor runs without it): a
+stats message becomes a ``View`` of formatted strings (``view_of``), which prints either as
+plain lines (``plain_lines``, for pipes and logs) or as a coloured ``rich`` table. Messages are
+read by attribute, so the functions take any object shaped like ``MonitorStats``; nothing here
+imports rclpy.
+
+Counts read ``total (window)``: ``20 (2)`` is 20 since the monitor started, 2 of them in its
+rolling window (the last 10 s), not "2 new since the last refresh": a line under the table
+says so, with the window's span. Each row ends with the reason of its level. ``Silence``
+tells when reports stopped coming (the monitor gone or starved): the view then says so above
+the last table it had.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+import math
+import time
+from typing import Any
+
+from ros2_deadline_monitor.analysis.format import short_seconds
+from ros2_deadline_monitor.analysis.reports import Level
+
+LEVEL_NAMES = {int(level): level.name for level in Level}
+"""``diagnostic_msgs/DiagnosticStatus`` levels by value (named once, by ``Level``)."""
+LEVEL_STYLES = {'OK': 'green', 'WARN': 'yellow', 'ERROR': 'bold red', 'STALE': 'magenta'}
+SEVERITY = {'ERROR': 0, 'STALE': 1, 'WARN': 2, 'OK': 3}
+"""Sort order, worst first: an error, then a topic never heard (STALE), then a warning."""
+COLUMNS = ('topic', 'rate Hz', 'max wall ms', 'max sim ms', 'misses', 'skipped', 'lost',
+           'level', 'reason')
+NUMERIC = frozenset(COLUMNS[1:-2])
+COUNTS_LEGEND = 'misses, skipped, lost: total since start (in the window{span})'
+"""Says how to read ``20 (2)``, under the table (``span``: ``, the last 10 s`` or '')."""
+NONE = '-'
+RICH_MISSING = ('the live table needs the Python package rich (apt: python3-rich, pip: rich); '
+                'printing plain lines instead')
+
+
+@dataclass(frozen=True)
+class Row:
+    """One topic, every cell already formatted (column order: ``COLUMNS``)."""
+
+    cells: tuple[str, ...]
+    level: str
+    status: str
+
+
+@dataclass(frozen=True)
+class View:
+    """What one report shows: a title, the clock line and the topic rows, worst first."""
+
+    title: str
+    clock: str
+    clock_level: str
+    rows: tuple[Row, ...]
+    legend: str = ''
+    """How to read the counts (``COUNTS_LEGEND``)."""
+
+
+def _number(value: float, digits: int) -> str:
+    return NONE if value is None or not math.isfinite(value) else f'{value:.{digits}f}'
+
+
+def window_text(window_s: float) -> str:
+    """Name the rolling window by its wall span, ``10 s``, or ``window`` when it has none."""
+    if window_s is None or not math.isfinite(window_s) or window_s <= 0:
+        return 'window'
+    return f'{short_seconds(round(window_s * 1e9))} s'
+
+
+def _count(total: int, window: int) -> str:
+    """Total since start, then the window's share: ``20 (2)`` (``COUNTS_LEGEND``)."""
+    return f'{total} ({window})'
+
+
+def level_name(level: int) -> str:
+    """Name a diagnostic level; unknown values are shown as numbers rather than hidden."""
+    return LEVEL_NAMES.get(int(level), str(int(level)))
+
+
+def _outage(topic: Any) -> str:
+    """Name the longest outage beside the max interval: gaps are never hidden."""
+    if not topic.outages_total:
+        return ''
+    return f' (outage {_number(topic.outage_max_s, 2)} s)'
+
+
+def _row(topic: Any) -> Row:
+    level = level_name(topic.level)
+    lost = (_count(topic.messages_lost_total, topic.messages_lost) if topic.loss_known
+            else '?')
+    # No period (being learned, or an event topic), or a /clock too coarse for the topic
+    # (``counts_note``): misses and skipped periods are no figures, and a 0 would look like a
+    # pass. A monitor older than the field sends none: the period decides alone.
+    unknown = (not math.isfinite(topic.period_ms) or getattr(topic, 'kind', '') == 'event'
+               or bool(getattr(topic, 'counts_note', '')))
+    cells = (
+        topic.topic or topic.name,
+        _number(topic.rate_wall_hz, 1),
+        _number(topic.interval_wall.max_ms, 2) + _outage(topic),
+        _number(topic.interval_sim.max_ms, 2),
+        NONE if unknown else _count(topic.deadline_misses_total, topic.deadline_misses),
+        NONE if unknown else _count(topic.skipped_periods_total, topic.skipped_periods),
+        lost,
+        level,
+        ' '.join(topic.status.split()),
+    )
+    return Row(cells, level, topic.status)
+
+
+def clock_line(clock: Any) -> str:
+    """Summarize the clock: RTF over the window and since start, worst bin, sim time."""
+    if not clock.messages_total:
+        return f'clock: {clock.status or "no /clock received"}'
+    bin_ms = _number(clock.rtf_bin_s * 1000, 0)
+    parts = [f'RTF {_number(clock.rtf, 3)} (window)', f'{_number(clock.rtf_total, 3)} '
+             '(since start)', f'worst {bin_ms} ms bin {_number(clock.rtf_bin_min, 3)}',
+             f'sim time {_number(clock.sim_time_s, 3)} s']
+    if clock.paused:
+        parts.append('paused')
+    if not clock.receiving:
+        parts.append('no /clock in this window')
+    if math.isfinite(clock.simulator_rtf):
+        parts.append(f'simulator says {clock.simulator_rtf:.3f}')
+    return 'clock: ' + ', '.join(parts)
+
+
+def view_of(stats: Any, source: str) -> View:
+    """Turn one ``MonitorStats`` message into a ``View``; ``source`` names its topic."""
+    stamp = stats.header.stamp.sec + stats.header.stamp.nanosec * 1e-9
+    when = time.strftime('%H:%M:%S', time.localtime(stamp)) if stamp else '--:--:--'
+    title = (f'{source} at {when}, window {_number(stats.window_wall_s, 1)} s wall, '
+             f'{_number(stats.window_sim_s, 1)} s sim')
+    rows = sorted((_row(topic) for topic in stats.topics),
+                  key=lambda row: (SEVERITY.get(row.level, -1), row.cells[0]))
+    span = max((topic.window_wall_s for topic in stats.topics
+                if math.isfinite(topic.window_wall_s)), default=0.0)
+    span = span if span > 0 else stats.window_wall_s
+    legend = COUNTS_LEGEND.format(span=f', the last {window_text(span)}'
+                                  if window_text(span) != 'window' else '')
+    return View(title, clock_line(stats.clock), level_name(stats.clock.level), tuple(rows),
+                legend)
+
+
+def plain_lines(view: View) -> list[str]:
+    """Render a view as aligned plain text lines (no escape codes): for pipes and files."""
+    table = [COLUMNS, *(row.cells for row in view.rows)]
+    widths = [max(len(line[i]) for line in table) for i in range(len(COLUMNS))]
+
+    def line(cells: tuple[str, ...]) -> str:
+        padded = (cell.rjust(width) if name in NUMERIC else cell.ljust(width)
+                  for name, cell, width in zip(COLUMNS, cells, widths, strict=True))
+        return '  '.join(padded).rstrip()
+
+    lines = [view.title, f'{view.clock} [{view.clock_level}]']
+    if view.rows:
+        lines += [line(cells) for cells in table]
+        lines.append(view.legend)
+    else:
+        lines.append('(no topics monitored)')
+    return lines
+
+
+def rich_table(view: View) -> Any:
+    """Render a view as a ``rich`` renderable, levels in colour; ImportError without rich."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=None, expand=False, header_style='bold')
+    for name in COLUMNS:
+        # Only the reason gives way on a narrow terminal: cut with '...', one line a row.
+        table.add_column(name, justify='right' if name in NUMERIC else 'left',
+                         no_wrap=name != 'reason')
+    for row in view.rows:
+        style = LEVEL_STYLES.get(row.level, '')
+        table.add_row(*row.cells[:-2], Text(row.level, style=style),
+                      Text(row.cells[-1], no_wrap=True, overflow='ellipsis'))
+    clock = Text(view.clock + ' ')
+    clock.append(f'[{view.clock_level}]', style=LEVEL_STYLES.get(view.clock_level, ''))
+    parts: list[Any] = [Text(view.title, style='bold'), clock]
+    parts.append(Group(table, Text(view.legend, style='dim')) if view.rows
+                 else Text('(no topics monitored)'))
+    return Group(*parts)
+
+
+def silence_line(silent_ns: int, last_wall_s: float | None = None) -> str:
+    """Say that reports stopped: ``no report for 12 s: monitor gone? (last at 12:00:01)``."""
+    when = (f' (last at {time.strftime("%H:%M:%S", time.localtime(last_wall_s))})'
+            if last_wall_s else '')
+    return f'no report for {silent_ns // 1_000_000_000} s: monitor gone?{when}'
+
+
+class Silence:
+    """Tell when reports stopped coming, from when they came (pure: callers pass ``now_ns``).
+
+    Reports are silent after ``FACTOR`` times their usual interval (the longest of the last
+    few, so a monitor reporting every 5 s is not called gone after 3), and never before
+    ``MIN_NS``; before the first report nothing is silent (the view says it is waiting).
+    """
+
+    FACTOR = 3
+    MIN_NS = 2_000_000_000
+    KEPT = 5
+
+    def __init__(self) -> None:
+        """Start with no report seen."""
+        self._last_ns: int | None = None
+        self._intervals: deque[int] = deque(maxlen=self.KEPT)
+
+    def report(self, now_ns: int) -> None:
+        """Note a report at ``now_ns`` (a monotonic clock)."""
+        if self._last_ns is not None:
+            self._intervals.append(now_ns - self._last_ns)
+        self._last_ns = now_ns
+
+    def threshold_ns(self) -> int:
+        """Return how long a silence lasts before it counts."""
+        usual = max(self._intervals, default=0)
+        return max(self.MIN_NS, self.FACTOR * usual)
+
+    def silent_ns(self, now_ns: int) -> int | None:
+        """Return how long reports have been silent, once past the threshold, else None."""
+        if self._last_ns is None:
+            return None
+        silent = now_ns - self._last_ns
+        return silent if silent > self.threshold_ns() else None
+
+
+def rich_available() -> bool:
+    """Tell whether ``rich`` can be imported (the view falls back to plain lines if not)."""
+    try:
+        import rich  # noqa: F401
+    except ImportError:
+        return False
+    return True
