@@ -36,7 +36,10 @@ def replay(starts_ns: np.ndarray, period_ns: int, state: GridState,
     (DESIGN.md §3). Which of the unseen cycles was late is unknown, so cycle ``i`` takes the
     latest slot at or before its start (lateness under a period) and the slots left over
     after the lost ones are the skipped periods; a start too early for the lost cycles to
-    fit before it shows an earlier phase and moves the grid onto it.
+    fit before it shows an earlier phase and moves the grid onto it. A lost cycle may have
+    started earlier in its slot than any seen one: the grid is then that much late, and a
+    cycle after the loss starting within it reads as a period late, one skipped period
+    fewer. So with losses the count is at most one short per gap, never more.
     """
     n = len(starts_ns)
     slots = np.empty(n, np.int64)
