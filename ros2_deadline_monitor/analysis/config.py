@@ -69,7 +69,7 @@ class TopicConfig:
     """How one target topic is analysed (DESIGN.md §3).
 
     ``None`` means "use the default": the period is learned from the first intervals (see
-    ``cycles.learn_period``: their span over the grid slots they cover), the
+    ``period_learning.learn_period``: their span over the grid slots they cover), the
     deadline equals the period, the jitter tolerance is ``jitter_fraction`` (5 %) of the
     period, the rule is
     ``response`` when the header stamp marks the cycle start and ``interval`` otherwise, the

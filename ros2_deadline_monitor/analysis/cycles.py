@@ -11,8 +11,7 @@ clock, the sim-time resets and the horizon; this module holds the per-topic arit
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-import math
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -27,6 +26,20 @@ from ros2_deadline_monitor.analysis.config import (
 )
 from ros2_deadline_monitor.analysis.grid import GridState, replay
 from ros2_deadline_monitor.analysis.intervals import mean, percentiles, summarize_intervals
+from ros2_deadline_monitor.analysis.period_learning import (
+    burst_like,
+    keeps_period,
+    LEARN_MIN_SNAP,
+    learn_period,
+)
+from ros2_deadline_monitor.analysis.producer_streams import (
+    choose_stream,
+    known_seq,
+    MAX_STREAMS,
+    NEAR_SEQ,
+    ProducerStream,
+    stream_diffs,
+)
 from ros2_deadline_monitor.analysis.reports import TopicReport
 from ros2_deadline_monitor.analysis.ring import ColumnRing, EventBuffer, NO_VALUE
 from ros2_deadline_monitor.analysis.rtf import RtfAnalyzer
@@ -35,16 +48,10 @@ NAN = float('nan')
 PENDING_CAPACITY = 1 << 16
 MALFORMED = NO_VALUE + 1
 """Stamp of an event whose bytes could not be read: a message, counted, but not a cycle."""
-MAX_STREAMS = 8
-"""Producer streams (runs of publication sequence numbers) kept apart at most; the one heard
-from least recently is forgotten first, so memory stays bounded however many writers come."""
 EPOCH_SCALE_NS = 10**18
 """A stamp at or above this (September 2001 as Unix time) is on the wall (Unix) clock; below
 it, a sim-time or unset one. No simulation runs for 31 years of sim time, no wall clock of a
 running robot reads 2001."""
-NEAR_SEQ = 16
-"""Runs whose last sequence numbers lie this close are "numbered alike": a loss could hide
-which of them an event continues, so their rhythm decides (a guess)."""
 FOREIGN_TOLERANCE_NS = NS_PER_S
 """How far a start stamp may lie in the future of its arrival on the timer clock before it
 cannot be on that clock (clock skew between hosts, the /clock step)."""
@@ -54,18 +61,6 @@ ROW_COLUMNS = ('arrival', 'start_wall', 'start_sim', 'interval_timer', 'interval
 WINDOW_MIN_PERIODS = 5
 """The window figures of a timer topic cover at least this many periods, so a slow topic
 (a period near or above the window) still has intervals and a rate to report."""
-SLOW_SNAP_NS = 100_000_000
-"""A learned period below 1 Hz is snapped to whole multiples of this (a tenth of a second)."""
-LEARN_MIN_SNAP = 0.001
-"""A learned period is snapped to whole milliseconds within at least this share (0.1 %)."""
-LEARN_MAX_SNAP = 0.01
-"""A learned period is snapped to a whole rate in Hz within this share of it (1 %)."""
-LEARN_MAX_MS_SNAP = 0.005
-"""... and to whole milliseconds within at most this share (0.5 %), however widely the
-intervals spread: 45, 55, 90 and 110 Hz lie 1 % from a whole number of ms."""
-BURST_SLOTS_RATIO = 1.5
-"""A learning window whose intervals span more slots of the period learned from them than
-this many per interval is burst-like (``_burst_like``): a third of its slots skipped."""
 LEARN_MIN_INTERVALS = 3
 """A slow topic learns its period from the intervals of its first window once they are at
 least this many, instead of waiting for ``learn_intervals`` of them."""
@@ -80,8 +75,6 @@ COARSE_CLOCK_SHARE = 0.25
 """A sim-clock topic timed by arrivals whose sim intervals are zero this often gets several
 messages per /clock step: /clock is coarser than the topic, its sim times from arrivals are
 unknown (DESIGN.md §4)."""
-
-
 GAPS_KEPT = 16
 """Ends of the monitor's own gaps kept to tell a silence across one from an outage."""
 
@@ -93,108 +86,6 @@ class CycleCounts(NamedTuple):
     misses: int
     skipped: int
     grid_periods: int
-
-
-def learn_period(intervals_ns: np.ndarray) -> int:
-    """Period of a timer grid from observed intervals, snapped to the period it was given.
-
-    The median alone is fooled by a jittery start-up (a late callback is followed by a short
-    interval, so 9.8 ms and 10.2 ms alternate); the span of the intervals over the grid
-    slots it covers (over the median, rounded: a skipped period only adds a slot) is not, but
-    it carries the jitter of its two end stamps: the first of 21 stamps of a 1 kHz timer
-    30 µs late reads 1002 Hz, and a grid replayed 2 µs a cycle short of the timer's counts a
-    skipped period every 500 cycles and misses beside it (up to a quarter of the periods a
-    1 kHz Python timer learned from 20 intervals were 1–3 Hz off that way). So the estimate is
-    the median of the spans of every run of half the intervals, each over its slots: a late
-    stamp moves only the runs that end on it, alternating intervals even out in each. It is
-    snapped to the period a timer is configured with (``_configured_period``), within how
-    precisely the spread of the intervals lets it be known.
-    """
-    median = float(np.median(intervals_ns))
-    starts = np.concatenate(([0.0], np.cumsum(intervals_ns, dtype=np.float64)))
-    half = (len(intervals_ns) + 1) // 2
-    spans = starts[half:] - starts[:-half]
-    per_run = spans / np.maximum(1, np.round(spans / median))
-    estimate = float(np.median(per_run))
-    quartiles = np.percentile(intervals_ns / np.maximum(1, np.round(intervals_ns / median)),
-                              (25, 75))
-    # A median of n values is known to about their spread over the root of n; the runs
-    # themselves disagree by how much their end stamps are quantized (sim time in whole
-    # /clock steps: intervals of 9, 10 and 11 ms read 10.04 ms over 10 of them).
-    tolerance = 2 * float(quartiles[1] - quartiles[0]) / (math.sqrt(len(intervals_ns)) * estimate)
-    runs = np.percentile(per_run, (10, 90))
-    tolerance = max(tolerance, float(runs[1] - runs[0]) / estimate)
-    return _configured_period(estimate, tolerance)
-
-
-def _configured_period(estimate_ns: float, tolerance: float) -> int:
-    """Return the period a timer was most likely configured with, near ``estimate_ns``.
-
-    Timers are configured in milliseconds or in Hz: a whole number of milliseconds within
-    ``tolerance`` (relative; kept within ``LEARN_MIN_SNAP`` and ``LEARN_MAX_MS_SNAP``), or a
-    whole rate within the same ``tolerance`` but at most 1 % (10.003 ms would drift 1.5 ms
-    over 500 cycles of a 100 Hz timer). Never further than the spread of the intervals lets
-    the period be known: an exact fit (36.000 ms apart) is kept, not snapped to a rounder
-    grid that fits worse (28 Hz, 0.8 % off). When both fit, the coarser of the two grids is
-    the likelier setting: milliseconds above 31.6 Hz (1 kHz is 1 ms, not 1001 Hz), Hz below
-    (30 Hz, not 33 ms). Below 1 Hz, where
-    timers are configured in seconds, whole tenths of a second (4.999 s, measured on a few
-    intervals, is the 5 s timer). Else the estimate.
-    """
-    rate_hz = 1e9 / estimate_ns
-    if rate_hz < 1:
-        tenths = round(estimate_ns / SLOW_SNAP_NS) * SLOW_SNAP_NS
-        if tenths and abs(estimate_ns - tenths) <= LEARN_MAX_SNAP * tenths:
-            return tenths
-        return max(1, round(estimate_ns))
-    ms_tolerance = min(LEARN_MAX_MS_SNAP, max(LEARN_MIN_SNAP, tolerance))
-    whole_ms = round(estimate_ns / NS_PER_MS)
-    ms_ns = whole_ms * NS_PER_MS
-    by_ms = whole_ms > 0 and abs(estimate_ns - ms_ns) <= ms_tolerance * ms_ns
-    whole_hz = round(rate_hz)
-    # Never snapped further than the intervals let the period be known: 36.000 ms stamps
-    # (27.78 Hz) are 36 ms, not the 28 Hz 0.8 % away that fits them worse.
-    hz_tolerance = min(LEARN_MAX_SNAP, max(LEARN_MIN_SNAP, tolerance))
-    by_hz = abs(rate_hz - whole_hz) <= hz_tolerance * whole_hz
-    if by_ms and (not by_hz or whole_hz > whole_ms):  # a ms step is the finer one below 31.6 Hz
-        return ms_ns
-    if by_hz:
-        return round(1e9 / whole_hz)
-    return max(1, round(estimate_ns))
-
-
-def _keeps_period(intervals_ns: np.ndarray, period_ns: int) -> bool:
-    """Tell cheaply whether intervals keep to ``period_ns`` (no period to learn again).
-
-    Most intervals one slot long, and the slots they span as long as the intervals within
-    ``LEARN_MIN_SNAP``: what ``learn_period`` would find the same period in, for a fraction
-    of its cost (re-checking a 1 kHz topic ran it ten times a second).
-    """
-    slots = np.maximum(1, np.round(intervals_ns / period_ns))
-    if 2 * np.count_nonzero(slots == 1) < len(slots):
-        return False
-    spanned = float(slots.sum()) * period_ns
-    return abs(float(intervals_ns.sum()) - spanned) <= LEARN_MIN_SNAP * spanned
-
-
-def _burst_like(intervals_ns: np.ndarray, period_ns: int) -> str:
-    """Why a learning window is no timer's rhythm, or '' when the period fits it.
-
-    A period learned from burst-like intervals (messages delivered in batches, a timer
-    catching up) is a fraction of the real one: its grid holds far more slots than the
-    window has cycles, and every later window would count the difference as skipped
-    periods (135,497 at 10 kHz). A window whose intervals span more than
-    ``BURST_SLOTS_RATIO`` slots each of the learned period is rejected.
-    """
-    if not len(intervals_ns):
-        return 'no interval between distinct cycle starts to learn the period from'
-    slots = float(intervals_ns.sum()) / period_ns
-    if slots <= BURST_SLOTS_RATIO * len(intervals_ns):
-        return ''
-    mean_ms = float(intervals_ns.mean()) / NS_PER_MS
-    return (f'intervals came in bursts: a period of {period_ns / NS_PER_MS:.4g} ms learned '
-            f'from them gives {slots:.0f} slots for {len(intervals_ns)} intervals (mean '
-            f'{mean_ms:.4g} ms); period not learned from that window')
 
 
 def classify_misses(rule: str, interval_timer_ns: np.ndarray, response_ns: np.ndarray,
@@ -238,66 +129,6 @@ def _diff_with(previous: int, values: np.ndarray) -> np.ndarray:
     return out
 
 
-def _choose_stream(streams: dict[int, _Stream], seq: int, arrival: int, scale: int,
-                   active_since_ns: int) -> tuple[int, bool]:
-    """Pick the stream an event with sequence number ``seq`` continues: (serial or -1, guess).
-
-    Among the streams heard from since ``active_since_ns`` and numbered below ``seq``: the
-    nearest below (one below: no loss), when no other one is numbered within ``NEAR_SEQ``
-    of it; else (two producers started together number their samples alike, and a loss
-    hides which one went on) the one whose rhythm the arrival fits best: its distance since
-    that stream's last arrival nearest a whole number of the stream's last interval. Only
-    when no active stream fits, a silent one (the nearest below) continues, so a writer's
-    losses over a silence still count. ``guess`` is True unless the choice was clear (loss
-    is then unknown and the runs start fresh grids).
-    """
-    active = [(serial, stream) for serial, stream in streams.items()
-              if stream.seq < seq and stream.arrival >= active_since_ns]
-    if scale >= 0 and len(active) > 1:
-        # A producer's stamps stay on one clock: Unix-scale and sim-scale runs never mix.
-        alike = [item for item in active if item[1].scale in (scale, -1)]
-        active = alike or active
-    if not active:
-        silent = [(stream.seq, stream.arrival, serial) for serial, stream in streams.items()
-                  if stream.seq < seq]
-        return (max(silent)[2] if silent else -1), False
-    if len(active) == 1:
-        return active[0][0], False
-
-    def misfit(stream: _Stream) -> int:
-        if stream.gap <= 0:
-            return 1 << 62
-        off = (arrival - stream.arrival) % stream.gap
-        return min(off, stream.gap - off)
-
-    # Runs numbered far below the nearest one cannot have taken this event but by a long
-    # loss: numbers decide. Only runs numbered alike (two producers started together) are
-    # told apart by their rhythm, and that is a guess.
-    nearest = max(stream.seq for _, stream in active)
-    near = [item for item in active if item[1].seq >= nearest - NEAR_SEQ]
-    if len(near) == 1:
-        return near[0][0], False
-    # Numbered alike: which run went on is a guess (the rhythm picks, numbers break a tie),
-    # good enough to follow the numbers, never to place the event on a grid: jitter as
-    # large as the producers' phase apart fools any rhythm.
-    ranked = sorted(near, key=lambda item: (misfit(item[1]), item[1].seq != seq - 1,
-                                            item[1].arrival))
-    return ranked[0][0], True
-
-
-def known_seq(seq: np.ndarray) -> bool:
-    """Tell whether every event carries a publication sequence number."""
-    return bool((seq != NO_VALUE).all())
-
-
-def _stream_diffs(starts: np.ndarray, streams: np.ndarray) -> np.ndarray:
-    """Intervals between consecutive starts of the same producer stream (for learning)."""
-    order = np.argsort(streams, kind='stable')
-    starts, streams = starts[order], streams[order]
-    same = streams[1:] == streams[:-1]
-    return np.diff(starts)[same]
-
-
 def _no_negative(intervals: np.ndarray) -> np.ndarray:
     """Negative intervals become NO_VALUE (NO_VALUE itself is negative and stays)."""
     return np.where(intervals < 0, NO_VALUE, intervals)
@@ -334,52 +165,6 @@ class _Totals:
     lost_by_monitor: int = 0
 
 
-@dataclass
-class _Stream:
-    """One producer's run of publication sequence numbers: its own grid and intervals.
-
-    Jazzy's message info names no writer, but each writer numbers its samples 1, 2, 3, ...:
-    events are told apart by which run they continue (``_demultiplex``). ``epoch`` is the
-    topic's outage count when the grid was last anchored: a later epoch re-anchors it.
-    """
-
-    seq: int
-    arrival: int
-    epoch: int = 0
-    gap: int = 0
-    """Wall time between its last two events: its rhythm, to tell alike-numbered runs apart."""
-    scale: int = -1
-    """Its stamps' scale: 1 Unix time, 0 sim time (or unset), -1 not known."""
-    fresh: bool = False
-    """Its next event starts a fresh grid (a guess was made among runs numbered alike)."""
-    grid: GridState = field(default_factory=GridState)
-    prev_start_timer: int = NO_VALUE
-    prev_start_wall: int = NO_VALUE
-    prev_start_sim: int = NO_VALUE
-    last_stamp: int = NO_VALUE
-    """Its latest header start on the timer clock, placed or not (stamps going back)."""
-    unseen: int = 0
-    """Cycles it ran since its latest placed one that no grid saw (lost, or not placed)."""
-    unmonitored: bool = False
-    """The monitor was not subscribed since its latest event: the sequence numbers its next
-    event skips were published while nobody listened, not lost."""
-
-    def anchor(self, epoch: int, keep_intervals: bool = False) -> None:
-        """Start a new grid (after an outage or a guess) and, unless kept, new intervals.
-
-        Across an outage of the same producer the intervals on the wall and sim clocks are
-        kept (``keep_intervals``): gaps are never hidden, the longest interval includes the
-        silence (DESIGN.md §3). The timer-clock interval starts afresh, so the outage is one
-        figure, not a deadline miss or thousands of skipped periods.
-        """
-        self.epoch = epoch
-        self.grid = GridState()
-        self.prev_start_timer = NO_VALUE
-        if not keep_intervals:
-            self.prev_start_wall = NO_VALUE
-            self.prev_start_sim = NO_VALUE
-
-
 class CycleAnalyzer:
     """Cycle statistics of one topic with bounded memory and an O(1) per-message call.
 
@@ -404,7 +189,7 @@ class CycleAnalyzer:
         self._timing: Timing | None = None
         self._learning: list[tuple[np.ndarray, ...]] = []
         self._learning_count = 0
-        self._streams: dict[int, _Stream] = {}
+        self._streams: dict[int, ProducerStream] = {}
         self._stream_serial = 0
         self._recent = -1
         """Serial of the stream that took the latest event (events without a number join it)."""
@@ -716,7 +501,7 @@ class CycleAnalyzer:
         gets a new serial (no period is learned across the gap), a new grid and no
         interval, stamp or silence to measure from: nothing spans the gap.
         """
-        streams: dict[int, _Stream] = {}
+        streams: dict[int, ProducerStream] = {}
         for serial, stream in self._streams.items():
             self._stream_serial += 1
             stream.anchor(self._epoch)
@@ -935,10 +720,10 @@ class CycleAnalyzer:
             batch = tuple(np.concatenate(cols) for cols in zip(*self._learning, strict=True))
             self._learning = []
             self._learning_count = 0
-            diffs = _stream_diffs(batch[4], batch[8])
+            diffs = stream_diffs(batch[4], batch[8])
             diffs = diffs[diffs > 0]
             period = learn_period(diffs) if len(diffs) else 0
-            burst = _burst_like(diffs, period)
+            burst = burst_like(diffs, period)
             if burst:
                 # Not the timer's rhythm (batched delivery, a timer catching up): its grid
                 # would call most slots skipped. Counted, and the next window learns afresh.
@@ -1022,7 +807,7 @@ class CycleAnalyzer:
         can be right (a 200 Hz IMU under a 10 Hz /clock reads 100 ms intervals); they are
         unknown and the status says why (stamps stay exact).
         """
-        steps = _stream_diffs(start_sim, streams)
+        steps = stream_diffs(start_sim, streams)
         steps = steps[steps >= 0]
         if len(steps) < 2 * LEARN_MIN_INTERVALS:
             return
@@ -1065,7 +850,7 @@ class CycleAnalyzer:
         while len(held) >= block:
             chunk, held = held[:block], held[block:]
             period = self._timing.period_ns
-            if _keeps_period(chunk, period):  # the common case, at a fraction of learning
+            if keeps_period(chunk, period):  # the common case, at a fraction of learning
                 self._relearn_candidates = []
                 continue
             candidate = learn_period(chunk)
@@ -1104,7 +889,7 @@ class CycleAnalyzer:
             stalest = min(self._streams, key=lambda k: self._streams[k].arrival)
             del self._streams[stalest]
         self._stream_serial += 1
-        self._streams[self._stream_serial] = _Stream(seq, arrival, self._epoch)
+        self._streams[self._stream_serial] = ProducerStream(seq, arrival, self._epoch)
         self._totals.runs += 1
         return self._stream_serial
 
@@ -1114,7 +899,7 @@ class CycleAnalyzer:
 
         Guessed: which events' producer was a guess (None: none was).
 
-        A guessed event (``_choose_stream``) is no cycle, and every run it could have
+        A guessed event (``choose_stream``) is no cycle, and every run it could have
         belonged to starts a fresh grid after it: a wrong guess, or runs that swapped, never
         join two producers' cycles on one grid.
 
@@ -1177,7 +962,7 @@ class CycleAnalyzer:
                 streams[self._recent].arrival = a
                 serials[i] = self._recent
                 continue
-            best, ambiguous = (_choose_stream(streams, s, a, scale, a - active_ns) if s != 1
+            best, ambiguous = (choose_stream(streams, s, a, scale, a - active_ns) if s != 1
                                else (-1, False))
             if ambiguous:
                 # A guess: loss unknown for a window, and every run it could have been
@@ -1237,10 +1022,10 @@ class CycleAnalyzer:
             lost[i] -= self._own_at.pop(int(arrival[i]), 0)
         return lost
 
-    def _sole_active(self, active_since_ns: int) -> _Stream | None:
+    def _sole_active(self, active_since_ns: int) -> ProducerStream | None:
         """Return the latest stream when no other one was heard from since then, else None.
 
-        Then every event counting up from it continues it (``_choose_stream`` would say so
+        Then every event counting up from it continues it (``choose_stream`` would say so
         one by one): a restarted producer's old run, silent, keeps no one off the fast path.
         """
         one = self._streams.get(self._recent)
@@ -1443,7 +1228,7 @@ class CycleAnalyzer:
         """
         stream = self._streams.get(serial)
         if stream is None:  # forgotten past MAX_STREAMS within this batch: a fresh grid
-            stream = _Stream(NO_VALUE, int(arrival[0]), epoch)
+            stream = ProducerStream(NO_VALUE, int(arrival[0]), epoch)
         if fresh or stream.epoch != epoch:
             stream.anchor(epoch, keep_intervals=not fresh)
         # A start before the previous one (sim time jumped back before the reset reached this

@@ -1,0 +1,129 @@
+"""A timer's period learned from the intervals of its cycles, snapped to how timers are set.
+
+Used when a topic has no ``period_ms`` (DESIGN.md §3): the period is learned from the first
+window of intervals, checked against later blocks, and snapped to the whole milliseconds or
+whole rate in Hz a timer is configured with, within what the intervals' spread lets be known.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ros2_deadline_monitor.analysis.config import NS_PER_MS
+
+SLOW_SNAP_NS = 100_000_000
+"""A learned period below 1 Hz is snapped to whole multiples of this (a tenth of a second)."""
+LEARN_MIN_SNAP = 0.001
+"""A learned period is snapped to whole milliseconds within at least this share (0.1 %)."""
+LEARN_MAX_SNAP = 0.01
+"""A learned period is snapped to a whole rate in Hz within this share of it (1 %)."""
+LEARN_MAX_MS_SNAP = 0.005
+"""... and to whole milliseconds within at most this share (0.5 %), however widely the
+intervals spread: 45, 55, 90 and 110 Hz lie 1 % from a whole number of ms."""
+BURST_SLOTS_RATIO = 1.5
+"""A learning window whose intervals span more slots of the period learned from them than
+this many per interval is burst-like (``burst_like``): a third of its slots skipped."""
+
+
+def learn_period(intervals_ns: np.ndarray) -> int:
+    """Period of a timer grid from observed intervals, snapped to the period it was given.
+
+    The median alone is fooled by a jittery start-up (a late callback is followed by a short
+    interval, so 9.8 ms and 10.2 ms alternate); the span of the intervals over the grid
+    slots it covers (over the median, rounded: a skipped period only adds a slot) is not, but
+    it carries the jitter of its two end stamps: the first of 21 stamps of a 1 kHz timer
+    30 µs late reads 1002 Hz, and a grid replayed 2 µs a cycle short of the timer's counts a
+    skipped period every 500 cycles and misses beside it (up to a quarter of the periods a
+    1 kHz Python timer learned from 20 intervals were 1–3 Hz off that way). So the estimate is
+    the median of the spans of every run of half the intervals, each over its slots: a late
+    stamp moves only the runs that end on it, alternating intervals even out in each. It is
+    snapped to the period a timer is configured with (``configured_period``), within how
+    precisely the spread of the intervals lets it be known.
+    """
+    median = float(np.median(intervals_ns))
+    starts = np.concatenate(([0.0], np.cumsum(intervals_ns, dtype=np.float64)))
+    half = (len(intervals_ns) + 1) // 2
+    spans = starts[half:] - starts[:-half]
+    per_run = spans / np.maximum(1, np.round(spans / median))
+    estimate = float(np.median(per_run))
+    quartiles = np.percentile(intervals_ns / np.maximum(1, np.round(intervals_ns / median)),
+                              (25, 75))
+    # A median of n values is known to about their spread over the root of n; the runs
+    # themselves disagree by how much their end stamps are quantized (sim time in whole
+    # /clock steps: intervals of 9, 10 and 11 ms read 10.04 ms over 10 of them).
+    tolerance = 2 * float(quartiles[1] - quartiles[0]) / (math.sqrt(len(intervals_ns)) * estimate)
+    runs = np.percentile(per_run, (10, 90))
+    tolerance = max(tolerance, float(runs[1] - runs[0]) / estimate)
+    return configured_period(estimate, tolerance)
+
+
+def configured_period(estimate_ns: float, tolerance: float) -> int:
+    """Return the period a timer was most likely configured with, near ``estimate_ns``.
+
+    Timers are configured in milliseconds or in Hz: a whole number of milliseconds within
+    ``tolerance`` (relative; kept within ``LEARN_MIN_SNAP`` and ``LEARN_MAX_MS_SNAP``), or a
+    whole rate within the same ``tolerance`` but at most 1 % (10.003 ms would drift 1.5 ms
+    over 500 cycles of a 100 Hz timer). Never further than the spread of the intervals lets
+    the period be known: an exact fit (36.000 ms apart) is kept, not snapped to a rounder
+    grid that fits worse (28 Hz, 0.8 % off). When both fit, the coarser of the two grids is
+    the likelier setting: milliseconds above 31.6 Hz (1 kHz is 1 ms, not 1001 Hz), Hz below
+    (30 Hz, not 33 ms). Below 1 Hz, where
+    timers are configured in seconds, whole tenths of a second (4.999 s, measured on a few
+    intervals, is the 5 s timer). Else the estimate.
+    """
+    rate_hz = 1e9 / estimate_ns
+    if rate_hz < 1:
+        tenths = round(estimate_ns / SLOW_SNAP_NS) * SLOW_SNAP_NS
+        if tenths and abs(estimate_ns - tenths) <= LEARN_MAX_SNAP * tenths:
+            return tenths
+        return max(1, round(estimate_ns))
+    ms_tolerance = min(LEARN_MAX_MS_SNAP, max(LEARN_MIN_SNAP, tolerance))
+    whole_ms = round(estimate_ns / NS_PER_MS)
+    ms_ns = whole_ms * NS_PER_MS
+    by_ms = whole_ms > 0 and abs(estimate_ns - ms_ns) <= ms_tolerance * ms_ns
+    whole_hz = round(rate_hz)
+    # Never snapped further than the intervals let the period be known: 36.000 ms stamps
+    # (27.78 Hz) are 36 ms, not the 28 Hz 0.8 % away that fits them worse.
+    hz_tolerance = min(LEARN_MAX_SNAP, max(LEARN_MIN_SNAP, tolerance))
+    by_hz = abs(rate_hz - whole_hz) <= hz_tolerance * whole_hz
+    if by_ms and (not by_hz or whole_hz > whole_ms):  # a ms step is the finer one below 31.6 Hz
+        return ms_ns
+    if by_hz:
+        return round(1e9 / whole_hz)
+    return max(1, round(estimate_ns))
+
+
+def keeps_period(intervals_ns: np.ndarray, period_ns: int) -> bool:
+    """Tell cheaply whether intervals keep to ``period_ns`` (no period to learn again).
+
+    Most intervals one slot long, and the slots they span as long as the intervals within
+    ``LEARN_MIN_SNAP``: what ``learn_period`` would find the same period in, for a fraction
+    of its cost (re-checking a 1 kHz topic ran it ten times a second).
+    """
+    slots = np.maximum(1, np.round(intervals_ns / period_ns))
+    if 2 * np.count_nonzero(slots == 1) < len(slots):
+        return False
+    spanned = float(slots.sum()) * period_ns
+    return abs(float(intervals_ns.sum()) - spanned) <= LEARN_MIN_SNAP * spanned
+
+
+def burst_like(intervals_ns: np.ndarray, period_ns: int) -> str:
+    """Why a learning window is no timer's rhythm, or '' when the period fits it.
+
+    A period learned from burst-like intervals (messages delivered in batches, a timer
+    catching up) is a fraction of the real one: its grid holds far more slots than the
+    window has cycles, and every later window would count the difference as skipped
+    periods (135,497 at 10 kHz). A window whose intervals span more than
+    ``BURST_SLOTS_RATIO`` slots each of the learned period is rejected.
+    """
+    if not len(intervals_ns):
+        return 'no interval between distinct cycle starts to learn the period from'
+    slots = float(intervals_ns.sum()) / period_ns
+    if slots <= BURST_SLOTS_RATIO * len(intervals_ns):
+        return ''
+    mean_ms = float(intervals_ns.mean()) / NS_PER_MS
+    return (f'intervals came in bursts: a period of {period_ns / NS_PER_MS:.4g} ms learned '
+            f'from them gives {slots:.0f} slots for {len(intervals_ns)} intervals (mean '
+            f'{mean_ms:.4g} ms); period not learned from that window')

@@ -1,0 +1,49 @@
+"""A timer's period learned from its intervals, snapped to how timers are set (period_learning)."""
+
+import numpy as np
+
+from ros2_deadline_monitor.analysis.period_learning import learn_period
+
+MS = 1_000_000
+
+
+def test_learned_period_snaps_to_whole_hz_only_when_close():
+    assert learn_period(np.full(20, 10_003_000)) == 10 * MS
+    assert learn_period(np.full(20, 33_340_000)) == 33_333_333
+    assert learn_period(np.full(20, 133_000_000)) == 133_000_000
+    # A jittery start-up: late callbacks followed by short intervals, median 9.8 ms.
+    jittery = np.array([9_800_000] * 11 + [10_200_000] * 9, np.int64)
+    assert np.median(jittery) == 9_800_000
+    assert learn_period(jittery) == 10 * MS
+    # A skipped period adds one slot to the span, not a wrong period.
+    assert learn_period(np.array([10 * MS] * 19 + [20 * MS], np.int64)) == 10 * MS
+
+
+def test_a_late_end_stamp_does_not_shift_a_learned_1_khz_period():
+    # 20 intervals of a 1 kHz timer whose first stamp came 30 µs late: the span reads 1002 Hz.
+    late_start = np.array([MS - 30_000] + [MS] * 19, np.int64)
+    assert round(1e9 / (late_start.sum() / 20)) == 1002
+    assert learn_period(late_start) == MS
+    assert learn_period(np.array([MS] * 19 + [MS + 30_000], np.int64)) == MS  # 999 Hz
+    # One interval of 1.2 ms at the end, 20 intervals: the span lies between 990 and 1000 Hz.
+    assert learn_period(np.array([MS] * 19 + [1_200_000], np.int64)) == MS
+    # A 3 ms timer is 333.3 Hz, not the nearest whole 333 Hz (3.003 ms).
+    assert learn_period(np.array([3 * MS + 2_000, 3 * MS - 2_000] * 10, np.int64)) == 3 * MS
+    # Alternating short and long intervals of a 90 Hz timer: not the 11 ms 1 % away.
+    alternating = np.array([10_888_889] * 11 + [11_333_333] * 9, np.int64)
+    assert learn_period(alternating) == round(1e9 / 90)
+    # A whole rate that is no round figure stays what it is, when its stamps say so precisely.
+    assert learn_period(np.full(20, 1_005_025)) == 1_005_025  # 995 Hz
+
+
+def test_a_learned_period_of_a_jittery_timer_is_the_configured_one():
+    rng = np.random.default_rng(7)
+    for period in (MS, 2 * MS, 10 * MS, 33_333_333, 50 * MS):
+        # Each stamp a little late (most by a few µs, one in twenty by up to 300 µs).
+        late = rng.exponential(3_000, 3001) + (rng.random(3001) < 0.05) * rng.uniform(
+            0, 300_000, 3001)
+        stamps = np.arange(3001) * period + late.astype(np.int64)
+        intervals = np.diff(stamps)
+        for n in (20, 50):
+            learned = [learn_period(intervals[i:i + n]) for i in range(0, 3000 - n, 7)]
+            assert all(p == period for p in learned), (period, n, sorted(set(learned)))
