@@ -47,9 +47,9 @@ def run(topics: int, fast_hz: int, warmup: int, reports: int) -> dict[str, Any]:
     from ros2_deadline_monitor.analysis.config import AnalysisConfig, TopicConfig
     from ros2_deadline_monitor.analysis.session import Session, TopicState
     from ros2_deadline_monitor.outputs import conversions, diagnostics
-    from ros2_deadline_monitor.outputs.report_outputs import TopicStatsCache
     from ros2_deadline_monitor.outputs.reporter import Reporter
     from ros2_deadline_monitor.outputs.serialized import Assembler
+    from ros2_deadline_monitor.outputs.stats_output import TopicStatsCache
 
     session = Session(AnalysisConfig(), use_sim_time=False, start_wall_ns=START)
     reporter = Reporter(session)
@@ -83,7 +83,8 @@ def run(topics: int, fast_hz: int, warmup: int, reports: int) -> dict[str, Any]:
         t1 = time.perf_counter()
         snapshot = reporter.snapshot(now, standing=standing)
         t2 = time.perf_counter()
-        assembler.payload(conversions.monitor_stats(snapshot, stats_cache))
+        assembler.payload(conversions.monitor_stats(
+            snapshot, stats_cache.messages(snapshot), stats_cache.header))
         t3 = time.perf_counter()
         assembler.payload(DiagnosticArray(status=diagnostics.statuses(snapshot,
                                                                       cache=status_cache)))

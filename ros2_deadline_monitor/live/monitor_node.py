@@ -64,8 +64,8 @@ from ros2_deadline_monitor.live.take_schedule import TakeSchedule
 from ros2_deadline_monitor.msg import MonitorStats
 from ros2_deadline_monitor.outputs import diagnostics, metrics, summary
 from ros2_deadline_monitor.outputs.gate import exit_code, FinalReport, summary_record
-from ros2_deadline_monitor.outputs.report_outputs import ReportOutputs
 from ros2_deadline_monitor.outputs.reporter import Reporter
+from ros2_deadline_monitor.outputs.stats_output import StatsOutput
 
 NODE_NAME = 'deadline_monitor'
 STATS_TOPIC = '~/stats'
@@ -164,13 +164,13 @@ class MonitorNode(Node):
 
         self._simulator_rtf = SimulatorRtf(self, settings.simulator_rtf_topic, self.session)
         self._stats_publisher = self.create_publisher(MonitorStats, STATS_TOPIC, STATS_QOS)
-        self._outputs = ReportOutputs(settings.reuse_reports)
-        if settings.reuse_reports and self._outputs.assembler is None:
+        self._stats_output = StatsOutput(settings.reuse_reports)
+        if settings.reuse_reports and self._stats_output.assembler is None:
             self.get_logger().info('this middleware lays out CDR differently: the reports are '
                                    'published as messages, not assembled from kept bytes')
         self._diagnostics = diagnostics.DiagnosticsOutput(
             self, settings.hardware_id, use_updater=settings.use_diagnostic_updater,
-            assembler=self._outputs.assembler, reuse=settings.reuse_reports)
+            assembler=self._stats_output.assembler, reuse=settings.reuse_reports)
         self.parameters.warn_unknown()
         self.clock_input = ClockInput(self, self._reader, settings.clock_topic, self.session,
                                       settings.arrival_timestamp,
@@ -563,9 +563,8 @@ class MonitorNode(Node):
         expectations = self.expectations()
         self._verdict = (Verdict(()) if expectations.empty  # what evaluate gives, at no cost
                          else evaluate(expectations, snapshot))
-        outputs = self._outputs
-        self._stats_publisher.publish(outputs.stats_payload(outputs.monitor_stats(snapshot)))
-        self._diagnostics.publish(outputs.statuses(snapshot, self._verdict))
+        self._stats_publisher.publish(self._stats_output.payload(snapshot))
+        self._diagnostics.publish_report(snapshot, self._verdict)
         if self._metrics is not None:
             self._metrics.publish(snapshot)
         self.get_logger().debug(

@@ -156,7 +156,7 @@ def monitor_stats(snapshot: Snapshot, topics: list[TopicStats] | None = None,
 
     Its spans are the widest of its parts. Topics whose configuration is invalid have no
     figures and show only in ``/diagnostics``. ``topics`` and ``stamp_header``: the topics'
-    messages and their header when the caller kept them (``report_outputs.TopicStatsCache``).
+    messages and their header when the caller kept them (``stats_output.TopicStatsCache``).
     """
     clock = clock_stats(snapshot, snapshot.clock)
     if stamp_header is None:

@@ -175,7 +175,7 @@ class DiagnosticsOutput:
         """Create the publisher, or the updater (its own timer destroyed) and take its publisher.
 
         ``assembler``: publish the array as bytes assembled from kept statuses. ``reuse``
-        False: every status is copied afresh at every report (``reuse_reports``).
+        False: every status is made and copied afresh at every report (``reuse_reports``).
         """
         self._node = node
         self._assembler = assembler
@@ -183,6 +183,7 @@ class DiagnosticsOutput:
         self._published: Reuse[DiagnosticStatus, DiagnosticStatus] | None = (
             Reuse() if reuse else None)
         """The prefixed copies of the previous array's statuses."""
+        self._status_cache = StatusCache() if reuse else None
         self._updater = None
         if use_updater and diagnostic_updater is not None:
             updater = diagnostic_updater.Updater(node)
@@ -206,6 +207,10 @@ class DiagnosticsOutput:
         self._hardware_id = hardware_id
         if self._published is not None:
             self._published.clear()
+
+    def publish_report(self, snapshot: Snapshot, verdict: Verdict | None) -> None:
+        """Publish a report's statuses (``statuses``), an unchanged topic's kept from before."""
+        self.publish(statuses(snapshot, verdict=verdict, cache=self._status_cache))
 
     def publish(self, statuses: Sequence[DiagnosticStatus]) -> None:
         """Publish one array holding exactly ``statuses`` (names without the node prefix).

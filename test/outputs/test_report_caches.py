@@ -5,9 +5,9 @@ from __future__ import annotations
 from ros2_deadline_monitor.analysis.config import AnalysisConfig, TopicConfig
 from ros2_deadline_monitor.analysis.session import Session, TopicState
 from ros2_deadline_monitor.outputs import conversions, diagnostics
-from ros2_deadline_monitor.outputs.report_outputs import TopicStatsCache
 from ros2_deadline_monitor.outputs.reporter import Reporter
 from ros2_deadline_monitor.outputs.serialized import same
+from ros2_deadline_monitor.outputs.stats_output import TopicStatsCache
 
 MS = 1_000_000
 S = 1_000_000_000

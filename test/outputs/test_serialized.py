@@ -11,7 +11,6 @@ from ros2_deadline_monitor.analysis.reports import Level
 from ros2_deadline_monitor.analysis.session import Session, TopicState
 from ros2_deadline_monitor.msg import MonitorStats, TopicStats
 from ros2_deadline_monitor.outputs import conversions, diagnostics
-from ros2_deadline_monitor.outputs.report_outputs import TopicStatsCache
 from ros2_deadline_monitor.outputs.reporter import Reporter
 from ros2_deadline_monitor.outputs.serialized import (
     _Writer,
@@ -20,6 +19,7 @@ from ros2_deadline_monitor.outputs.serialized import (
     LayoutError,
     same,
 )
+from ros2_deadline_monitor.outputs.stats_output import TopicStatsCache
 
 MS = 1_000_000
 S = 1_000_000_000

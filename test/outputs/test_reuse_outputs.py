@@ -1,15 +1,15 @@
 """The report messages with ``reuse_reports`` on and off, report by report (no middleware).
 
-On: the reporter keeps standing snapshots and ``ReportOutputs`` reuses the messages,
-statuses and bytes made from them. Off: everything afresh, published as objects. What the
-published ``MonitorStats`` and ``/diagnostics`` say must agree (``outputs/reporter.py``): every
-topic's level and status text at every report, a refreshed topic's whole ``TopicStats``
+On: the reporter keeps standing snapshots and ``StatsOutput`` and the status cache reuse the
+messages, statuses and bytes made from them. Off: everything afresh, published as objects. What
+the published ``MonitorStats`` and ``/diagnostics`` say must agree (``outputs/reporter.py``):
+every topic's level and status text at every report, a refreshed topic's whole ``TopicStats``
 and status, and the whole final report.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.serialization import deserialize_message
@@ -17,9 +17,10 @@ from rclpy.serialization import deserialize_message
 from ros2_deadline_monitor.analysis.config import AnalysisConfig, TopicConfig
 from ros2_deadline_monitor.analysis.session import Session, TopicState
 from ros2_deadline_monitor.msg import MonitorStats
-from ros2_deadline_monitor.outputs.report_outputs import ReportOutputs
+from ros2_deadline_monitor.outputs import diagnostics
 from ros2_deadline_monitor.outputs.reporter import Reporter
 from ros2_deadline_monitor.outputs.serialized import same
+from ros2_deadline_monitor.outputs.stats_output import StatsOutput
 
 MS = 1_000_000
 S = 1_000_000_000
@@ -28,7 +29,14 @@ SLOW = 20
 REPORTS = 40
 
 
-def configured(reuse: bool) -> tuple[Session, Reporter, ReportOutputs]:
+class Outputs(NamedTuple):
+    """What the node keeps between reports: its ``StatsOutput``, its diagnostics' cache."""
+
+    stats: StatsOutput
+    statuses: diagnostics.StatusCache | None
+
+
+def configured(reuse: bool) -> tuple[Session, Reporter, Outputs]:
     s = Session(AnalysisConfig(), use_sim_time=False, start_wall_ns=OFF)
     topics = {f's{i}': TopicConfig(name=f's{i}', topic=f'/s{i}', period_ns=S)
               for i in range(SLOW)}
@@ -39,8 +47,8 @@ def configured(reuse: bool) -> tuple[Session, Reporter, ReportOutputs]:
         if topic_id != 'quiet':
             s.topic_status(topic_id, TopicState.RECEIVING, type_name='std_msgs/msg/Header',
                            writers=1)
-    outputs = ReportOutputs(reuse)
-    assert (outputs.assembler is not None) == reuse
+    outputs = Outputs(StatsOutput(reuse), diagnostics.StatusCache() if reuse else None)
+    assert (outputs.stats.assembler is not None) == reuse
     return s, Reporter(s, reuse_reports=reuse), outputs
 
 
@@ -52,13 +60,13 @@ def feed(s: Session, k: int) -> None:
         s.message('fast', OFF + k * S + j * 10 * MS + 50 * 1000, seq=k * 100 + j + 1)
 
 
-def published(outputs: ReportOutputs, snapshot: Any) -> tuple[MonitorStats, DiagnosticArray]:
+def published(outputs: Outputs, snapshot: Any) -> tuple[MonitorStats, DiagnosticArray]:
     """Return the report's two messages as a subscriber reads them."""
-    stats = outputs.stats_payload(outputs.monitor_stats(snapshot))
-    array = DiagnosticArray(status=outputs.statuses(snapshot, None))
+    stats = outputs.stats.payload(snapshot)
+    array = DiagnosticArray(status=diagnostics.statuses(snapshot, cache=outputs.statuses))
     array.header.stamp.sec = 1
-    if outputs.assembler is not None:
-        array = deserialize_message(outputs.assembler.payload(array), DiagnosticArray)
+    if outputs.stats.assembler is not None:
+        array = deserialize_message(outputs.stats.assembler.payload(array), DiagnosticArray)
     if isinstance(stats, bytes):
         stats = deserialize_message(stats, MonitorStats)
     return stats, array

@@ -1,11 +1,12 @@
-"""The shell side of the reporter seam: a report's messages, reused where nothing changed.
+"""Each report's ``MonitorStats``, reusing what was made from an unchanged topic.
 
 The ``Reporter`` (``outputs/reporter.py``) hands out the very ``TopicSnapshot`` object of a
 topic's previous refresh while it stands. Here what was made from it is kept: its
-``TopicStats`` (``TopicStatsCache``), its status (``diagnostics.StatusCache``) and the CDR
-bytes of both (``serialized.Assembler``), reused by identity (``outputs/reuse.py``). Without
-reuse (parameter ``reuse_reports`` false) every message is built by the plain conversion
-functions and published as an object.
+``TopicStats`` (``TopicStatsCache``) and the CDR bytes of the report
+(``serialized.Assembler``), reused by identity (``outputs/reuse.py``); the statuses are kept
+by ``diagnostics.DiagnosticsOutput`` the same way. Without reuse (parameter
+``reuse_reports`` false) every message is built by the plain conversion functions and
+published as an object.
 """
 
 from __future__ import annotations
@@ -13,9 +14,8 @@ from __future__ import annotations
 from std_msgs.msg import Header
 
 from ros2_deadline_monitor.analysis.snapshot import Snapshot, TopicSnapshot
-from ros2_deadline_monitor.configuration.expectations import Verdict
 from ros2_deadline_monitor.msg import MonitorStats, TopicStats
-from ros2_deadline_monitor.outputs import conversions, diagnostics
+from ros2_deadline_monitor.outputs import conversions
 from ros2_deadline_monitor.outputs.reuse import Reuse
 from ros2_deadline_monitor.outputs.serialized import Assembler
 
@@ -45,8 +45,8 @@ class TopicStatsCache:
             lambda topic: conversions.topic_stats(topic, wall_ns, arrival, shared))
 
 
-class ReportOutputs:
-    """Builds each report's ``MonitorStats`` and statuses, reusing unchanged parts or not."""
+class StatsOutput:
+    """Builds each report's ``MonitorStats`` as published, reusing unchanged parts or not."""
 
     def __init__(self, reuse: bool) -> None:
         """Keep what reports made (``reuse``), or build everything afresh at every report."""
@@ -56,21 +56,16 @@ class ReportOutputs:
         if reuse:
             assembler = Assembler()
             self.assembler = assembler if assembler.check() else None
-        self._stats_cache = TopicStatsCache() if reuse else None
-        self._status_cache = diagnostics.StatusCache() if reuse else None
+        self._cache = TopicStatsCache() if reuse else None
 
-    def monitor_stats(self, snapshot: Snapshot) -> MonitorStats:
+    def message(self, snapshot: Snapshot) -> MonitorStats:
         """Return the report's ``MonitorStats`` message."""
-        cache = self._stats_cache
+        cache = self._cache
         if cache is None:
             return conversions.monitor_stats(snapshot)
         return conversions.monitor_stats(snapshot, cache.messages(snapshot), cache.header)
 
-    def stats_payload(self, stats: MonitorStats) -> MonitorStats | bytes:
-        """Return what to publish for ``stats``: the message, or bytes assembled from parts."""
+    def payload(self, snapshot: Snapshot) -> MonitorStats | bytes:
+        """Return what to publish: the message, or its bytes assembled from kept parts."""
+        stats = self.message(snapshot)
         return stats if self.assembler is None else self.assembler.payload(stats)
-
-    def statuses(self, snapshot: Snapshot, verdict: Verdict | None
-                 ) -> list[diagnostics.DiagnosticStatus]:
-        """Return the report's statuses (names without the node prefix)."""
-        return diagnostics.statuses(snapshot, verdict=verdict, cache=self._status_cache)
