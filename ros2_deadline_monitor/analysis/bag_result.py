@@ -1,6 +1,6 @@
 """What a bag analysis returns: the session's final snapshot plus what only a bag has.
 
-Times in nanoseconds as the core's reports: statistics are floats (NaN when unmeasured),
+Times in nanoseconds as in the analysis reports: statistics are floats (NaN when unmeasured),
 points in time (``*_at_ns``) ints (None when unknown). The table, JSON, CSV, plot and HTML
 writers only read them, through the figure table where there is a figure for it.
 """

@@ -12,7 +12,7 @@ Parameter-list (``PL_CDR``, ``PL_CDR2``) and delimited (``DELIMIT_CDR2``) encodi
 member or delimiter headers in front of the members, so the stamp is not at offset 4 there;
 they are rejected rather than misread.
 
-Which types qualify is decided by the shell from the message class:
+Which types qualify is decided by the live adapter from the message class:
 ``first_field_is_stamp(Msg.get_fields_and_field_types(), type_name)``. This module is pure
 Python and imports no ROS package.
 """

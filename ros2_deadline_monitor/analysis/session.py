@@ -1,4 +1,4 @@
-"""The analysis session: the one orchestration of the core, live and offline (DESIGN.md §9).
+"""The analysis session: the one orchestration of the analysis, live and offline (DESIGN.md §9).
 
 Adapters (the live node, the bag replay) only feed events in: /clock samples, message
 events, QoS deadline events, what the graph says about a topic, configuration changes, and

@@ -2,7 +2,7 @@
 
 ``topic.<id>.stamp_field`` names where a topic's stamp is: ``header.stamp`` (the default),
 ``transforms[0].header.stamp`` for a ``tf2_msgs/TFMessage``, or a Time after other fields.
-The path is resolved ONCE against the type's layout (a plain description built by the shell
+The path is resolved ONCE against the type's layout (a plain description built by the live adapter
 from rosidl introspection, or offline from the bag's message definitions) into a
 ``StampRule`` whose ``read(raw)`` finds the stamp in the serialized bytes without
 deserializing anything else (DESIGN §6).
@@ -83,7 +83,7 @@ class StampFieldError(ConfigError):
     """A stamp field path is malformed, or does not lead to a Time that can be read raw."""
 
 
-# -- layouts: what the shell and the offline side describe, in plain values -----------------
+# -- layouts: what the live and the bag adapters describe, in plain values -----------------
 
 
 @dataclass(frozen=True)

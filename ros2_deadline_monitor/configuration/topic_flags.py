@@ -45,7 +45,7 @@ def _number(text: str) -> float:
 
 
 def _duration(text: str, unit_ns: int, unit: str, *, zero_ok: bool) -> float:
-    """Check ``text`` is a duration the core accepts; return it as typed (a float)."""
+    """Check ``text`` is a duration the analysis accepts; return it as typed (a float)."""
     value = _number(text)
     try:
         duration_ns('value', value, unit_ns, zero_ok=zero_ok)

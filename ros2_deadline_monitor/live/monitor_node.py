@@ -1,12 +1,13 @@
 """The ``monitor`` node: the live adapter around the analysis session (``analysis/session.py``).
 
 Wiring only: parameters become configs (``configuration/parameters.py``, declared by
-``parameter_declarations.py``), each target topic gets a raw subscription whose messages go to the
-session's recorder (``subscriptions.py``), /clock samples go to the session, and a timer on
-steady time takes the session's ``Snapshot`` to the sinks: ``MonitorStats`` on ``~/stats``
-(``conversions.py``), ``/diagnostics`` (``diagnostics.py``), the final summary
-(``summary.py``) and, with ``metrics_port``, the ``/metrics`` endpoint (``metrics.py``).
-Steady time, so a frozen ``/clock`` is still reported (DESIGN.md §7).
+``parameter_declarations.py``), each target topic gets a raw subscription whose messages go
+to the session's recorder (``subscriptions.py``), /clock samples go to the session, and a
+timer on steady time takes the reporter's ``Snapshot`` to the outputs: ``MonitorStats`` on
+``~/stats`` (``outputs/stats_output.py``), ``/diagnostics`` (``outputs/diagnostics.py``),
+the final summary (``outputs/summary.py``) and, with ``metrics_port``, the ``/metrics``
+endpoint (``outputs/metrics.py``). Steady time, so a frozen ``/clock`` is still reported
+(DESIGN.md §7).
 """
 
 from __future__ import annotations

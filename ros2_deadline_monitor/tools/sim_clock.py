@@ -253,7 +253,7 @@ class StallPlan:
 
 
 class RtfMeter:
-    """Achieved RTF of the published (wall, sim) points, measured with the core's analyzer.
+    """Achieved RTF of the published (wall, sim) points, measured with the analysis' own analyzer.
 
     ``add`` runs in the pacing thread and is O(1); ``fold`` (on the report timer, and once at
     the end) closes an analyzer window and keeps the whole run's worst and best fixed bins
