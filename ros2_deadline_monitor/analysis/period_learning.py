@@ -22,6 +22,9 @@ LEARN_MAX_SNAP = 0.01
 LEARN_MAX_MS_SNAP = 0.005
 """... and to whole milliseconds within at most this share (0.5 %), however widely the
 intervals spread: 45, 55, 90 and 110 Hz lie 1 % from a whole number of ms."""
+ROUND_PERIODS_MS = tuple(ms for ms in range(1, 1001) if 1000 % ms == 0)
+"""Periods that are a whole number of ms and a whole rate in Hz (1, 2, 4, 5, 8, 10, 20 ms...):
+the settings a timer has most often."""
 BURST_SLOTS_RATIO = 1.5
 """A learning window whose intervals span more slots of the period learned from them than
 this many per interval is burst-like (``burst_like``): a third of its slots skipped."""
@@ -69,9 +72,10 @@ def configured_period(estimate_ns: float, tolerance: float) -> int:
     the period be known: an exact fit (36.000 ms apart) is kept, not snapped to a rounder
     grid that fits worse (28 Hz, 0.8 % off). When both fit, the coarser of the two grids is
     the likelier setting: milliseconds above 31.6 Hz (1 kHz is 1 ms, not 1001 Hz), Hz below
-    (30 Hz, not 33 ms). Below 1 Hz, where
-    timers are configured in seconds, whole tenths of a second (4.999 s, measured on a few
-    intervals, is the 5 s timer). Else the estimate.
+    (30 Hz, not 33 ms). When the intervals cannot tell the period to 1 %, a period that is
+    both (``ROUND_PERIODS_MS``) within what they allow. Below 1 Hz, where timers are
+    configured in seconds, whole tenths of a second (4.999 s, measured on a few intervals, is
+    the 5 s timer). Else the estimate.
     """
     rate_hz = 1e9 / estimate_ns
     if rate_hz < 1:
@@ -79,6 +83,14 @@ def configured_period(estimate_ns: float, tolerance: float) -> int:
         if tenths and abs(estimate_ns - tenths) <= LEARN_MAX_SNAP * tenths:
             return tenths
         return max(1, round(estimate_ns))
+    if tolerance > LEARN_MAX_SNAP:
+        # The intervals cannot tell the period to 1 % (a timer under CPU load): of the
+        # periods they allow, the round one (a 100 Hz timer under two CPU hogs read 9.85 ms
+        # and was set to 101 Hz: phantom skips and misses until the re-check).
+        near = [ms * NS_PER_MS for ms in ROUND_PERIODS_MS
+                if abs(estimate_ns - ms * NS_PER_MS) <= tolerance * ms * NS_PER_MS]
+        if near:
+            return min(near, key=lambda period: abs(period - estimate_ns))
     ms_tolerance = min(LEARN_MAX_MS_SNAP, max(LEARN_MIN_SNAP, tolerance))
     whole_ms = round(estimate_ns / NS_PER_MS)
     ms_ns = whole_ms * NS_PER_MS

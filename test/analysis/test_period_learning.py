@@ -47,3 +47,17 @@ def test_a_learned_period_of_a_jittery_timer_is_the_configured_one():
         for n in (20, 50):
             learned = [learn_period(intervals[i:i + n]) for i in range(0, 3000 - n, 7)]
             assert all(p == period for p in learned), (period, n, sorted(set(learned)))
+
+
+def test_intervals_too_jittery_to_tell_the_period_to_1_percent_give_the_round_one():
+    # The first 20 intervals (µs) of a 100 Hz timer under two CPU hogs: they read 9.85 ms,
+    # known only to about 3 %; 101 Hz lies 0.5 % from that, 10 ms 1.5 %.
+    under_load = np.array([10236, 11556, 7574, 13862, 11049, 7950, 7993, 10706, 9585, 8657,
+                           9598, 10029, 9959, 10146, 9878, 10044, 9944, 10502, 9541, 9972],
+                          np.int64) * 1000
+    assert learn_period(under_load) == 10 * MS
+    # A steady 101 Hz timer is known to far better than 1 %: it stays 101 Hz.
+    assert learn_period(np.full(20, 9_900_990)) == 9_900_990
+    # Near no round period, the rule before applies: 30 Hz, jittery, is 30 Hz.
+    thirty = np.array([33_333_333 + (4 if i % 2 else -4) * MS for i in range(20)], np.int64)
+    assert learn_period(thirty) == 33_333_333
