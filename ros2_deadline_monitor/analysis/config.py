@@ -1,6 +1,6 @@
 """Validated configuration values for the analysis.
 
-All durations are integer nanoseconds. The ROS shell converts parameters (ms, Hz, s) at the
+All durations are integer nanoseconds. The configuration converts parameters (ms, Hz, s) at the
 edge and turns every ``ConfigError`` into a rejected parameter with the error's text as reason.
 """
 

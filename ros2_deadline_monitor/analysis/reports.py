@@ -2,7 +2,7 @@
 
 Times are nanoseconds (``*_ns``): statistics such as means or percentiles are floats, NaN
 when there is nothing to measure; points in time (``*_at_ns``) are ints, None when unknown.
-The ROS shell converts them to messages.
+The outputs convert them to messages (``outputs/conversions.py``).
 """
 
 from __future__ import annotations

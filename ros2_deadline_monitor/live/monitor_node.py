@@ -161,7 +161,7 @@ class MonitorNode(Node):
         if not topic_ids and self._discovery is None:
             self.get_logger().warning(
                 f'no topics configured (parameter {TOPICS}): monitoring the clock only')
-        self.parameters.watch(self._validate, self._apply_parameters)
+        self.parameters.route_changes(self._validate, self._apply_parameters)
 
         self._simulator_rtf = SimulatorRtf(self, settings.simulator_rtf_topic, self.session)
         self._stats_publisher = self.create_publisher(MonitorStats, STATS_TOPIC, STATS_QOS)

@@ -152,7 +152,7 @@ class NodeParameters:
         skipped = {re.sub(r'\W', '_', k): v for k, v in self.skipped.items()}
         return {**self.invalid, **skipped}
 
-    def watch(self, validate: Callable[[list[Parameter]], SetParametersResult],
+    def route_changes(self, validate: Callable[[list[Parameter]], SetParametersResult],
               apply: Callable[[list[Parameter]], None]) -> None:
         """Route ``ros2 param set`` through ``coerce_integers``, ``validate`` and ``apply``.
 

@@ -4,8 +4,8 @@ Wrap a timer (or subscription) callback and the probe records, per cycle, the st
 node's clock (ROS time: sim time under ``use_sim_time``) and on the wall clock, and the
 execution time on the monotonic clock. The scheduled slot comes from replaying rcl's timer
 grid (Jazzy's rclpy does not hand the callback its expected call time), so the probe counts
-misses and skipped periods with the same core, and the same rules, as the monitor does from
-the callback's output topic. Once per stats period it publishes a ``TopicStats``.
+misses and skipped periods with the same analysis session, and the same rules, as the monitor
+does from the callback's output topic. Once per stats period it publishes a ``TopicStats``.
 
     probe = DeadlineProbe(node, 'control', timer=timer)
     timer.callback = probe.wrap(timer.callback)   # or: with probe.cycle(): ...
