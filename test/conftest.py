@@ -77,9 +77,10 @@ def _prefer_installed_package() -> None:
 
 _prefer_installed_package()
 
-# Fixtures more than one folder uses: a monitor node driven over real DDS, synthesized bags.
+# Fixtures more than one folder uses: a monitor node driven over real DDS, synthesized bags,
+# the tools run as subprocesses.
 sys.path.insert(0, str(Path(__file__).resolve().parent / 'plugins'))
-pytest_plugins = ('node_fixtures', 'bag_fixtures')
+pytest_plugins = ('node_fixtures', 'bag_fixtures', 'tool_fixtures')
 
 
 def pytest_configure(config: pytest.Config) -> None:

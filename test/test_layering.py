@@ -1,8 +1,8 @@
 """The folders' import directions, read from the source: each role imports only those below it.
 
 ``analysis`` (the measurement) is at the bottom, ``configuration`` (what the user asks for)
-above it, ``outputs`` (what reads a snapshot) above both; the adapters (``live``, ``bag``,
-``record``) feed the session and hand its snapshots to the outputs; the ``tools`` sit on
+above it, ``outputs`` (what reads a snapshot) above both; the adapters (``live``, ``probe``,
+``bag``, ``record``) feed the session and hand its snapshots to the outputs; the ``tools`` sit on
 top. ``analysis``, ``configuration`` and ``bag`` import no ROS package, so the bag analyzer
 runs without rclpy and a reader follows the measurement alone.
 """
@@ -19,12 +19,13 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / 'ros2_deadline_monitor'
 PKG = 'ros2_deadline_monitor'
-LAYERS = ('analysis', 'configuration', 'outputs', 'live', 'record', 'bag', 'tools')
+LAYERS = ('analysis', 'configuration', 'outputs', 'live', 'probe', 'record', 'bag', 'tools')
 MAY_IMPORT = {
     'analysis': {'analysis'},
     'configuration': {'analysis', 'configuration'},
     'outputs': {'analysis', 'configuration', 'outputs', 'msg'},
     'live': {'analysis', 'configuration', 'outputs', 'live', 'msg'},
+    'probe': {'analysis', 'configuration', 'outputs', 'probe', 'msg'},
     'record': {'analysis', 'configuration', 'live', 'record'},
     'bag': {'analysis', 'configuration', 'outputs', 'bag'},
     'tools': {'analysis', 'configuration', 'outputs', 'live', 'tools', 'msg'},

@@ -7,7 +7,7 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 
 from ros2_deadline_monitor.analysis.cycles import count_cycles
-from ros2_deadline_monitor.tools.probe import DeadlineProbe
+from ros2_deadline_monitor.probe import DeadlineProbe
 
 MS = 1_000_000
 

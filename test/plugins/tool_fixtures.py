@@ -1,4 +1,4 @@
-"""Fixtures of the tool tests: the tools run as ``python -m`` subprocesses.
+"""Fixtures of the tool and probe tests: the tools run as ``python -m`` subprocesses.
 
 The subprocess imports the same ``ros2_deadline_monitor`` this test process imported (its
 parent directory goes first on PYTHONPATH), so a test checks the code it also imported.
