@@ -16,7 +16,7 @@ from ros2_deadline_monitor.analysis.stamp_field import check_stamp_field, DEFAUL
 RULES = ('interval', 'response')
 STAMPS = ('auto', 'none', 'start')
 """``auto`` (the default): the stamp starts the cycles when the data shows it is a usable
-cycle start (``cycles.CycleAnalyzer._stamps_usable``), else the arrival; ``none``: arrivals;
+cycle start (``cycle_starts.stamps_usable``), else the arrival; ``none``: arrivals;
 ``start``: the stamp, always."""
 CLOCKS = ('sim', 'wall')
 KINDS = ('timer', 'event')

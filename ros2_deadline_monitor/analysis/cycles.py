@@ -24,37 +24,38 @@ from ros2_deadline_monitor.analysis.config import (
     Timing,
     TopicConfig,
 )
+from ros2_deadline_monitor.analysis.cycle_starts import (
+    ages,
+    foreign_starts,
+    place,
+    stamps_refused,
+    stamps_usable,
+)
 from ros2_deadline_monitor.analysis.grid import GridState, replay
-from ros2_deadline_monitor.analysis.intervals import mean, percentiles, summarize_intervals
+from ros2_deadline_monitor.analysis.intervals import (
+    diff_with,
+    mean,
+    percentiles,
+    summarize_intervals,
+)
 from ros2_deadline_monitor.analysis.period_learning import (
     burst_like,
-    keeps_period,
-    LEARN_MIN_SNAP,
     learn_period,
+    PeriodCheck,
+    RELEARN_MIN_INTERVALS,
 )
 from ros2_deadline_monitor.analysis.producer_streams import (
-    choose_stream,
     known_seq,
-    MAX_STREAMS,
-    NEAR_SEQ,
     ProducerStream,
+    ProducerStreams,
     stream_diffs,
 )
 from ros2_deadline_monitor.analysis.reports import TopicReport
-from ros2_deadline_monitor.analysis.ring import ColumnRing, EventBuffer, NO_VALUE
+from ros2_deadline_monitor.analysis.ring import ColumnRing, EventBuffer, MALFORMED, NO_VALUE
 from ros2_deadline_monitor.analysis.rtf import RtfAnalyzer
 
 NAN = float('nan')
 PENDING_CAPACITY = 1 << 16
-MALFORMED = NO_VALUE + 1
-"""Stamp of an event whose bytes could not be read: a message, counted, but not a cycle."""
-EPOCH_SCALE_NS = 10**18
-"""A stamp at or above this (September 2001 as Unix time) is on the wall (Unix) clock; below
-it, a sim-time or unset one. No simulation runs for 31 years of sim time, no wall clock of a
-running robot reads 2001."""
-FOREIGN_TOLERANCE_NS = NS_PER_S
-"""How far a start stamp may lie in the future of its arrival on the timer clock before it
-cannot be on that clock (clock skew between hosts, the /clock step)."""
 ROW_COLUMNS = ('arrival', 'start_wall', 'start_sim', 'interval_timer', 'interval_wall',
                'interval_sim', 'lateness', 'response', 'skipped', 'missed', 'lost', 'size',
                'age')
@@ -64,13 +65,6 @@ WINDOW_MIN_PERIODS = 5
 LEARN_MIN_INTERVALS = 3
 """A slow topic learns its period from the intervals of its first window once they are at
 least this many, instead of waiting for ``learn_intervals`` of them."""
-STAMP_SPAN_TOLERANCE = 0.25
-"""``stamp: auto`` takes the stamps as cycle starts only when they span the time the
-arrivals span (on the timer clock) within this share: a stamp keeping another pace (a
-recorded time, a copied header) is no cycle start."""
-RELEARN_MIN_INTERVALS = 100
-"""A learned period is checked against blocks of at least this many later intervals (and
-``4 x learn_intervals``); two blocks in a row that learn the same other period re-learn it."""
 COARSE_CLOCK_SHARE = 0.25
 """A sim-clock topic timed by arrivals whose sim intervals are zero this often gets several
 messages per /clock step: /clock is coarser than the topic, its sim times from arrivals are
@@ -119,16 +113,6 @@ def count_cycles(starts_ns: np.ndarray, ends_ns: np.ndarray, period_ns: int,
     return CycleCounts(len(starts), int(misses.sum()), int(skipped.sum()), grid)
 
 
-def _diff_with(previous: int, values: np.ndarray) -> np.ndarray:
-    """Differences to the previous value; NO_VALUE where either side is unknown."""
-    before = np.empty(len(values), np.int64)
-    before[0] = previous
-    before[1:] = values[:-1]
-    out = values - before
-    out[(before == NO_VALUE) | (values == NO_VALUE)] = NO_VALUE
-    return out
-
-
 def _no_negative(intervals: np.ndarray) -> np.ndarray:
     """Negative intervals become NO_VALUE (NO_VALUE itself is negative and stays)."""
     return np.where(intervals < 0, NO_VALUE, intervals)
@@ -173,7 +157,8 @@ class CycleAnalyzer:
     figures never depend on when it was processed.
 
     One producer per cycle stream (DESIGN.md §3): events are split into producer streams by
-    their publication sequence numbers, each with its own grid and intervals; a start stamp
+    their publication sequence numbers (``ProducerStreams``), each with its own grid and
+    intervals; where a cycle starts and on which clock is ``cycle_starts``; a start stamp
     that cannot be on the timer clock is counted (``foreign``) and never placed on a grid; a
     silence longer than the timeout is an outage that re-anchors every grid.
     """
@@ -189,21 +174,15 @@ class CycleAnalyzer:
         self._timing: Timing | None = None
         self._learning: list[tuple[np.ndarray, ...]] = []
         self._learning_count = 0
-        self._streams: dict[int, ProducerStream] = {}
-        self._stream_serial = 0
-        self._recent = -1
-        """Serial of the stream that took the latest event (events without a number join it)."""
         self._epoch = 0
         self._gap_prev_wall = NO_VALUE
         self._gap_prev_timer = NO_VALUE
-        self._seq_unknown_at: int | None = None
-        self._numbered = False
-        self._ambiguous_at: int | None = None
         self._foreign_at: int | None = None
         self._unattributed_at: int | None = None
         self._last_arrival: int | None = None
         self._start_source = 'arrival'
         self._totals = _Totals()
+        self._producer_streams = ProducerStreams(self._totals)
         self.writers = 1
         """Publishers the graph shows (the session keeps it current): with several and no
         sequence numbers to tell them apart, no per-cycle figure is computed."""
@@ -221,9 +200,7 @@ class CycleAnalyzer:
         self._timing_reason = ''
         self._deciding: list[tuple[np.ndarray, ...]] = []
         self._deciding_count = 0
-        self._recheck: list[np.ndarray] = []
-        self._relearn_candidates: list[int] = []
-        self._recheck_prev: dict[int, int] = {}
+        self._period_check = PeriodCheck()
         self._relearn_note = ''
         self._coarse_note = ''
         self._unlearned_cycles = 0
@@ -238,10 +215,6 @@ class CycleAnalyzer:
         self._gaps_ended: list[int] = []
         """The latest ``GAPS_KEPT`` of them applied: cycles still waiting to be analyzed
         (learning, deciding) may lie on both sides of one (``_outage_epochs``)."""
-        self._own_drops: dict[int, int] = {}
-        """Sequence number -> messages the monitor's own queue dropped just before it."""
-        self._own_at: dict[int, int] = {}
-        """Arrival -> those drops, from ``_demultiplex`` to the rows (``_cycles``)."""
         self._choose_stamp_by_config()
         self._resolve()
 
@@ -327,7 +300,7 @@ class CycleAnalyzer:
             self._resolve()
         new_period = self._timing.period_ns if self._timing else None
         if new_period != old_period:
-            for stream in self._streams.values():
+            for stream in self._producer_streams.streams.values():
                 stream.grid = GridState()
 
     def _resolve(self) -> None:
@@ -358,7 +331,7 @@ class CycleAnalyzer:
         if self._timing is not None and self._timing.period_ns == period_ns:
             return
         self._timing = None
-        for stream in self._streams.values():
+        for stream in self._producer_streams.streams.values():
             stream.grid = GridState()
         self._resolve()
         if self._learning:
@@ -427,8 +400,7 @@ class CycleAnalyzer:
         Its sequence-number gap is the monitor's loss, not the producer's: counted apart
         (``lost_by_monitor_total``); the cycles still took their slots (never skipped).
         """
-        if count > 0 and len(self._own_drops) < PENDING_CAPACITY:
-            self._own_drops[before_seq] = self._own_drops.get(before_seq, 0) + count
+        self._producer_streams.own_dropped(before_seq, count)
 
     def process(self, clock: RtfAnalyzer | None, resets_wall_ns: Sequence[int] = (),
                 resets: int = 0, horizon_ns: int | None = None, final: bool = False) -> None:
@@ -497,24 +469,16 @@ class CycleAnalyzer:
     def _break(self) -> None:
         """Untie the cycles after a gap of the monitor's own from those before it.
 
-        Every producer stream keeps its sequence numbers (the ones skipped are not lost) but
-        gets a new serial (no period is learned across the gap), a new grid and no
-        interval, stamp or silence to measure from: nothing spans the gap.
+        Every producer stream gets a new serial (no period is learned across the gap), a new
+        grid and no interval, stamp or silence to measure from: nothing spans the gap
+        (``ProducerStreams.restart``).
         """
-        streams: dict[int, ProducerStream] = {}
-        for serial, stream in self._streams.items():
-            self._stream_serial += 1
-            stream.anchor(self._epoch)
-            stream.unseen, stream.last_stamp, stream.unmonitored = 0, NO_VALUE, True
-            streams[self._stream_serial] = stream
-            if serial == self._recent:
-                self._recent = self._stream_serial
-        self._streams = streams
-        self._recheck_prev.clear()
+        self._producer_streams.restart(self._epoch)
+        self._period_check.forget_starts()
         self._gap_prev_wall = self._gap_prev_timer = NO_VALUE
 
     def _drop_sim_state(self) -> None:
-        for stream in self._streams.values():
+        for stream in self._producer_streams.streams.values():
             stream.prev_start_sim = NO_VALUE
             if self._config.clock == 'sim':
                 stream.grid = GridState()
@@ -528,7 +492,9 @@ class CycleAnalyzer:
                  size: np.ndarray, clock: RtfAnalyzer | None) -> None:
         self._totals.messages += len(arrival)
         self._last_arrival = int(arrival[-1])
-        streams, lost, fresh, guessed = self._demultiplex(arrival, seq, stamp)
+        active_ns = max(self._timing.timeout_ns if self._timing else NS_PER_S, NS_PER_S)
+        streams, lost, fresh, guessed = self._producer_streams.split(arrival, seq, stamp,
+                                                              self._epoch, active_ns)
         malformed = stamp == MALFORMED
         if malformed.any():
             self._totals.malformed += int(malformed.sum())
@@ -536,7 +502,7 @@ class CycleAnalyzer:
         if self.sim_unknown and self._config.clock == 'sim':
             # No timer-clock time to place a cycle on: counted as messages (and losses).
             self._totals.sim_unknown += len(arrival)
-            for stream in self._streams.values():
+            for stream in self._producer_streams.streams.values():
                 stream.anchor(stream.epoch)
             self._gap_prev_timer = NO_VALUE
             return
@@ -570,27 +536,11 @@ class CycleAnalyzer:
         return self._deciding_count > self._analysis.learn_intervals
 
     def _stamps_refused(self) -> bool:
-        """Tell whether the stamps seen so far already cannot be cycle starts (no wait).
-
-        A missing, all-zero (over two messages or more), mixed-clock, wrong-clock or
-        non-increasing stamp stays so however many messages follow; only the spacing needs
-        more of them.
-        """
+        """Tell whether the waiting messages' stamps already cannot be cycle starts."""
         cycle = np.concatenate([~b[7] for b in self._deciding])
         stamp = np.concatenate([b[1] for b in self._deciding])[cycle]
         streams = np.concatenate([b[4] for b in self._deciding])[cycle]
-        if not len(stamp):
-            return False
-        if (stamp == NO_VALUE).any() or (len(stamp) > 1 and not stamp.any()):
-            return True
-        unix = stamp >= EPOCH_SCALE_NS
-        if unix.any() != unix.all() or (unix.any() and self._config.clock == 'sim'):
-            return True
-        if self._config.clock == 'wall' and not unix.any() and stamp.any():
-            return True
-        order = np.argsort(streams, kind='stable')
-        same = streams[order][1:] == streams[order][:-1]
-        return bool((np.diff(stamp[order])[same] <= 0).any())
+        return stamps_refused(stamp, streams, self._config.clock)
 
     def _decide_now(self, clock: RtfAnalyzer | None) -> None:
         """Decide the start source from the waiting messages, then analyze them."""
@@ -598,73 +548,13 @@ class CycleAnalyzer:
         self._deciding = []
         self._deciding_count = 0
         cycle = ~batch[7]  # a malformed message is no cycle: its stamp says nothing
-        self._stamp_choice, self._timing_reason = self._stamps_usable(
-            batch[0][cycle], batch[1][cycle], batch[4][cycle], clock)
+        self._stamp_choice, self._timing_reason = stamps_usable(
+            batch[0][cycle], batch[1][cycle], batch[4][cycle], self._config.clock, clock)
         if self._timing is not None:
             self._timing = resolve_timing(self._effective(self._config), self._timing.period_ns,
                                           self._timing.learned, self._analysis.target_rtf,
                                           self._timing.source)
         self._cycles(*batch, clock)
-
-    def _stamps_usable(self, arrival: np.ndarray, stamp: np.ndarray, streams: np.ndarray,
-                       clock: RtfAnalyzer | None) -> tuple[bool, str]:
-        """Tell from the data whether the stamps are usable cycle starts, and why (auto).
-
-        Usable: every message stamped, on the scale of the timer clock (Unix time for a wall
-        timer, sim time for a sim one), increasing per producer, not ahead of the arrivals
-        beyond ``FOREIGN_TOLERANCE_NS``, and spanning the time the arrivals span on the timer
-        clock within ``STAMP_SPAN_TOLERANCE`` (a constant offset is fine). Else arrivals.
-        """
-        n = len(arrival)
-        known = stamp != NO_VALUE
-        if not known.any():
-            return False, 'the messages carry no stamp'
-        if not known.all():
-            return False, f'{n - int(known.sum())} of {n} messages without a stamp'
-        if not stamp.any():
-            return False, 'every stamp is zero (an unset header)'
-        if n < 2:
-            return False, 'one message: too few to tell whether its stamp is a cycle start'
-        unix = stamp >= EPOCH_SCALE_NS
-        if unix.any() and not unix.all():
-            return False, 'stamps on two clocks (Unix and sim time)'
-        timer_clock = self._config.clock
-        if timer_clock == 'wall' and not unix.all():
-            return False, 'stamps in sim time, the timer clock is wall'
-        if timer_clock == 'sim' and unix.all():
-            return False, 'stamps in Unix time, the timer clock is sim'
-        order = np.argsort(streams, kind='stable')
-        same = streams[order][1:] == streams[order][:-1]
-        steps = np.diff(stamp[order])[same]
-        backwards = int(np.count_nonzero(steps <= 0))
-        if backwards:
-            return False, (f'stamps do not increase ({backwards} of {len(steps)} intervals '
-                           '<= 0)')
-        if timer_clock == 'wall':
-            now = arrival
-        elif clock is not None and clock.has_samples:
-            now = clock.sim_in_step(arrival)
-        else:
-            return True, 'sim-time stamps, increasing (no /clock to check them against)'
-        placed = now != NO_VALUE
-        ahead = stamp[placed] - now[placed]
-        if len(ahead) and int(ahead.max()) > FOREIGN_TOLERANCE_NS:
-            return False, (f'stamps up to {ahead.max() / 1e9:.1f} s ahead of the '
-                           f'{timer_clock} clock')
-        stamp_span = arrival_span = 0
-        for serial in np.unique(streams[placed]).tolist():
-            mine = placed & (streams == serial)
-            if np.count_nonzero(mine) > 1:
-                stamp_span += int(stamp[mine][-1] - stamp[mine][0])
-                arrival_span += int(now[mine][-1] - now[mine][0])
-        if arrival_span <= 0:
-            return True, 'stamps increase; the arrivals give no span to compare'
-        ratio = stamp_span / arrival_span
-        if abs(ratio - 1) > STAMP_SPAN_TOLERANCE:
-            return False, (f'stamps span {ratio:.2f} x the arrivals on the {timer_clock} '
-                           'clock: not the cycle start')
-        return True, (f'stamps increase on the {timer_clock} clock and span the arrivals '
-                      f'({ratio:.2f} x)')
 
     def _cycles(self, arrival: np.ndarray, stamp: np.ndarray, size: np.ndarray,
                 lost: np.ndarray, streams: np.ndarray, fresh: np.ndarray,
@@ -673,9 +563,11 @@ class CycleAnalyzer:
         self._start_source = ('header' if self._use_stamp
                               and bool((stamp != NO_VALUE).any()) else 'arrival')
         foreign = self._foreign(arrival, stamp, clock)
-        start_timer, end_timer, start_wall, start_sim = self._place(
-            arrival, np.where(foreign, NO_VALUE, stamp), clock)
-        age = self._age(arrival, stamp, end_timer, clock)
+        start_timer, end_timer, start_wall, start_sim = place(
+            arrival, np.where(foreign, NO_VALUE, stamp), self._use_stamp, self._config.clock,
+            clock, self._analysis.thresholds.clock_timeout_ns, self.clock_silent_after)
+        age, unknown_ages = ages(arrival, stamp, end_timer, self._config.clock, clock)
+        self._totals.age_unknown += unknown_ages
         placed = (start_timer != NO_VALUE) & ~malformed & ~foreign
         attributed = np.ones(len(arrival), bool)
         if guessed is not None and guessed.any():
@@ -688,11 +580,11 @@ class CycleAnalyzer:
             placed &= ~self._out_of_order(streams, start_timer,
                                           placed & (stamp != NO_VALUE))
         absent = self._unseen_before(streams, lost, placed, attributed)
-        lost = self._producer_lost(arrival, lost)
+        lost = self._producer_streams.producer_lost(arrival, lost)
         if not placed.all():
             for serial in streams[fresh & ~placed].tolist():  # the next one starts afresh
-                if serial in self._streams:
-                    self._streams[serial].fresh = True
+                if serial in self._producer_streams.streams:
+                    self._producer_streams.streams[serial].fresh = True
             keep = np.flatnonzero(placed)
             arrival, stamp, size, lost = arrival[keep], stamp[keep], size[keep], lost[keep]
             start_timer, end_timer = start_timer[keep], end_timer[keep]
@@ -756,7 +648,7 @@ class CycleAnalyzer:
         for serial in np.unique(streams[stamped]).tolist():
             mine = np.flatnonzero(stamped & (streams == serial))
             starts = start_timer[mine]
-            stream = self._streams.get(serial)
+            stream = self._producer_streams.streams.get(serial)
             before = np.empty(len(starts), np.int64)
             before[0] = stream.last_stamp if stream is not None else NO_VALUE
             before[1:] = starts[:-1]
@@ -783,10 +675,10 @@ class CycleAnalyzer:
         """
         absent = lost.copy()
         out = attributed & ~placed
-        if not out.any() and not any(s.unseen for s in self._streams.values()):
+        if not out.any() and not any(s.unseen for s in self._producer_streams.streams.values()):
             return absent
         for serial in np.unique(streams).tolist():
-            stream = self._streams.get(serial)
+            stream = self._producer_streams.streams.get(serial)
             mine = np.flatnonzero(streams == serial)
             add = np.where(out[mine], 1 + lost[mine], 0)
             running = np.cumsum(add) + (stream.unseen if stream is not None else 0)
@@ -826,54 +718,23 @@ class CycleAnalyzer:
     def _recheck_period(self, start_timer: np.ndarray, streams: np.ndarray) -> None:
         """Learn the period again when blocks of later intervals keep disagreeing with it.
 
-        Each block of ``RELEARN_MIN_INTERVALS`` (or 4 x ``learn_intervals``) intervals,
-        outages left out, learns a period; two blocks in a row that learn the same other one
-        replace the learned period (the grids re-anchor) and the status says so.
+        Blocks of ``RELEARN_MIN_INTERVALS`` (or 4 x ``learn_intervals``) intervals, outages
+        left out (``PeriodCheck``); a new period re-anchors the grids and the status says so.
         """
         timing = self._timing
         assert timing is not None
-        previous = self._recheck_prev
-        for serial in np.unique(streams).tolist():
-            mine = start_timer[streams == serial]
-            before = previous.get(serial)
-            if before is not None:  # the interval across two batches counts as well
-                mine = np.concatenate(([before], mine))
-            previous[serial] = int(mine[-1])
-            diffs = np.diff(mine)
-            diffs = diffs[(diffs > 0) & (diffs <= timing.timeout_ns)]
-            if len(diffs):
-                self._recheck.append(diffs)
-        for serial in [k for k in previous if k not in self._streams]:
-            del previous[serial]  # a forgotten producer
         block = max(RELEARN_MIN_INTERVALS, 4 * self._analysis.learn_intervals)
-        held = np.concatenate(self._recheck) if self._recheck else np.empty(0, np.int64)
-        while len(held) >= block:
-            chunk, held = held[:block], held[block:]
-            period = self._timing.period_ns
-            if keeps_period(chunk, period):  # the common case, at a fraction of learning
-                self._relearn_candidates = []
-                continue
-            candidate = learn_period(chunk)
-            if abs(candidate - period) <= LEARN_MIN_SNAP * period:
-                self._relearn_candidates = []
-                continue
-            self._relearn_candidates.append(candidate)
-            if len(self._relearn_candidates) < 2:
-                continue
-            first, second = self._relearn_candidates[-2:]
-            if abs(first - second) > LEARN_MIN_SNAP * second:
-                self._relearn_candidates = [second]
-                continue
-            self._relearn_candidates = []
+        changes = self._period_check.feed(start_timer, streams, self._producer_streams.streams,
+                                          timing.period_ns, timing.timeout_ns, block)
+        for old, new in changes:
             self._totals.relearned += 1
             self._relearn_note = (
-                f'period re-learned: {period / NS_PER_MS:.3f} -> {second / NS_PER_MS:.3f} ms '
+                f'period re-learned: {old / NS_PER_MS:.3f} -> {new / NS_PER_MS:.3f} ms '
                 f'(two blocks of {block} intervals disagreed with it)')
-            self._timing = resolve_timing(self._effective(self._config), second, True,
+            self._timing = resolve_timing(self._effective(self._config), new, True,
                                           self._analysis.target_rtf)
-            for stream in self._streams.values():
+            for stream in self._producer_streams.streams.values():
                 stream.grid = GridState()
-        self._recheck = [held] if len(held) else []
 
     def _spans_a_window(self, waiting: list[tuple[np.ndarray, ...]],
                         arrival: np.ndarray) -> bool:
@@ -883,254 +744,17 @@ class CycleAnalyzer:
         first = next(b[0][0] for b in waiting if len(b[0]))
         return int(arrival[-1]) - int(first) >= self._analysis.window_ns
 
-    def _new_stream(self, seq: int, arrival: int) -> int:
-        """Open a producer stream (a new writer or a restart); forget the stalest past cap."""
-        if len(self._streams) >= MAX_STREAMS:
-            stalest = min(self._streams, key=lambda k: self._streams[k].arrival)
-            del self._streams[stalest]
-        self._stream_serial += 1
-        self._streams[self._stream_serial] = ProducerStream(seq, arrival, self._epoch)
-        self._totals.runs += 1
-        return self._stream_serial
-
-    def _demultiplex(self, arrival: np.ndarray, seq: np.ndarray, stamp: np.ndarray | None = None
-                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
-        """Return each event's producer stream, losses, fresh-grid marks and guessed events.
-
-        Guessed: which events' producer was a guess (None: none was).
-
-        A guessed event (``choose_stream``) is no cycle, and every run it could have
-        belonged to starts a fresh grid after it: a wrong guess, or runs that swapped, never
-        join two producers' cycles on one grid.
-
-        An event continues the stream whose last sequence number is one below its own, else
-        the nearest below (the gap is lost), the most recently heard at a tie; sequence
-        number 1 (a writer's first sample) or none below opens a new stream. An event
-        without a number joins the latest stream, and loss is unknown from then on. The
-        common case (one stream counting up) is vectorized; the loop runs only when several
-        runs interleave or one starts again.
-        """
-        n = len(seq)
-        known = seq != NO_VALUE
-        if not known.all() and (self._numbered or known.any()):
-            # Numbers that stop (or start late) leave gaps no count can bridge. A stream that
-            # never had numbers (a bag) keeps its old meaning: nothing counted as lost.
-            self._seq_unknown_at = int(arrival[~known][-1])
-        self._numbered = self._numbered or bool(known.any())
-        streams = self._streams
-        active_ns = max(self._timing.timeout_ns if self._timing else NS_PER_S, NS_PER_S)
-        one = self._sole_active(int(arrival[0]) - active_ns)
-        if known.all() and (n == 1 or bool((seq[1:] > seq[:-1]).all())) and (
-                not streams or (one is not None and int(seq[0]) > one.seq)):
-            if one is None:
-                self._recent = self._new_stream(NO_VALUE, int(arrival[0]))
-                one = streams[self._recent]
-            gaps = _diff_with(one.seq, seq)
-            if one.unmonitored:  # published while the monitor was not subscribed
-                one.unmonitored = False
-                self._totals.unmonitored_messages += max(0, int(gaps[0]) - 1)
-                gaps[0] = NO_VALUE
-            before = int(arrival[-2]) if n > 1 else one.arrival
-            one.seq, one.gap, one.arrival = int(seq[-1]), int(arrival[-1]) - before, int(
-                arrival[-1])
-            lost = np.where((gaps != NO_VALUE) & (gaps > 1), gaps - 1, 0)
-            self._count_lost(lost, seq, arrival)
-            return np.full(n, self._recent, np.int64), lost, np.zeros(n, bool), None
-        serials = np.empty(n, np.int64)
-        lost = np.zeros(n, np.int64)
-        fresh = np.zeros(n, bool)
-        guessed = np.zeros(n, bool)
-        if not known.any():
-            # No numbers at all (a bag): every event joins the latest stream, as the loop
-            # below would do one by one.
-            if self._recent not in streams:
-                self._recent = self._new_stream(NO_VALUE, int(arrival[0]))
-            streams[self._recent].arrival = int(arrival[-1])
-            serials.fill(self._recent)
-            return serials, lost, fresh, guessed
-        if stamp is None:
-            scales = [-1] * n
-        else:
-            known_stamp = (stamp != NO_VALUE) & (stamp != MALFORMED)
-            scales = np.where(known_stamp, (stamp >= EPOCH_SCALE_NS).astype(np.int64), -1
-                              ).tolist()
-        for i, (s, a, scale) in enumerate(zip(seq.tolist(), arrival.tolist(), scales,
-                                              strict=True)):
-            if s == NO_VALUE:
-                if self._recent not in streams:
-                    self._recent = self._new_stream(NO_VALUE, a)
-                streams[self._recent].arrival = a
-                serials[i] = self._recent
-                continue
-            best, ambiguous = (choose_stream(streams, s, a, scale, a - active_ns) if s != 1
-                               else (-1, False))
-            if ambiguous:
-                # A guess: loss unknown for a window, and every run it could have been
-                # starts a fresh grid (this one here, the others at their next event), so a
-                # wrong guess, or runs that swapped, never join two producers' cycles.
-                self._ambiguous_at = a
-                guessed[i] = True
-                for stream in streams.values():
-                    if stream.arrival >= a - active_ns and abs(stream.seq - s) <= NEAR_SEQ:
-                        stream.fresh = True
-            if best >= 0 and streams[best].fresh and not ambiguous:
-                streams[best].fresh = False
-                fresh[i] = True
-            if best < 0:
-                best = self._new_stream(s, a)
-                streams[best].scale = scale
-            else:
-                stream = streams[best]
-                if stream.seq != NO_VALUE and s - stream.seq > 1:
-                    if stream.unmonitored:
-                        self._totals.unmonitored_messages += s - stream.seq - 1
-                    else:
-                        lost[i] = s - stream.seq - 1
-                stream.unmonitored = False
-                stream.seq, stream.gap, stream.arrival = s, a - stream.arrival, a
-                if scale >= 0:
-                    stream.scale = scale
-            serials[i] = self._recent = best
-        self._count_lost(lost, seq, arrival)
-        return serials, lost, fresh, guessed
-
-    def _count_lost(self, lost: np.ndarray, seq: np.ndarray, arrival: np.ndarray) -> None:
-        """Count sequence gaps as the producer's loss, less what the monitor's queue dropped.
-
-        The monitor's own drops (``dropped_by_monitor``) are counted apart and noted by
-        arrival, so the rows carry the producer's loss only (``_producer_lost``); ``lost``
-        stays whole: every cycle in the gap took its slot.
-        """
-        total = int(lost.sum())
-        if self._own_drops and total:
-            for i in np.flatnonzero(lost > 0).tolist():
-                count = self._own_drops.pop(int(seq[i]), 0)
-                if count:
-                    own = min(count, int(lost[i]))
-                    if len(self._own_at) < PENDING_CAPACITY:  # bounded, however it goes
-                        self._own_at[int(arrival[i])] = own
-                    self._totals.lost_by_monitor += own
-                    total -= own
-        self._totals.lost += total
-
-    def _producer_lost(self, arrival: np.ndarray, lost: np.ndarray) -> np.ndarray:
-        """Return ``lost`` less the drops of the monitor's own queue (``_count_lost``)."""
-        if not self._own_at:
-            return lost
-        lost = lost.copy()
-        for i in np.flatnonzero(lost > 0).tolist():
-            lost[i] -= self._own_at.pop(int(arrival[i]), 0)
-        return lost
-
-    def _sole_active(self, active_since_ns: int) -> ProducerStream | None:
-        """Return the latest stream when no other one was heard from since then, else None.
-
-        Then every event counting up from it continues it (``choose_stream`` would say so
-        one by one): a restarted producer's old run, silent, keeps no one off the fast path.
-        """
-        one = self._streams.get(self._recent)
-        if one is None:
-            return None
-        for stream in self._streams.values():
-            if stream is not one and stream.arrival >= active_since_ns:
-                return None
-        return one
-
     def _foreign(self, arrival: np.ndarray, stamp: np.ndarray,
                  clock: RtfAnalyzer | None) -> np.ndarray:
-        """Start stamps that cannot be on the timer clock: never placed on a grid.
-
-        A stamp on another clock lies at another scale than the timer clock's time at its
-        arrival (Unix time read as sim time, or the reverse), or in its future beyond
-        ``FOREIGN_TOLERANCE_NS``. Sim time not known yet counts as sim scale.
-        """
+        """Start stamps that cannot be on the timer clock (``foreign_starts``), counted."""
         if not self._use_stamp:
             return np.zeros(len(arrival), bool)
-        if self._config.clock == 'wall':
-            now = arrival
-        elif clock is not None and clock.has_samples:
-            # At most the sim time of the next /clock sample: while /clock is silent, sim
-            # time may go on unseen, and a stamp ahead of the last sample is no sign of
-            # another clock (the same stamps read the same way live and from a bag).
-            now = clock.sim_bound(arrival)
-        else:
-            now = np.full(len(arrival), NO_VALUE, np.int64)
-        stamped = stamp != NO_VALUE
-        now_known = now != NO_VALUE
-        now_epoch = np.where(now_known, now >= EPOCH_SCALE_NS, False)
-        other_scale = stamped & ((stamp >= EPOCH_SCALE_NS) != now_epoch)
-        ahead = stamped & ~other_scale & now_known & (stamp > now + FOREIGN_TOLERANCE_NS)
-        foreign = other_scale | ahead
+        foreign, ahead = foreign_starts(arrival, stamp, self._config.clock, clock)
         if foreign.any():
             self._totals.foreign += int(foreign.sum())
             self._totals.foreign_ahead += int(ahead.sum())
             self._foreign_at = int(arrival[foreign][-1])
         return foreign
-
-    def _age(self, arrival: np.ndarray, stamp: np.ndarray, end_timer: np.ndarray,
-             clock: RtfAnalyzer | None) -> np.ndarray:
-        """Arrival - stamp on the clock the stamp is on (told by its scale).
-
-        A stamp at the scale of the timer clock's end is aged on that clock; a wall-scale
-        stamp on a sim-clock topic (a header stamped with the wall clock) on the wall
-        clock; a sim-scale stamp on a wall-clock topic on sim time when /clock is known. A
-        zero stamp is an unset header, not a message from 1970. A stamp more than
-        ``FOREIGN_TOLERANCE_NS`` ahead of its arrival is on no plausible clock (a stamp in
-        2038, an hour ahead): its age is unknown (counted), never a negative figure.
-        """
-        age = np.full(len(arrival), NO_VALUE, np.int64)
-        stamped = (stamp != NO_VALUE) & (stamp != 0)
-        if not stamped.any():
-            return age
-        epoch = stamp >= EPOCH_SCALE_NS
-        end_known = end_timer != NO_VALUE
-        same = stamped & end_known & (epoch == (end_timer >= EPOCH_SCALE_NS))
-        age[same] = end_timer[same] - stamp[same]
-        other = stamped & ~same
-        if other.any():
-            if self._config.clock == 'sim':
-                wall = other & epoch & (arrival >= EPOCH_SCALE_NS)
-                age[wall] = arrival[wall] - stamp[wall]
-            elif clock is not None and clock.has_samples:
-                sim = clock.sim_in_step(arrival)
-                on_sim = other & ~epoch & (sim != NO_VALUE)
-                age[on_sim] = sim[on_sim] - stamp[on_sim]
-        ahead = (age != NO_VALUE) & (age < -FOREIGN_TOLERANCE_NS)
-        if ahead.any():
-            self._totals.age_unknown += int(ahead.sum())
-            age[ahead] = NO_VALUE
-        return age
-
-    def _place(self, arrival: np.ndarray, stamp: np.ndarray, clock: RtfAnalyzer | None
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Start and end on the timer clock, start on the wall and sim clocks."""
-        use_stamp = self._use_stamp and bool((stamp != NO_VALUE).any())
-        have_clock = clock is not None and clock.has_samples
-        unknown = np.full(len(arrival), NO_VALUE, np.int64)
-        if self._config.clock == 'wall':
-            start = np.where(stamp != NO_VALUE, stamp, arrival) if use_stamp else arrival
-            end = arrival
-            start_sim = clock.sim_at(start) if have_clock else unknown
-            return start, end, start, start_sim
-        # The end keeps the execution time inside its /clock step (DESIGN.md §3).
-        end = clock.sim_in_step(arrival) if have_clock else unknown
-        if use_stamp:
-            start = np.where(stamp != NO_VALUE, stamp, end)
-            start_wall = clock.wall_at(start) if have_clock else unknown
-            start_wall = np.where(start_wall != NO_VALUE, start_wall, arrival)
-        else:
-            start = clock.sim_at(arrival) if have_clock else unknown
-            if have_clock:
-                # Inside a /clock silence beyond its timeout, sim time went on unseen (or
-                # stood): an arrival has no known sim time there; such a cycle is counted,
-                # not placed, and takes its slot unseen (``_unseen_before``).
-                silent = clock.in_silence(arrival, self._analysis.thresholds.clock_timeout_ns)
-                if self.clock_silent_after is not None:
-                    silent |= arrival > self.clock_silent_after
-                start = np.where(silent, NO_VALUE, start)
-            start_wall = arrival
-        end = np.where(end != NO_VALUE, np.maximum(end, start), start)
-        return start, end, start_wall, start
 
     def _outage_epochs(self, arrival: np.ndarray, end_timer: np.ndarray,
                        absent: np.ndarray) -> np.ndarray | None:
@@ -1144,8 +768,8 @@ class CycleAnalyzer:
         timing = self._timing
         # An event topic has an outage only with a configured timeout.
         timeout = timing.timeout_ns if timing is not None else self._config.timeout_ns
-        gap_wall = _diff_with(self._gap_prev_wall, arrival)
-        gap_timer = _diff_with(self._gap_prev_timer, end_timer)
+        gap_wall = diff_with(self._gap_prev_wall, arrival)
+        gap_timer = diff_with(self._gap_prev_timer, end_timer)
         for ended in self._gaps_ended:  # a silence of the monitor's own is no outage
             at = int(np.searchsorted(arrival, ended, side='left'))
             if 0 < at < len(arrival) and int(arrival[at - 1]) < ended:
@@ -1226,19 +850,19 @@ class CycleAnalyzer:
         interval across cycles no grid saw (``absent``: lost, or not placed) is not one of
         the producer's: left out of every interval figure and the interval rule (counted).
         """
-        stream = self._streams.get(serial)
+        stream = self._producer_streams.streams.get(serial)
         if stream is None:  # forgotten past MAX_STREAMS within this batch: a fresh grid
             stream = ProducerStream(NO_VALUE, int(arrival[0]), epoch)
         if fresh or stream.epoch != epoch:
             stream.anchor(epoch, keep_intervals=not fresh)
         # A start before the previous one (sim time jumped back before the reset reached this
         # topic) has no interval: a negative one would mean nothing.
-        interval_timer = _no_negative(_diff_with(stream.prev_start_timer, start_timer))
-        interval_wall = _no_negative(_diff_with(stream.prev_start_wall, start_wall))
-        interval_sim = _no_negative(_diff_with(stream.prev_start_sim, start_sim))
+        interval_timer = _no_negative(diff_with(stream.prev_start_timer, start_timer))
+        interval_wall = _no_negative(diff_with(stream.prev_start_wall, start_wall))
+        interval_sim = _no_negative(diff_with(stream.prev_start_sim, start_sim))
         across = absent > 0
         if across.any():
-            self._totals.across_loss += int((across & (_diff_with(
+            self._totals.across_loss += int((across & (diff_with(
                 stream.prev_start_timer, start_timer) != NO_VALUE)).sum())
             interval_timer = np.where(across, NO_VALUE, interval_timer)
             interval_wall = np.where(across, NO_VALUE, interval_wall)
@@ -1315,7 +939,8 @@ class CycleAnalyzer:
 
     def _producers(self, since_ns: int) -> int:
         """Count the producer streams heard from in the window."""
-        return sum(stream.arrival >= since_ns for stream in self._streams.values())
+        streams = self._producer_streams.streams.values()
+        return sum(stream.arrival >= since_ns for stream in streams)
 
     def _loss_note(self, writers: int, since_ns: int) -> str:
         """Why the window's loss count cannot be trusted, or '' (DESIGN.md §3).
@@ -1325,9 +950,11 @@ class CycleAnalyzer:
         """
         if writers > 1:
             return f'{writers} writers on the topic'
-        if self._ambiguous_at is not None and self._ambiguous_at >= since_ns:
+        ambiguous_at, seq_unknown_at = (self._producer_streams.ambiguous_at,
+                                        self._producer_streams.seq_unknown_at)
+        if ambiguous_at is not None and ambiguous_at >= since_ns:
             return 'sequence runs of several producers could not be told apart'
-        if self._seq_unknown_at is not None and self._seq_unknown_at >= since_ns:
+        if seq_unknown_at is not None and seq_unknown_at >= since_ns:
             return 'no publication sequence numbers'
         return ''
 

@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from ros2_deadline_monitor.analysis.reports import IntervalSummary
+from ros2_deadline_monitor.analysis.ring import NO_VALUE
 
 FEW_VALUES = 64
 """Up to this many values percentiles are interpolated here: numpy's call costs ~20 µs."""
@@ -81,3 +82,13 @@ def summarize_intervals(clock: str, intervals_ns: np.ndarray, at_ns: np.ndarray,
         over_period_plus_jitter=over_jitter,
         over_wall_budget=over_budget,
     )
+
+
+def diff_with(previous: int, values: np.ndarray) -> np.ndarray:
+    """Differences to the previous value; NO_VALUE where either side is unknown."""
+    before = np.empty(len(values), np.int64)
+    before[0] = previous
+    before[1:] = values[:-1]
+    out = values - before
+    out[(before == NO_VALUE) | (values == NO_VALUE)] = NO_VALUE
+    return out

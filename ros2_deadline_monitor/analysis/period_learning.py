@@ -7,6 +7,7 @@ whole rate in Hz a timer is configured with, within what the intervals' spread l
 
 from __future__ import annotations
 
+from collections.abc import Container
 import math
 
 import numpy as np
@@ -139,3 +140,73 @@ def burst_like(intervals_ns: np.ndarray, period_ns: int) -> str:
     return (f'intervals came in bursts: a period of {period_ns / NS_PER_MS:.4g} ms learned '
             f'from them gives {slots:.0f} slots for {len(intervals_ns)} intervals (mean '
             f'{mean_ms:.4g} ms); period not learned from that window')
+
+
+RELEARN_MIN_INTERVALS = 100
+"""A learned period is checked against blocks of at least this many later intervals (and
+``4 x learn_intervals``); two blocks in a row that learn the same other period re-learn it."""
+
+
+class PeriodCheck:
+    """A learned period held against blocks of later intervals, per producer stream.
+
+    Each block learns a period; two blocks in a row that learn the same other one replace it.
+    A steady timer costs ``keeps_period`` per block, a fraction of learning.
+    """
+
+    def __init__(self) -> None:
+        """Start with no interval held."""
+        self._held: list[np.ndarray] = []
+        self._candidates: list[int] = []
+        self._previous: dict[int, int] = {}
+        """Each stream's last start: the interval across two batches counts as well."""
+
+    def forget_starts(self) -> None:
+        """Drop each stream's last start (nothing spans a gap of the monitor's own)."""
+        self._previous.clear()
+
+    def feed(self, start_ns: np.ndarray, streams: np.ndarray, live: Container[int],
+             period_ns: int, timeout_ns: int, block: int) -> list[tuple[int, int]]:
+        """Check the cycles' starts (``streams``: each one's stream) against ``period_ns``.
+
+        Intervals longer than ``timeout_ns`` (outages) are left out. ``live``: the streams
+        still kept (a forgotten producer's last start is dropped). Returns each re-learning
+        as (old period, new period), in order; usually none.
+        """
+        previous = self._previous
+        for serial in np.unique(streams).tolist():
+            mine = start_ns[streams == serial]
+            before = previous.get(serial)
+            if before is not None:
+                mine = np.concatenate(([before], mine))
+            previous[serial] = int(mine[-1])
+            diffs = np.diff(mine)
+            diffs = diffs[(diffs > 0) & (diffs <= timeout_ns)]
+            if len(diffs):
+                self._held.append(diffs)
+        for serial in [k for k in previous if k not in live]:
+            del previous[serial]
+        held = np.concatenate(self._held) if self._held else np.empty(0, np.int64)
+        changes = []
+        while len(held) >= block:
+            chunk, held = held[:block], held[block:]
+            if keeps_period(chunk, period_ns):
+                self._candidates = []
+                continue
+            candidate = learn_period(chunk)
+            if abs(candidate - period_ns) <= LEARN_MIN_SNAP * period_ns:
+                self._candidates = []
+                continue
+            self._candidates.append(candidate)
+            if len(self._candidates) < 2:
+                continue
+            first, second = self._candidates[-2:]
+            if abs(first - second) > LEARN_MIN_SNAP * second:
+                self._candidates = [second]
+                continue
+            self._candidates = []
+            changes.append((period_ns, second))
+            period_ns = second
+        self._held = [held] if len(held) else []
+        return changes
+

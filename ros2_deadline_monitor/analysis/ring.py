@@ -11,6 +11,8 @@ import numpy as np
 
 NO_VALUE = int(np.iinfo(np.int64).min)
 """Sentinel for "no stamp", "no sequence number" or "unknown on this clock"."""
+MALFORMED = NO_VALUE + 1
+"""Stamp of an event whose bytes could not be read: a message, counted, but not a cycle."""
 INITIAL_ROWS = 16
 """Rows a buffer holds before it first grows."""
 

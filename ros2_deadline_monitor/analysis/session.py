@@ -38,7 +38,7 @@ from types import MappingProxyType
 import numpy as np
 
 from ros2_deadline_monitor.analysis.config import AnalysisConfig, NS_PER_S, Timing, TopicConfig
-from ros2_deadline_monitor.analysis.cycles import CycleAnalyzer, MALFORMED
+from ros2_deadline_monitor.analysis.cycles import CycleAnalyzer
 from ros2_deadline_monitor.analysis.errors import CdrError
 from ros2_deadline_monitor.analysis.format import short_seconds
 from ros2_deadline_monitor.analysis.levels import (
@@ -55,7 +55,7 @@ from ros2_deadline_monitor.analysis.reports import (
     RunTotals,
     TopicReport,
 )
-from ros2_deadline_monitor.analysis.ring import NO_VALUE
+from ros2_deadline_monitor.analysis.ring import MALFORMED, NO_VALUE
 from ros2_deadline_monitor.analysis.rtf import RtfAnalyzer
 from ros2_deadline_monitor.analysis.snapshot import (
     ClockSnapshot,

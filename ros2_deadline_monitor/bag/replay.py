@@ -23,12 +23,11 @@ import numpy as np
 from ros2_deadline_monitor.analysis.bag_result import BagInfo, BagResult, ClockFacts, TopicFacts
 from ros2_deadline_monitor.analysis.cdr import read_stamp_ns, read_stamps_ns
 from ros2_deadline_monitor.analysis.config import AnalysisConfig, NS_PER_S, TopicConfig
-from ros2_deadline_monitor.analysis.cycles import MALFORMED
 from ros2_deadline_monitor.analysis.errors import BagError, CdrError
 from ros2_deadline_monitor.analysis.message_info import FallbackStatus
 from ros2_deadline_monitor.analysis.recorded_stats import RecordedSummary
 from ros2_deadline_monitor.analysis.reports import ClockReport
-from ros2_deadline_monitor.analysis.ring import NO_VALUE
+from ros2_deadline_monitor.analysis.ring import MALFORMED, NO_VALUE
 from ros2_deadline_monitor.analysis.session import Session, TopicState
 from ros2_deadline_monitor.analysis.snapshot import Snapshot, TopicSnapshot
 from ros2_deadline_monitor.analysis.stamp_field import StampRule

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ros2_deadline_monitor.analysis.period_learning import learn_period
+from ros2_deadline_monitor.analysis.period_learning import learn_period, PeriodCheck
 
 MS = 1_000_000
 
@@ -61,3 +61,21 @@ def test_intervals_too_jittery_to_tell_the_period_to_1_percent_give_the_round_on
     # Near no round period, the rule before applies: 30 Hz, jittery, is 30 Hz.
     thirty = np.array([33_333_333 + (4 if i % 2 else -4) * MS for i in range(20)], np.int64)
     assert learn_period(thirty) == 33_333_333
+
+
+def _starts(period_ns, n, first=0):
+    return first + np.arange(1, n + 1, dtype=np.int64) * period_ns
+
+
+def test_a_period_is_relearned_only_when_two_blocks_agree_on_another():
+    ms, block = 1_000_000, 100
+    check = PeriodCheck()
+    one = np.zeros(block, np.int64)  # one producer stream
+    steady = _starts(10 * ms, block + 1)  # a block of intervals
+    assert check.feed(steady, np.zeros(block + 1, np.int64), {0}, 10 * ms, 1000 * ms,
+                      block) == []
+    slower = _starts(12 * ms, block, int(steady[-1]))
+    assert check.feed(slower, one, {0}, 10 * ms, 1000 * ms, block) == []  # one block: noise
+    again = _starts(12 * ms, block, int(slower[-1]))
+    assert check.feed(again, one, {0}, 10 * ms, 1000 * ms, block) == [(10 * ms, 12 * ms)]
+

@@ -5,12 +5,15 @@ producer at RTF 0.5 and, started 3 s later for 4 s, a second 100 Hz producer on 
 clock on the same topic. Before, the monitor reported 29,456,163,785,073 skipped periods.
 """
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
 from ros2_deadline_monitor.analysis.config import AnalysisConfig, TopicConfig
 from ros2_deadline_monitor.analysis.cycles import CycleAnalyzer
 from ros2_deadline_monitor.analysis.message_info import InfoFallback
+from ros2_deadline_monitor.analysis.producer_streams import ProducerStreams
 from ros2_deadline_monitor.analysis.reports import Level
 from ros2_deadline_monitor.analysis.ring import NO_VALUE
 from ros2_deadline_monitor.analysis.session import Session, TopicState
@@ -312,12 +315,17 @@ def test_sequence_numbers_missing_from_the_start_make_loss_unknown():
 
 
 def test_one_producer_counting_up_takes_the_vectorized_path():
-    a = CycleAnalyzer(TopicConfig(name='a', topic='/a', period_ns=PERIOD))
+    counts = SimpleNamespace(lost=0, lost_by_monitor=0, unmonitored_messages=0, runs=0)
+    producers = ProducerStreams(counts)
     arrivals = OFF + np.arange(10, dtype=np.int64) * PERIOD
-    streams, lost, _, _ = a._demultiplex(arrivals, np.arange(1, 11, dtype=np.int64))
-    assert len(set(streams.tolist())) == 1 and not lost.any()
-    streams, lost, _, _ = a._demultiplex(arrivals + S, np.arange(13, 23, dtype=np.int64))
+    streams, lost, _, guessed = producers.split(arrivals, np.arange(1, 11, dtype=np.int64),
+                                                None, 0, S)
+    assert len(set(streams.tolist())) == 1 and not lost.any() and guessed is None
+    streams, lost, _, guessed = producers.split(arrivals + S, np.arange(13, 23, dtype=np.int64),
+                                                None, 0, S)
     assert len(set(streams.tolist())) == 1 and lost.tolist() == [2] + [0] * 9
+    assert guessed is None  # the loop's result always has the array
+    assert counts.lost == 2 and counts.runs == 1
 
 
 @pytest.mark.parametrize('seed', range(5))

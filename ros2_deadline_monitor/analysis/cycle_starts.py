@@ -1,0 +1,212 @@
+"""Where a cycle starts and ends, on which clock: header stamps or arrivals (DESIGN.md §3).
+
+A cycle's start is its header stamp when the stamps are usable cycle starts (configured, or
+decided from the first messages for ``stamp: auto``), else its arrival; its end is the
+arrival, placed inside its /clock step on sim time. These are pure functions over a batch of
+events; ``cycles.CycleAnalyzer`` keeps the state (the decision, the counts) around them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ros2_deadline_monitor.analysis.config import NS_PER_S
+from ros2_deadline_monitor.analysis.ring import NO_VALUE
+from ros2_deadline_monitor.analysis.rtf import RtfAnalyzer
+
+EPOCH_SCALE_NS = 10**18
+"""A stamp at or above this (September 2001 as Unix time) is on the wall (Unix) clock; below
+it, a sim-time or unset one. No simulation runs for 31 years of sim time, no wall clock of a
+running robot reads 2001."""
+FOREIGN_TOLERANCE_NS = NS_PER_S
+"""How far a start stamp may lie in the future of its arrival on the timer clock before it
+cannot be on that clock (clock skew between hosts, the /clock step)."""
+STAMP_SPAN_TOLERANCE = 0.25
+"""``stamp: auto`` takes the stamps as cycle starts only when they span the time the
+arrivals span (on the timer clock) within this share: a stamp keeping another pace (a
+recorded time, a copied header) is no cycle start."""
+
+
+def _has_clock(clock: RtfAnalyzer | None) -> bool:
+    return clock is not None and clock.has_samples
+
+
+def stamps_refused(stamp: np.ndarray, streams: np.ndarray, timer_clock: str) -> bool:
+    """Tell whether the stamps seen so far already cannot be cycle starts (no wait).
+
+    A missing, all-zero (over two messages or more), mixed-clock, wrong-clock or
+    non-increasing stamp stays so however many messages follow; only the spacing needs
+    more of them. ``streams``: each stamp's producer stream.
+    """
+    if not len(stamp):
+        return False
+    if (stamp == NO_VALUE).any() or (len(stamp) > 1 and not stamp.any()):
+        return True
+    unix = stamp >= EPOCH_SCALE_NS
+    if unix.any() != unix.all() or (unix.any() and timer_clock == 'sim'):
+        return True
+    if timer_clock == 'wall' and not unix.any() and stamp.any():
+        return True
+    order = np.argsort(streams, kind='stable')
+    same = streams[order][1:] == streams[order][:-1]
+    return bool((np.diff(stamp[order])[same] <= 0).any())
+
+
+def stamps_usable(arrival: np.ndarray, stamp: np.ndarray, streams: np.ndarray,
+                  timer_clock: str, clock: RtfAnalyzer | None) -> tuple[bool, str]:
+    """Tell from the data whether the stamps are usable cycle starts, and why (auto).
+
+    Usable: every message stamped, on the scale of the timer clock (Unix time for a wall
+    timer, sim time for a sim one), increasing per producer, not ahead of the arrivals
+    beyond ``FOREIGN_TOLERANCE_NS``, and spanning the time the arrivals span on the timer
+    clock within ``STAMP_SPAN_TOLERANCE`` (a constant offset is fine). Else arrivals.
+    """
+    n = len(arrival)
+    known = stamp != NO_VALUE
+    if not known.any():
+        return False, 'the messages carry no stamp'
+    if not known.all():
+        return False, f'{n - int(known.sum())} of {n} messages without a stamp'
+    if not stamp.any():
+        return False, 'every stamp is zero (an unset header)'
+    if n < 2:
+        return False, 'one message: too few to tell whether its stamp is a cycle start'
+    unix = stamp >= EPOCH_SCALE_NS
+    if unix.any() and not unix.all():
+        return False, 'stamps on two clocks (Unix and sim time)'
+    if timer_clock == 'wall' and not unix.all():
+        return False, 'stamps in sim time, the timer clock is wall'
+    if timer_clock == 'sim' and unix.all():
+        return False, 'stamps in Unix time, the timer clock is sim'
+    order = np.argsort(streams, kind='stable')
+    same = streams[order][1:] == streams[order][:-1]
+    steps = np.diff(stamp[order])[same]
+    backwards = int(np.count_nonzero(steps <= 0))
+    if backwards:
+        return False, (f'stamps do not increase ({backwards} of {len(steps)} intervals '
+                       '<= 0)')
+    if timer_clock == 'wall':
+        now = arrival
+    elif _has_clock(clock):
+        now = clock.sim_in_step(arrival)
+    else:
+        return True, 'sim-time stamps, increasing (no /clock to check them against)'
+    placed = now != NO_VALUE
+    ahead = stamp[placed] - now[placed]
+    if len(ahead) and int(ahead.max()) > FOREIGN_TOLERANCE_NS:
+        return False, (f'stamps up to {ahead.max() / 1e9:.1f} s ahead of the '
+                       f'{timer_clock} clock')
+    stamp_span = arrival_span = 0
+    for serial in np.unique(streams[placed]).tolist():
+        mine = placed & (streams == serial)
+        if np.count_nonzero(mine) > 1:
+            stamp_span += int(stamp[mine][-1] - stamp[mine][0])
+            arrival_span += int(now[mine][-1] - now[mine][0])
+    if arrival_span <= 0:
+        return True, 'stamps increase; the arrivals give no span to compare'
+    ratio = stamp_span / arrival_span
+    if abs(ratio - 1) > STAMP_SPAN_TOLERANCE:
+        return False, (f'stamps span {ratio:.2f} x the arrivals on the {timer_clock} '
+                       'clock: not the cycle start')
+    return True, (f'stamps increase on the {timer_clock} clock and span the arrivals '
+                  f'({ratio:.2f} x)')
+
+
+def foreign_starts(arrival: np.ndarray, stamp: np.ndarray, timer_clock: str,
+                   clock: RtfAnalyzer | None) -> tuple[np.ndarray, np.ndarray]:
+    """Start stamps that cannot be on the timer clock, and those of them ahead of it.
+
+    A stamp on another clock lies at another scale than the timer clock's time at its
+    arrival (Unix time read as sim time, or the reverse), or in its future beyond
+    ``FOREIGN_TOLERANCE_NS``. Sim time not known yet counts as sim scale. Returns the masks
+    (foreign, ahead); a foreign stamp is never placed on a grid.
+    """
+    if timer_clock == 'wall':
+        now = arrival
+    elif _has_clock(clock):
+        # At most the sim time of the next /clock sample: while /clock is silent, sim
+        # time may go on unseen, and a stamp ahead of the last sample is no sign of
+        # another clock (the same stamps read the same way live and from a bag).
+        now = clock.sim_bound(arrival)
+    else:
+        now = np.full(len(arrival), NO_VALUE, np.int64)
+    stamped = stamp != NO_VALUE
+    now_known = now != NO_VALUE
+    now_epoch = np.where(now_known, now >= EPOCH_SCALE_NS, False)
+    other_scale = stamped & ((stamp >= EPOCH_SCALE_NS) != now_epoch)
+    ahead = stamped & ~other_scale & now_known & (stamp > now + FOREIGN_TOLERANCE_NS)
+    return other_scale | ahead, ahead
+
+
+def ages(arrival: np.ndarray, stamp: np.ndarray, end_timer: np.ndarray, timer_clock: str,
+         clock: RtfAnalyzer | None) -> tuple[np.ndarray, int]:
+    """Arrival - stamp on the clock the stamp is on (told by its scale), and how many unknown.
+
+    A stamp at the scale of the timer clock's end is aged on that clock; a wall-scale
+    stamp on a sim-clock topic (a header stamped with the wall clock) on the wall
+    clock; a sim-scale stamp on a wall-clock topic on sim time when /clock is known. A
+    zero stamp is an unset header, not a message from 1970. A stamp more than
+    ``FOREIGN_TOLERANCE_NS`` ahead of its arrival is on no plausible clock (a stamp in
+    2038, an hour ahead): its age is unknown (counted), never a negative figure.
+    """
+    age = np.full(len(arrival), NO_VALUE, np.int64)
+    stamped = (stamp != NO_VALUE) & (stamp != 0)
+    if not stamped.any():
+        return age, 0
+    epoch = stamp >= EPOCH_SCALE_NS
+    end_known = end_timer != NO_VALUE
+    same = stamped & end_known & (epoch == (end_timer >= EPOCH_SCALE_NS))
+    age[same] = end_timer[same] - stamp[same]
+    other = stamped & ~same
+    if other.any():
+        if timer_clock == 'sim':
+            wall = other & epoch & (arrival >= EPOCH_SCALE_NS)
+            age[wall] = arrival[wall] - stamp[wall]
+        elif _has_clock(clock):
+            sim = clock.sim_in_step(arrival)
+            on_sim = other & ~epoch & (sim != NO_VALUE)
+            age[on_sim] = sim[on_sim] - stamp[on_sim]
+    ahead = (age != NO_VALUE) & (age < -FOREIGN_TOLERANCE_NS)
+    if not ahead.any():
+        return age, 0
+    age[ahead] = NO_VALUE
+    return age, int(ahead.sum())
+
+
+def place(arrival: np.ndarray, stamp: np.ndarray, use_stamp: bool, timer_clock: str,
+          clock: RtfAnalyzer | None, clock_timeout_ns: int, silent_after: int | None
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Start and end on the timer clock, start on the wall and sim clocks.
+
+    ``use_stamp``: the stamps start the cycles (a NO_VALUE stamp starts at the end).
+    ``clock_timeout_ns``, ``silent_after``: a sim-clock topic timed by arrivals has no known
+    sim start inside a /clock silence longer than the timeout, nor after the wall time
+    ``silent_after`` (/clock silent now).
+    """
+    use_stamp = use_stamp and bool((stamp != NO_VALUE).any())
+    have_clock = _has_clock(clock)
+    unknown = np.full(len(arrival), NO_VALUE, np.int64)
+    if timer_clock == 'wall':
+        start = np.where(stamp != NO_VALUE, stamp, arrival) if use_stamp else arrival
+        end = arrival
+        start_sim = clock.sim_at(start) if have_clock else unknown
+        return start, end, start, start_sim
+    # The end keeps the execution time inside its /clock step (DESIGN.md §3).
+    end = clock.sim_in_step(arrival) if have_clock else unknown
+    if use_stamp:
+        start = np.where(stamp != NO_VALUE, stamp, end)
+        start_wall = clock.wall_at(start) if have_clock else unknown
+        start_wall = np.where(start_wall != NO_VALUE, start_wall, arrival)
+    else:
+        start = clock.sim_at(arrival) if have_clock else unknown
+        if have_clock:
+            # Inside a /clock silence beyond its timeout, sim time went on unseen (or
+            # stood): an arrival has no known sim time there; such a cycle is counted,
+            # not placed, and takes its slot unseen (``CycleAnalyzer._unseen_before``).
+            silent = clock.in_silence(arrival, clock_timeout_ns)
+            if silent_after is not None:
+                silent |= arrival > silent_after
+            start = np.where(silent, NO_VALUE, start)
+        start_wall = arrival
+    end = np.where(end != NO_VALUE, np.maximum(end, start), start)
+    return start, end, start_wall, start
