@@ -36,7 +36,7 @@ from ros2_deadline_monitor.analysis.snapshot import (
 from ros2_deadline_monitor.analysis.units import to_ms, to_s
 
 __all__ = ['CLOCK', 'COUNTER', 'Figure', 'GAUGE', 'HOST', 'NO_METRIC', 'RUN_CLOCK', 'RUN_TOPIC',
-           'TOPIC', 'key_values', 'known', 'markdown', 'record', 'tables', 'unknowns']
+           'TOPIC', 'known', 'markdown', 'record', 'tables', 'unknowns']
 
 Value = int | float | str | bool | None
 
@@ -111,16 +111,6 @@ class Figure:
         if isinstance(value, str):
             return value
         return fmt.number(value, self.digits)
-
-
-def key_values(figures: Sequence[Figure], snapshot: Snapshot, part: Any) -> list[tuple[str, str]]:
-    """Key/value pairs of ``part`` in table order, leaving out what has nothing to measure."""
-    pairs = []
-    for figure in figures:
-        text = figure.text(snapshot, part)
-        if text is not None:
-            pairs.append((figure.key, text))
-    return pairs
 
 
 # -- getters -------------------------------------------------------------------------------

@@ -80,6 +80,17 @@ EXPECTATIONS_KEY = 'expectations'
 EXPECTATION_FAILED_KEY = 'expectation failed: '
 
 
+def key_values(table: Sequence[figures.Figure], snapshot: Snapshot,
+               part: object) -> list[tuple[str, str]]:
+    """Key/value pairs of ``part`` in table order, leaving out what has nothing to measure."""
+    pairs = []
+    for figure in table:
+        text = figure.text(snapshot, part)
+        if text is not None:
+            pairs.append((figure.key, text))
+    return pairs
+
+
 def expectation_values(outcomes: Sequence[Outcome]) -> list[tuple[str, str]]:
     """Keys of one subject's expectations over the run so far; none without expectations.
 
@@ -147,7 +158,7 @@ def statuses(snapshot: Snapshot, hardware_id: str = '',
 
     def make(topic: TopicSnapshot) -> DiagnosticStatus:
         values = ([] if topic.report is None
-                  else figures.key_values(figures.TOPIC, snapshot, topic))
+                  else key_values(figures.TOPIC, snapshot, topic))
         return make_status(topic_status_name(topic.topic_id), topic.level, topic.reason,
                            hardware_id, values + about(topic.topic_id),
                            cache.previous(topic.topic_id) if cache is not None else None)
@@ -160,10 +171,10 @@ def statuses(snapshot: Snapshot, hardware_id: str = '',
         result = cache.statuses(topics, make, expected)
     clock, host = snapshot.clock, snapshot.host
     result.append(make_status(CLOCK_STATUS, clock.level, clock.reason, hardware_id,
-                              figures.key_values(figures.CLOCK, snapshot, clock)
+                              key_values(figures.CLOCK, snapshot, clock)
                               + about(CLOCK_SUBJECT)))
     result.append(make_status(HOST_STATUS, host.level, host.reason, hardware_id,
-                              figures.key_values(figures.HOST, snapshot, host)))
+                              key_values(figures.HOST, snapshot, host)))
     return result
 
 

@@ -18,7 +18,9 @@ NAN = math.nan
 
 
 def _pairs(table, snapshot, part):
-    return figures.key_values(table, snapshot, part)
+    """Return the shown key/values of ``part`` in table order, as a status carries them."""
+    return [(figure.key, text) for figure in table
+            if (text := figure.text(snapshot, part)) is not None]
 
 
 def test_keys_are_unique_and_name_a_known_unit():

@@ -46,7 +46,9 @@ def run(s, arrivals, until_s, topic_id='t', every_ns=S, start_ns=OFF + S):
 
 
 def shown(snap, topic):
-    return dict(figures.key_values(figures.TOPIC, snap, topic))
+    """Return the figures a topic's status shows, by key."""
+    return {figure.key: text for figure in figures.TOPIC
+            if (text := figure.text(snap, topic)) is not None}
 
 
 # -- event-driven topics -----------------------------------------------------------------

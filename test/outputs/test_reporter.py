@@ -24,6 +24,7 @@ from ros2_deadline_monitor.analysis.config import AnalysisConfig, Thresholds, To
 from ros2_deadline_monitor.analysis.ring import NO_VALUE
 from ros2_deadline_monitor.analysis.session import Session, TopicState
 from ros2_deadline_monitor.analysis.snapshot import Snapshot, TopicSnapshot
+from ros2_deadline_monitor.outputs import diagnostics
 from ros2_deadline_monitor.outputs.reporter import DECIDING, Reporter
 
 MS = 1_000_000
@@ -97,7 +98,7 @@ def same(a: object, b: object) -> bool:
 
 def keys(snapshot: Snapshot, topic: TopicSnapshot) -> list[tuple[str, str]]:
     """Return the diagnostic key/values of one topic, as ``/diagnostics`` shows them."""
-    return [] if topic.report is None else figures.key_values(figures.TOPIC, snapshot, topic)
+    return [] if topic.report is None else diagnostics.key_values(figures.TOPIC, snapshot, topic)
 
 
 def test_reuse_on_and_off_give_the_same_levels_refreshes_and_final_report() -> None:
