@@ -38,6 +38,7 @@ from ros2_deadline_monitor.analysis.intervals import (
     percentiles,
     summarize_intervals,
 )
+from ros2_deadline_monitor.analysis.monitor_gaps import MonitorGaps
 from ros2_deadline_monitor.analysis.period_learning import (
     burst_like,
     learn_period,
@@ -69,8 +70,6 @@ COARSE_CLOCK_SHARE = 0.25
 """A sim-clock topic timed by arrivals whose sim intervals are zero this often gets several
 messages per /clock step: /clock is coarser than the topic, its sim times from arrivals are
 unknown (DESIGN.md §4)."""
-GAPS_KEPT = 16
-"""Ends of the monitor's own gaps kept to tell a silence across one from an outage."""
 
 
 class CycleCounts(NamedTuple):
@@ -143,8 +142,6 @@ class _Totals:
     foreign_ahead: int = 0
     age_unknown: int = 0
     unlearned: int = 0
-    unmonitored: int = 0
-    unmonitored_ns: int = 0
     unmonitored_messages: int = 0
     lost_by_monitor: int = 0
 
@@ -160,7 +157,8 @@ class CycleAnalyzer:
     their publication sequence numbers (``ProducerStreams``), each with its own grid and
     intervals; where a cycle starts and on which clock is ``cycle_starts``; a start stamp
     that cannot be on the timer clock is counted (``foreign``) and never placed on a grid; a
-    silence longer than the timeout is an outage that re-anchors every grid.
+    silence longer than the timeout is an outage that re-anchors every grid, one of the
+    monitor's own (``MonitorGaps``) is none.
     """
 
     def __init__(self, config: TopicConfig, analysis: AnalysisConfig | None = None) -> None:
@@ -205,16 +203,7 @@ class CycleAnalyzer:
         self._coarse_note = ''
         self._unlearned_cycles = 0
         """Cycles analyzed at the end of a run without a period (too few to learn it)."""
-        self._unmonitored_from: int | None = None
-        """Wall time the monitor stopped receiving this topic (None: it receives it)."""
-        self._unmonitored_why = ''
-        self._gap: tuple[int, int | None, str] | None = None
-        """The latest gap of the monitor's own: (from, to or None while open, why)."""
-        self._gap_ends: list[int] = []
-        """Wall times the monitor received the topic again, not yet applied (``process``)."""
-        self._gaps_ended: list[int] = []
-        """The latest ``GAPS_KEPT`` of them applied: cycles still waiting to be analyzed
-        (learning, deciding) may lie on both sides of one (``_outage_epochs``)."""
+        self._monitor_gaps = MonitorGaps()
         self._choose_stamp_by_config()
         self._resolve()
 
@@ -374,9 +363,7 @@ class CycleAnalyzer:
         refused. Until ``monitored``, no message reaches it: the silence is the monitor's,
         never the producer's outage or loss. A gap already open stays the one named.
         """
-        if self._unmonitored_from is None:
-            self._unmonitored_from, self._unmonitored_why = from_wall_ns, why
-            self._gap = (from_wall_ns, None, why)
+        self._monitor_gaps.open(from_wall_ns, why)
 
     def monitored(self, at_wall_ns: int) -> None:
         """Close the gap: the monitor receives the topic again from ``at_wall_ns``.
@@ -385,14 +372,7 @@ class CycleAnalyzer:
         interval, outage, skipped period or loss across the gap (``_break``). Without an
         open gap (a first subscription) nothing happens.
         """
-        began = self._unmonitored_from
-        if began is None:
-            return
-        self._unmonitored_from = None
-        self._totals.unmonitored += 1
-        self._totals.unmonitored_ns += max(0, at_wall_ns - began)
-        self._gap = (began, at_wall_ns, self._unmonitored_why)
-        self._gap_ends.append(at_wall_ns)
+        self._monitor_gaps.close(at_wall_ns)
 
     def dropped_by_monitor(self, before_seq: int, count: int) -> None:
         """Count the ``count`` messages before ``before_seq`` as dropped by the monitor's queue.
@@ -430,13 +410,11 @@ class CycleAnalyzer:
                     self._pending.put_back(*(column[keep:] for column in events))
                     events = tuple(column[:keep] for column in events)
         cuts = [(at, False) for at in resets_wall_ns]
-        if self._gap_ends:
+        if self._monitor_gaps.ending:
             # A gap ends once every event before it is processed (none held for /clock).
             pending = self._pending
             held = int(pending.arrival[:pending.count].min()) if pending.count else None
-            ready = [at for at in self._gap_ends if held is None or held >= at]
-            self._gap_ends = [at for at in self._gap_ends if at not in ready]
-            cuts = sorted(cuts + [(at, True) for at in ready])
+            cuts = sorted(cuts + [(at, True) for at in self._monitor_gaps.ready(held)])
         for cut_at, gap_end in cuts:
             if events is not None and len(events[0]):
                 cut = int(np.searchsorted(events[0], cut_at, side='left'))
@@ -445,7 +423,6 @@ class CycleAnalyzer:
                 events = tuple(column[cut:] for column in events)
             if gap_end:
                 self._break()
-                self._gaps_ended = [*self._gaps_ended[1 - GAPS_KEPT:], cut_at]
             else:
                 self._drop_sim_state()
         if resets and not resets_wall_ns:
@@ -770,10 +747,7 @@ class CycleAnalyzer:
         timeout = timing.timeout_ns if timing is not None else self._config.timeout_ns
         gap_wall = diff_with(self._gap_prev_wall, arrival)
         gap_timer = diff_with(self._gap_prev_timer, end_timer)
-        for ended in self._gaps_ended:  # a silence of the monitor's own is no outage
-            at = int(np.searchsorted(arrival, ended, side='left'))
-            if 0 < at < len(arrival) and int(arrival[at - 1]) < ended:
-                gap_timer[at] = NO_VALUE
+        self._monitor_gaps.not_across(arrival, gap_timer)  # the monitor's silence: no outage
         self._gap_prev_wall = int(arrival[-1])
         self._gap_prev_timer = int(end_timer[-1])
         if timeout is None:
@@ -1050,12 +1024,10 @@ class CycleAnalyzer:
             unlearned_total=totals.unlearned,
             learn_note=self._learn_note,
             lost_by_monitor_total=totals.lost_by_monitor,
-            unmonitored_total=totals.unmonitored + (self._unmonitored_from is not None),
-            unmonitored_ns=totals.unmonitored_ns + (
-                max(0, now_wall_ns - self._unmonitored_from)
-                if self._unmonitored_from is not None else 0),
+            unmonitored_total=self._monitor_gaps.total(),
+            unmonitored_ns=self._monitor_gaps.total_ns(now_wall_ns),
             unmonitored_messages_total=totals.unmonitored_messages,
-            unmonitored_gap=self._gap,
+            unmonitored_gap=self._monitor_gaps.latest,
         )
 
 

@@ -5,10 +5,12 @@ stamped with its cycle start, numbered 1, 2, 3, ...; the monitor stops receiving
 while (re-subscribing, refused) and its own reader queue drops messages between two takes.
 """
 
+import numpy as np
 import pytest
 
 from ros2_deadline_monitor.analysis.config import AnalysisConfig, TopicConfig
 from ros2_deadline_monitor.analysis.cycles import CycleAnalyzer
+from ros2_deadline_monitor.analysis.monitor_gaps import GAPS_KEPT, MonitorGaps
 from ros2_deadline_monitor.analysis.ring import NO_VALUE
 from ros2_deadline_monitor.analysis.session import Session, TopicState
 from ros2_deadline_monitor.analysis.whole_run import WholeRun
@@ -96,6 +98,58 @@ def test_a_gap_in_a_stream_without_numbers_is_no_outage(gap):
     r = a.report(start(1000) + S)
     assert r.outages_total == (0 if gap else 1)
     assert r.skipped_periods_total == 0 and r.deadline_misses_total == 0
+
+
+def test_monitor_gaps_count_the_open_one_up_to_now_and_name_the_latest():
+    gaps = MonitorGaps()
+    assert (gaps.total(), gaps.total_ns(5 * S), gaps.latest, gaps.ending) == (0, 0, None, False)
+    gaps.close(S)  # nothing open: nothing happens
+    assert gaps.total() == 0 and not gaps.ending
+    gaps.open(2 * S, 'refused')
+    gaps.open(3 * S, 'another')  # already open: the first stands
+    assert (gaps.total(), gaps.total_ns(5 * S)) == (1, 3 * S)
+    assert gaps.latest == (2 * S, None, 'refused')
+    gaps.close(6 * S)
+    assert (gaps.total(), gaps.total_ns(9 * S)) == (1, 4 * S)
+    assert gaps.latest == (2 * S, 6 * S, 'refused')
+    assert gaps.ending
+
+
+def test_a_gap_end_is_ready_once_nothing_before_it_is_held():
+    gaps = MonitorGaps()
+    for began, ended in ((S, 2 * S), (3 * S, 4 * S)):
+        gaps.open(began, 'why')
+        gaps.close(ended)
+    assert gaps.ready(held_ns=2 * S - 1) == []  # an event before the first end is held
+    assert gaps.ready(held_ns=3 * S) == [2 * S]
+    assert gaps.ending and gaps.ready(held_ns=None) == [4 * S]
+    assert not gaps.ending and gaps.ready(held_ns=None) == []
+
+
+def test_a_silence_across_an_applied_gap_end_is_no_silence():
+    gaps = MonitorGaps()
+    arrival = np.array([10, 20, 60, 70], np.int64) * S
+    silence = np.array([NO_VALUE, 10 * S, 40 * S, 10 * S], np.int64)
+    gaps.open(25 * S, 'why')
+    gaps.close(50 * S)
+    gaps.not_across(arrival, silence)  # not applied yet: nothing changes
+    assert silence[2] == 40 * S
+    gaps.ready(held_ns=None)
+    gaps.not_across(arrival, silence)
+    assert list(silence) == [NO_VALUE, 10 * S, NO_VALUE, 10 * S]
+
+
+def test_only_the_latest_gap_ends_are_kept():
+    gaps = MonitorGaps()
+    for i in range(GAPS_KEPT + 3):
+        gaps.open(10 * i * S, 'why')
+        gaps.close((10 * i + 1) * S)
+    gaps.ready(held_ns=None)
+    arrival = np.array([0, 2], np.int64) * S  # across the first end, which is no longer kept
+    silence = np.array([NO_VALUE, 2 * S], np.int64)
+    gaps.not_across(arrival, silence)
+    assert silence[1] == 2 * S
+    assert gaps.total() == GAPS_KEPT + 3
 
 
 def test_an_open_gap_counts_up_to_the_report_and_a_second_call_keeps_the_first_why():
