@@ -52,7 +52,13 @@ from ros2_deadline_monitor.analysis.producer_streams import (
     stream_diffs,
 )
 from ros2_deadline_monitor.analysis.reports import TopicReport
-from ros2_deadline_monitor.analysis.ring import ColumnRing, EventBuffer, MALFORMED, NO_VALUE
+from ros2_deadline_monitor.analysis.ring import (
+    ColumnRing,
+    EventBuffer,
+    HeldBatches,
+    MALFORMED,
+    NO_VALUE,
+)
 from ros2_deadline_monitor.analysis.rtf import RtfAnalyzer
 
 NAN = float('nan')
@@ -170,8 +176,8 @@ class CycleAnalyzer:
         self._made: list[dict[str, np.ndarray]] | None = None
         """Rows made since ``take_rows`` last ran (None: nobody takes them, none kept)."""
         self._timing: Timing | None = None
-        self._learning: list[tuple[np.ndarray, ...]] = []
-        self._learning_count = 0
+        self._learning = HeldBatches()
+        """Cycles waiting for enough of them to learn the period."""
         self._epoch = 0
         self._gap_prev_wall = NO_VALUE
         self._gap_prev_timer = NO_VALUE
@@ -196,8 +202,8 @@ class CycleAnalyzer:
         self._stamp_choice: bool | None = None
         """Whether stamps start the cycles: decided from the data for ``stamp: auto``."""
         self._timing_reason = ''
-        self._deciding: list[tuple[np.ndarray, ...]] = []
-        self._deciding_count = 0
+        self._deciding = HeldBatches()
+        """Messages waiting for enough of them to decide whether their stamps start cycles."""
         self._period_check = PeriodCheck()
         self._relearn_note = ''
         self._coarse_note = ''
@@ -280,7 +286,7 @@ class CycleAnalyzer:
         learned = self._timing.learned if self._timing else False
         if config.kind == 'event':
             self._timing = None
-            self._learning, self._learning_count = [], 0  # an event topic learns nothing
+            self._learning.clear()  # an event topic learns nothing
         elif config.period_ns is None and learned and self._timing is not None:
             self._timing = resolve_timing(self._effective(config), self._timing.period_ns,
                                           True, analysis.target_rtf)
@@ -324,10 +330,7 @@ class CycleAnalyzer:
             stream.grid = GridState()
         self._resolve()
         if self._learning:
-            batch = tuple(np.concatenate(cols) for cols in zip(*self._learning, strict=True))
-            self._learning = []
-            self._learning_count = 0
-            self._analyze(*batch)
+            self._analyze(*self._learning.take())
 
     def record(self, arrival_wall_ns: int, stamp_ns: int = NO_VALUE, seq: int = NO_VALUE,
                size_bytes: int = 0) -> bool:
@@ -437,9 +440,7 @@ class CycleAnalyzer:
         if self._deciding:
             self._decide_now(clock)
         if self._learning and self._timing is None:
-            batch = tuple(np.concatenate(cols) for cols in zip(*self._learning, strict=True))
-            self._learning = []
-            self._learning_count = 0
+            batch = self._learning.take()
             self._unlearned_cycles += len(batch[0])
             self._analyze(*batch)
 
@@ -492,9 +493,7 @@ class CycleAnalyzer:
         guessed = guessed if guessed is not None else np.zeros(len(arrival), bool)
         if self._stamp_choice is None:
             # stamp: auto: the first messages decide whether their stamps start the cycles.
-            self._deciding.append((arrival, stamp, size, lost, streams, fresh, guessed,
-                                   malformed))
-            self._deciding_count += len(arrival)
+            self._deciding.add((arrival, stamp, size, lost, streams, fresh, guessed, malformed))
             if (not self._stamps_refused() and not self._enough_to_decide()
                     and not self._spans_a_window(self._deciding, arrival)):
                 return
@@ -509,21 +508,19 @@ class CycleAnalyzer:
         a few are enough, so its cycles are counted without waiting for 21 of them.
         """
         if self._timing is not None:
-            return self._deciding_count > 2 * LEARN_MIN_INTERVALS
-        return self._deciding_count > self._analysis.learn_intervals
+            return self._deciding.count > 2 * LEARN_MIN_INTERVALS
+        return self._deciding.count > self._analysis.learn_intervals
 
     def _stamps_refused(self) -> bool:
         """Tell whether the waiting messages' stamps already cannot be cycle starts."""
-        cycle = np.concatenate([~b[7] for b in self._deciding])
-        stamp = np.concatenate([b[1] for b in self._deciding])[cycle]
-        streams = np.concatenate([b[4] for b in self._deciding])[cycle]
+        cycle = ~self._deciding.column(7)
+        stamp = self._deciding.column(1)[cycle]
+        streams = self._deciding.column(4)[cycle]
         return stamps_refused(stamp, streams, self._config.clock)
 
     def _decide_now(self, clock: RtfAnalyzer | None) -> None:
         """Decide the start source from the waiting messages, then analyze them."""
-        batch = tuple(np.concatenate(cols) for cols in zip(*self._deciding, strict=True))
-        self._deciding = []
-        self._deciding_count = 0
+        batch = self._deciding.take()
         cycle = ~batch[7]  # a malformed message is no cycle: its stamp says nothing
         self._stamp_choice, self._timing_reason = stamps_usable(
             batch[0][cycle], batch[1][cycle], batch[4][cycle], self._config.clock, clock)
@@ -574,21 +571,16 @@ class CycleAnalyzer:
             self._check_clock_resolution(start_sim, streams, clock)
         if self._coarse_note:
             if self._learning:  # no period is learned from sim times the clock cannot give
-                self._learning.append(batch)
-                batch = tuple(np.concatenate(cols)
-                              for cols in zip(*self._learning, strict=True))
-                self._learning, self._learning_count = [], 0
+                self._learning.add(batch)
+                batch = self._learning.take()
             self._analyze(*batch)
             return
         if self._timing is None and self._config.kind != 'event':
-            self._learning.append(batch)
-            self._learning_count += len(arrival)
-            if (self._learning_count <= self._analysis.learn_intervals
+            self._learning.add(batch)
+            if (self._learning.count <= self._analysis.learn_intervals
                     and not self._spans_a_window(self._learning, batch[0])):
                 return
-            batch = tuple(np.concatenate(cols) for cols in zip(*self._learning, strict=True))
-            self._learning = []
-            self._learning_count = 0
+            batch = self._learning.take()
             diffs = stream_diffs(batch[4], batch[8])
             diffs = diffs[diffs > 0]
             period = learn_period(diffs) if len(diffs) else 0
@@ -713,13 +705,10 @@ class CycleAnalyzer:
             for stream in self._producer_streams.streams.values():
                 stream.grid = GridState()
 
-    def _spans_a_window(self, waiting: list[tuple[np.ndarray, ...]],
-                        arrival: np.ndarray) -> bool:
+    def _spans_a_window(self, waiting: HeldBatches, arrival: np.ndarray) -> bool:
         """Tell whether the waiting cycles (to learn or decide) span a window (a slow topic)."""
-        if sum(len(b[0]) for b in waiting) < LEARN_MIN_INTERVALS + 1 or not len(arrival):
-            return False
-        first = next(b[0][0] for b in waiting if len(b[0]))
-        return int(arrival[-1]) - int(first) >= self._analysis.window_ns
+        return bool(len(arrival)) and waiting.spans(int(arrival[-1]), self._analysis.window_ns,
+                                                    LEARN_MIN_INTERVALS + 1)
 
     def _foreign(self, arrival: np.ndarray, stamp: np.ndarray,
                  clock: RtfAnalyzer | None) -> np.ndarray:
@@ -892,7 +881,7 @@ class CycleAnalyzer:
         if self._timing is not None:
             return ''
         totals = self._totals
-        waiting = self._learning_count + self._deciding_count
+        waiting = self._learning.count + self._deciding.count
         need = self._analysis.learn_intervals + 1
         if totals.messages == 0:
             return 'no message received'

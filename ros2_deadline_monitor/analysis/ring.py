@@ -227,3 +227,53 @@ class ColumnRing:
     def clear(self) -> None:
         """Forget every row."""
         self._start = self._held = 0
+
+
+class HeldBatches:
+    """Column batches held until enough arrived to act on them, then taken as one.
+
+    A topic's first cycles wait until they suffice to decide whether their stamps start
+    the cycles, or to learn the period: a few batches of a few columns each, never more
+    than a learning window.
+    """
+
+    __slots__ = ('_batches', 'count')
+
+    def __init__(self) -> None:
+        """Hold nothing."""
+        self._batches: list[tuple[np.ndarray, ...]] = []
+        self.count = 0
+        """Rows held."""
+
+    def __bool__(self) -> bool:
+        """Tell whether any batch is held."""
+        return bool(self._batches)
+
+    def add(self, batch: tuple[np.ndarray, ...]) -> None:
+        """Hold one more batch (its columns in the order of the others)."""
+        self._batches.append(batch)
+        self.count += len(batch[0])
+
+    def column(self, i: int) -> np.ndarray:
+        """Return column ``i`` of everything held, in order."""
+        return np.concatenate([batch[i] for batch in self._batches])
+
+    def spans(self, last_ns: int, window_ns: int, min_rows: int) -> bool:
+        """Tell whether ``min_rows`` rows or more are held and span ``window_ns``.
+
+        The span runs from the first row's column 0 (its arrival) to ``last_ns``.
+        """
+        if self.count < max(min_rows, 1):
+            return False
+        first = next(batch[0][0] for batch in self._batches if len(batch[0]))
+        return last_ns - int(first) >= window_ns
+
+    def take(self) -> tuple[np.ndarray, ...]:
+        """Return everything held as one batch, and hold nothing."""
+        batch = tuple(np.concatenate(columns) for columns in zip(*self._batches, strict=True))
+        self.clear()
+        return batch
+
+    def clear(self) -> None:
+        """Hold nothing."""
+        self._batches, self.count = [], 0

@@ -1,7 +1,13 @@
 import numpy as np
 import pytest
 
-from ros2_deadline_monitor.analysis.ring import ColumnRing, EventBuffer, INITIAL_ROWS, NO_VALUE
+from ros2_deadline_monitor.analysis.ring import (
+    ColumnRing,
+    EventBuffer,
+    HeldBatches,
+    INITIAL_ROWS,
+    NO_VALUE,
+)
 
 
 def test_column_ring_keeps_the_latest_rows_in_order():
@@ -125,3 +131,27 @@ def test_rows_from_is_the_mask_of_every_row_at_or_above() -> None:
         if rng.random() < 0.3:
             reference = reference[ring.drop_before('a', value - int(rng.integers(0, 40))):]
     assert ColumnRing(4, ('a',)).rows_from('a', 0)['a'].tolist() == []
+
+
+def test_held_batches_are_taken_as_one_in_order() -> None:
+    held = HeldBatches()
+    assert not held and held.count == 0
+    held.add((np.array([1, 2]), np.array([10, 20])))
+    held.add((np.array([], np.int64), np.array([], np.int64)))
+    held.add((np.array([3]), np.array([30])))
+    assert held and held.count == 3
+    assert held.column(1).tolist() == [10, 20, 30]
+    first, second = held.take()
+    assert (first.tolist(), second.tolist()) == ([1, 2, 3], [10, 20, 30])
+    assert not held and held.count == 0
+
+
+def test_held_batches_span_a_window_from_their_first_row() -> None:
+    held = HeldBatches()
+    held.add((np.array([], np.int64),))
+    held.add((np.array([100, 150]),))
+    assert not held.spans(200, 100, min_rows=3)  # too few rows, whatever the span
+    assert held.spans(200, 100, min_rows=2)
+    assert not held.spans(199, 100, min_rows=2)
+    held.clear()
+    assert not held.spans(10_000, 100, min_rows=0)  # nothing held spans nothing
