@@ -210,6 +210,7 @@ class CycleAnalyzer:
         self._unlearned_cycles = 0
         """Cycles analyzed at the end of a run without a period (too few to learn it)."""
         self._monitor_gaps = MonitorGaps()
+        """The monitor's own gaps on this topic: never an outage, a loss or an interval."""
         self._choose_stamp_by_config()
         self._resolve()
 
