@@ -48,7 +48,8 @@ from ros2_deadline_monitor.configuration.usage import (
 from ros2_deadline_monitor.live.rcl_arguments import init_rclpy, parse_checked, stderr_held
 from ros2_deadline_monitor.live.stop_signals import SPIN_TIMEOUT_S, StopSignals
 
-__all__ = ['build_parser', 'CommandLine', 'main', 'parse_command_line', 'topic_overrides']
+__all__ = ['add_arguments', 'build_parser', 'CommandLine', 'main', 'parse_command_line',
+           'topic_overrides']
 
 DESCRIPTION = """\
 Monitor deadline misses, skipped timer periods and intervals of ROS 2 topics next to the
@@ -91,7 +92,13 @@ configuration, 3 when an expectation (topic.<id>.expect.*, clock.expect.*) faile
 def build_parser() -> argparse.ArgumentParser:
     """Build the command line of ``monitor`` (ROS arguments are removed before parsing)."""
     parser = UsageParser(prog='monitor', description=DESCRIPTION, epilog=EPILOG,
-                     formatter_class=argparse.RawDescriptionHelpFormatter)
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    return parser
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``monitor`` to ``parser`` (also ``ros2 deadline monitor``'s)."""
     parser.add_argument('topics', metavar='TOPIC', nargs='*',
                         help='a topic to monitor, e.g. /demo/cmd (any type; repeat for several)')
     parser.add_argument('--all', action='store_true', dest='all_topics',
@@ -114,7 +121,6 @@ def build_parser() -> argparse.ArgumentParser:
     served.add_argument('--metrics-bind', metavar='ADDR',
                         help="address to listen on (default 127.0.0.1; '0.0.0.0' for a "
                              'Prometheus on another machine)')
-    return parser
 
 
 @dataclass(frozen=True)
