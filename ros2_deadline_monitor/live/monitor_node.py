@@ -149,6 +149,10 @@ class MonitorNode(Node):
             topic_ids = self.parameters.declare_startup_topics()
         except ExpectationError as err:
             raise StartupError(f'invalid expectation: {err}') from None
+        try:
+            self.parameters.refuse_unknown()
+        except ConfigError as err:
+            raise StartupError(str(err)) from None
         self._expired = False
         self._verdict: Verdict | None = None
         self._host = HostSampler()
