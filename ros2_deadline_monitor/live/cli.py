@@ -65,9 +65,10 @@ and the per-topic flags apply to the TOPICs given here only (and with --all to e
 found in the graph). Precedence: flags here, then -p, then the params file.
 
 At every report (stats_period_s, 1 s by default) a line per topic goes to stdout, like
-ros2 topic hz: rate and max interval over the rolling window, then messages, misses,
-skipped and lost since start, and the level with its reason; '-' where there is nothing to
-measure. Plain text when stdout is a pipe or a file. More than 10
+ros2 topic hz: rate, max interval, misses, skipped and lost over the rolling window ('last
+N s'), then messages, misses, skipped and lost since start, the period in use and where it
+came from (given, learned, the publishers' deadline QoS), and the level with its reason; '-'
+where there is nothing to measure. Plain text when stdout is a pipe or a file. More than 10
 topics: one summary line and the 10 worst that are not OK. --quiet prints none, --watch
 shows the table instead.
 
