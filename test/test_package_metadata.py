@@ -16,7 +16,8 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = 'ros2_deadline_monitor'
 
-# `ros2 run ros2_deadline_monitor <name>`: users script against these names.
+# docs/design.md, Public names: users script against these names (`ros2 run
+# ros2_deadline_monitor <name>`).
 EXECUTABLES = {
     'monitor': 'ros2_deadline_monitor.live.cli:main',
     'watch': 'ros2_deadline_monitor.live.watch:main',
