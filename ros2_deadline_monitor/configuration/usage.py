@@ -49,12 +49,14 @@ def flag_suggestions(message: str, flags: Sequence[str]) -> str:
     prefix = 'unrecognized arguments: '
     if not message.startswith(prefix):
         return ''
-    known = [flag for flag in flags if flag.startswith('--')]
+    # Compared without the dashes they all share: --bogus is not close to --jobs.
+    known = {flag[2:]: flag for flag in flags if flag.startswith('--')}
     pairs = []
     for arg in message[len(prefix):].split():
         flag = arg.split('=', 1)[0]
-        match = difflib.get_close_matches(flag, known, n=1) if flag.startswith('--') else []
-        pairs += [(flag, match[0])] if match else []
+        match = (difflib.get_close_matches(flag[2:], list(known), n=1)
+                 if flag.startswith('--') else [])
+        pairs += [(flag, known[match[0]])] if match else []
     if len(pairs) == 1:
         return f' (did you mean {pairs[0][1]}?)'
     close = [f'{match} for {flag}' for flag, match in pairs]

@@ -30,4 +30,5 @@ def test_no_abbreviation_is_taken_for_a_flag():
 
 def test_nothing_close_gets_no_suggestion():
     assert flag_suggestions('unrecognized arguments: --zzz', ['--period-ms']) == ''
+    assert flag_suggestions('unrecognized arguments: --bogus', ['--jobs', '--json']) == ''
     assert flag_suggestions('argument --period-ms: expected one argument', ['--period-ms']) == ''
