@@ -5,10 +5,10 @@
     analyze run1
 
 For users of the PyPI set-up, who have no ``ros2 bag``: the bag is what ``analyze`` reads, and
-``ros2 bag info/play`` too (every connection stores its message definition, see
-``bag_writer.py``). Messages are never deserialized (DESIGN.md §6): ``recorder.py`` takes the
-raw reader queues in batches every ``TAKE_PERIOD_S`` from the main thread, as the monitor takes
-its queues, and writes them in log-time order. No executor spins; a stop signal ends the wait.
+``ros2 bag info/play`` too (every connection stores its message definition, see ``bag_writer.py``).
+Messages are never deserialized (docs/design.md, Subscriptions): ``recorder.py`` takes the raw
+reader queues in batches every ``TAKE_PERIOD_S`` from the main thread, as the monitor takes its
+queues, and writes them in log-time order. No executor spins; a stop signal ends the wait.
 
 The log time of a message is the middleware timestamp the live monitor takes as its arrival
 (``--log-time``, the monitor's ``arrival_timestamp``: the writer-side source timestamp by
@@ -37,7 +37,7 @@ from ros2_deadline_monitor.live.rcl_arguments import init_rclpy, parse_checked
 from ros2_deadline_monitor.live.stop_signals import StopSignals
 from ros2_deadline_monitor.record.bag_writer import BagWriter, RecordError
 
-__all__ = ['build_parser', 'CommandLine', 'main', 'parse_command_line']
+__all__ = ['add_arguments', 'build_parser', 'CommandLine', 'main', 'parse_command_line']
 
 NODE_NAME = 'record'
 TAKE_PERIOD_S = 0.1
@@ -79,6 +79,12 @@ def build_parser() -> argparse.ArgumentParser:
     """Build the command line of ``record`` (ROS arguments are removed before parsing)."""
     parser = UsageParser(prog='record', description=DESCRIPTION, epilog=EPILOG,
                          formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    return parser
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``record`` to ``parser`` (also ``ros2 deadline record``'s)."""
     parser.add_argument('topics', metavar='TOPIC', nargs='*',
                         help='a topic to record, e.g. /demo/cmd (any type; repeat for several)')
     parser.add_argument('--all', action='store_true', dest='all_topics',
@@ -90,7 +96,6 @@ def build_parser() -> argparse.ArgumentParser:
                         help="middleware timestamp logged with each message: 'source' (writer "
                              "side, the monitor's default arrival) or 'received' (reader "
                              'side); default: %(default)s')
-    return parser
 
 
 @dataclass(frozen=True)
