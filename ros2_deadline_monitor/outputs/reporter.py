@@ -20,7 +20,8 @@ What it changes, and what it may not (``test/outputs/test_reporter.py`` checks b
   to be a miss or a skip, a faster pace, a gap in the sequence numbers, a start stamp that
   goes back, repeats, jumps or cannot be read, a QoS deadline event (``session.Pace``),
   silence beyond its timeout, a sim-time reset, the start-up grace, a change of the graph,
-  the settings or its timing (``TopicFacts.changes``).
+  the settings or its timing (``TopicFacts.changes``). A topic analyzed per transform (a
+  ``/tf``) never stands: one of its transforms may fall silent while the topic is busy.
 - Where the two can differ, and why:
 
   - a standing topic's figures (window figures, totals, since-last ages) lag until its
@@ -225,6 +226,8 @@ class Reporter:
         analyzer = facts.analyzer
         if analyzer.silent_so_far:
             return None if grace else _Stand(silent=True)
+        if facts.transforms is not None:
+            return None  # per transform: one falling silent shows at the next report
         interval = self._routine_interval(kept)
         if interval is None:
             return None
