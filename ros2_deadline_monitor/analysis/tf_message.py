@@ -38,8 +38,9 @@ _TRANSFORM_BYTES = 56
 _MAX_TRANSFORMS = 1 << 20
 """More transforms than a message could hold in its bytes is a corrupt count."""
 
-_LE = (struct.Struct('<I').unpack_from, struct.Struct('<iI').unpack_from)
-_BE = (struct.Struct('>I').unpack_from, struct.Struct('>iI').unpack_from)
+_LE = (struct.Struct('<I').unpack_from, struct.Struct('<iII').unpack_from)
+_BE = (struct.Struct('>I').unpack_from, struct.Struct('>iII').unpack_from)
+"""Per byte order: a ``uint32`` (a count, a length), and a stamp with the length after it."""
 _BY_REPRESENTATION = {0x00: _BE, 0x01: _LE}
 
 
@@ -65,10 +66,9 @@ def read_transforms(raw: bytes | memoryview) -> Iterator[tuple[bytes, bytes, int
         pos += -(pos - _ORIGIN) & 3
         if pos + 12 > size:
             raise CdrError(f'message ends at byte {size} inside a transform')
-        sec, nanosec = unpack_stamp(raw, pos)
+        sec, nanosec, length = unpack_stamp(raw, pos)
         if nanosec >= _NS_PER_S:
             raise CdrError(f'nanosec out of range: {nanosec} >= 1e9')
-        (length,) = unpack_u32(raw, pos + 8)
         start = pos + 12
         pos = start + length
         if length == 0 or pos > size or raw[pos - 1]:

@@ -125,3 +125,21 @@ def test_tf_layout_is_told_by_shape() -> None:
                                      ('child_frame_id', StringType(wide=True)),
                                      ('transform', transform)))
     assert not is_tf_layout(MessageLayout('x/msg/Y', (('transforms', SequenceType(wide)),)))
+
+
+@settings(max_examples=50)
+@given(st.lists(ELEMENT, max_size=4))
+def test_from_rclpy_serialization_of_tf2_msgs(elements: list) -> None:
+    tf2_msgs = pytest.importorskip('tf2_msgs.msg', reason='tf2_msgs not built: scripts/dev setup')
+    from geometry_msgs.msg import TransformStamped
+    from rclpy.serialization import serialize_message
+
+    transforms = []
+    for sec, nanosec, parent, child, v in elements:
+        element = TransformStamped(child_frame_id=child)
+        element.header.frame_id = parent
+        element.header.stamp.sec, element.header.stamp.nanosec = sec, nanosec
+        element.transform.translation.x, element.transform.rotation.w = v[0], v[6]
+        transforms.append(element)
+    raw = serialize_message(tf2_msgs.TFMessage(transforms=transforms))
+    assert list(read_transforms(raw)) == expected(elements)
