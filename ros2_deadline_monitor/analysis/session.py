@@ -42,7 +42,6 @@ import numpy as np
 from ros2_deadline_monitor.analysis.config import AnalysisConfig, NS_PER_S, Timing, TopicConfig
 from ros2_deadline_monitor.analysis.cycles import CycleAnalyzer
 from ros2_deadline_monitor.analysis.errors import CdrError
-from ros2_deadline_monitor.analysis.format import short_seconds
 from ros2_deadline_monitor.analysis.levels import (
     clock_level,
     host_level,
@@ -74,6 +73,7 @@ from ros2_deadline_monitor.analysis.transforms import (
     TransformsReport,
     writer_of,
 )
+from ros2_deadline_monitor.analysis.units import short_seconds
 from ros2_deadline_monitor.analysis.whole_run import WholeRun
 
 NO_INTERVAL_ALERT = (1 << 63) - 1

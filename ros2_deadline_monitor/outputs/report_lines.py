@@ -30,10 +30,10 @@ import queue
 import threading
 from typing import TextIO
 
-from ros2_deadline_monitor.analysis import format as fmt
 from ros2_deadline_monitor.analysis.figures import Figure, TOPIC
 from ros2_deadline_monitor.analysis.reports import Level
 from ros2_deadline_monitor.analysis.snapshot import Snapshot, TopicSnapshot
+from ros2_deadline_monitor.outputs import format as fmt
 
 __all__ = ['MAX_TOPIC_LINES', 'ReportPrinter', 'report_lines', 'topic_line']
 

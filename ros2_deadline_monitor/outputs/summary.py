@@ -8,10 +8,10 @@ from pathlib import Path
 import tempfile
 from typing import Any
 
-from ros2_deadline_monitor.analysis import format as fmt
 from ros2_deadline_monitor.analysis.figures import record, RUN_TOPIC, TRANSFORM
 from ros2_deadline_monitor.analysis.snapshot import Snapshot, TopicSnapshot
 from ros2_deadline_monitor.configuration.expectations import Verdict
+from ros2_deadline_monitor.outputs import format as fmt
 
 
 def write_summary(path: str | os.PathLike[str], record: Any) -> None:

@@ -31,10 +31,10 @@ from typing import Any
 
 import numpy as np
 
-from ros2_deadline_monitor.analysis import format as fmt
 from ros2_deadline_monitor.analysis.cdr import read_stamp_ns
 from ros2_deadline_monitor.analysis.config import Thresholds
 from ros2_deadline_monitor.analysis.cycles import count_cycles
+from ros2_deadline_monitor.outputs import format as fmt
 from ros2_deadline_monitor.tools.cycle_record import CycleRecord
 
 MS = 1_000_000
