@@ -498,7 +498,8 @@ CLOCK: tuple[Figure, ...] = (
     Figure('sim time', 's', 'latest /clock value', _c(lambda r: to_s(r.sim_time_ns)),
            HEADLINE, 'sim_time_s'),
 
-    Figure('RTF total', '', 'RTF since start or the last reset', _c(lambda r: r.rtf_total),
+    Figure('RTF total', '', 'RTF since start or the last reset (unknown for the rest of the '
+           'run once several publishers were on /clock)', _c(lambda r: r.rtf_total),
            TOTALS, 'rtf_total'),
     Figure('messages', '', '/clock messages in the window', _c(lambda r: r.messages), TOTALS,
            'messages', always=True),
@@ -898,10 +899,12 @@ RUN_CLOCK: tuple[Figure, ...] = (
     Figure('messages', '', '/clock messages since start',
            lambda snapshot, clock: clock.report.messages_total, RUN, json='messages',
            column='msgs', always=True, metric=NO_METRIC),
-    Figure('RTF overall', '', 'real time factor over the whole run (since the last reset)',
+    Figure('RTF overall', '', 'real time factor over the whole run (since the last reset; '
+           'unknown when several publishers were on /clock)',
            _run_clock(lambda c: c.report.rtf_total), RUN, json='rtf_total', column='RTF',
            limit='min_rtf', metric=NO_METRIC,
-           why=_clock_why('sim time did not advance over a measurable wall span')),
+           why=_clock_why(lambda c: c.report.rtf_total_note
+                          or 'sim time did not advance over a measurable wall span')),
     Figure('RTF bin', 's', 'length of the fixed wall windows',
            lambda snapshot, clock: to_s(clock.report.rtf_bin_ns), CONFIGURATION,
            json='rtf_bin_s', metric=NO_METRIC),

@@ -85,6 +85,9 @@ more resets between two reports only keeps its latest ones (every one is still c
 TRANSFORMS_NAMED = 5
 """Silent transforms named in a topic's status; the rest are counted."""
 
+CLOCK_BOUND_SLACK = 1.25
+"""A sim-time timer faster than /clock is said to run at the /clock rate only when it
+measured at most this many times that rate (jitter of a few steps either way)."""
 NO_RUN = RunTotals()
 """The whole-run figures of a topic without a cycle yet."""
 
@@ -598,9 +601,15 @@ class Session:
 
         With several, sim time is theirs in turn: RTF and every figure on sim time are
         unknown (``RtfAnalyzer.mixed``, ``CycleAnalyzer.sim_unknown``) rather than mixed;
-        once one is left, RTF starts afresh.
+        once one is left, the window's RTF starts afresh; RTF since start stays unknown
+        (``RtfAnalyzer.run_unknown``), and so does the gate's ``min_rtf``.
         """
         mixed = count > 1
+        if mixed and 'publishers' not in self._rtf.run_unknown:
+            # The graph's count says why better than the resets it caused (seen first when
+            # the samples arrived before the graph counted the second publisher).
+            self._rtf.run_unknown = (f'{count} publishers on {self._clock_topic} during the '
+                                     'run: their sim times mixed')
         if self._rtf.mixed and not mixed:
             self._rtf.new_epoch()
         self._rtf.mixed = mixed
@@ -937,17 +946,23 @@ def _latched_note(count: int) -> str:
             'monitor started')
 
 
-def sim_timer_note(period_ns: int, clock_step_ns: float) -> str:
-    """Say that a sim-time timer faster than /clock cannot run at its rate ('' if it can).
+def sim_timer_note(period_ns: int, clock_step_ns: float, rate_hz: float) -> str:
+    """Say that a sim-time timer faster than /clock ran at the /clock rate ('' if it did not).
 
     rcl fires a sim-time timer at most once per /clock message and skips the periods in
-    between: RTF reads 1.0 while the loop runs at the /clock rate (docs/design.md, Clock and RTF).
+    between: RTF reads 1.0 while the loop runs at the /clock rate (docs/design.md, Clock and
+    RTF). Said only where the measured rate (``rate_hz``, on sim time) shows it: a simulator
+    plugin publishing in sim time is not bound by /clock (a 200 Hz IMU under a 10 Hz /clock
+    measures 200 Hz).
     """
     if not clock_step_ns > period_ns * 1.01:
         return ''
+    clock_hz = 1e9 / clock_step_ns
+    if not rate_hz <= clock_hz * CLOCK_BOUND_SLACK:  # faster than /clock, or unknown
+        return ''
     return (f'/clock every {clock_step_ns / 1e6:.4g} ms: a {1e9 / period_ns:.4g} Hz sim-time '
-            f'timer runs at most {1e9 / clock_step_ns:.4g} Hz (rcl fires it once per /clock '
-            'message and skips the periods in between)')
+            f'timer runs at most {clock_hz:.4g} Hz (rcl fires it once per /clock '
+            f'message and skips the periods in between; measured {rate_hz:.4g} Hz)')
 
 
 def unseen_notes(report: TopicReport) -> list[str]:
@@ -1049,7 +1064,7 @@ def _stream_notes(topic: _Topic, report: TopicReport, level: Level, reason: str,
         notes.append(report.clock_note)
     elif (report.timer_clock == 'sim' and report.period_ns is not None
             and report.kind == 'timer'):
-        slow = sim_timer_note(report.period_ns, clock_step_ns)
+        slow = sim_timer_note(report.period_ns, clock_step_ns, report.rate_sim_hz)
         if slow:
             notes.append(slow)
     if report.period_note:

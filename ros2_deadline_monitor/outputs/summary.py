@@ -119,8 +119,9 @@ def summary_text(node_name: str, snapshot: Snapshot, verdict: Verdict | None = N
         lines.append('(no topics monitored)')
     clock = snapshot.clock.report
     if clock.messages_total:
+        why = f' ({clock.rtf_total_note})' if clock.rtf_total_note else ''
         lines.append(f'clock: {clock.messages_total} messages, RTF since start '
-                     f'{fmt.number(clock.rtf_total, 4)}, last window '
+                     f'{fmt.number(clock.rtf_total, 4)}{why}, last window '
                      f'{fmt.number(clock.rtf, 4)}, sim resets {clock.resets_total}')
     else:
         lines.append('clock: no /clock received')
