@@ -142,6 +142,8 @@ def _since_last(snapshot: Snapshot, topic: TopicSnapshot) -> float:
 
 def _lost(snapshot: Snapshot, topic: TopicSnapshot) -> Value:
     report = topic.report
+    if not report.messages_total:
+        return 'unknown (no message received)'
     return report.messages_lost if report.loss_known else f'unknown ({report.loss_note})'
 
 
@@ -172,13 +174,15 @@ def _timer(read: Callable[[TopicReport], Value]) -> Callable[[Snapshot, TopicSna
 def _counts(read: Callable[[TopicReport], Value]) -> Callable[[Snapshot, TopicSnapshot], Value]:
     """Read a count of timer topics once it is a figure, else say why it is unknown.
 
-    No period yet or a /clock coarser than the topic reads 'unknown (why)', never 0; an
-    event topic 'n/a'.
+    No message yet (even with a configured period), no period yet or a /clock coarser than
+    the topic reads 'unknown (why)', never 0; an event topic 'n/a'.
     """
     def get(snapshot: Snapshot, topic: TopicSnapshot) -> Value:
         report = topic.report
         if report.kind == 'event':
             return None
+        if not report.messages_total:
+            return 'unknown (no message received)'
         if report.counts_note:
             return f'unknown ({report.counts_note})'
         return read(report)

@@ -88,6 +88,7 @@ TRANSFORMS_NAMED = 5
 CLOCK_BOUND_SLACK = 1.25
 """A sim-time timer faster than /clock is said to run at the /clock rate only when it
 measured at most this many times that rate (jitter of a few steps either way)."""
+
 NO_RUN = RunTotals()
 """The whole-run figures of a topic without a cycle yet."""
 
