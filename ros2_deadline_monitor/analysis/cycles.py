@@ -1024,6 +1024,12 @@ class CycleAnalyzer:
         since = now_wall_ns - self._window_ns()
         rows = self._rows.rows_from('arrival', since)
         loss_note = self._loss_note(writers, since)
+        run_loss_note = ('sequence runs of several producers could not be told apart'
+                         if self._producer_streams.ambiguous_at is not None else '')
+        if not loss_note and run_loss_note and self._totals.lost:
+            # A loss counted in a run whose producers were guessed at may be made up (a run
+            # continued by the wrong producer): never a known figure later.
+            loss_note = f'{run_loss_note} earlier in the run ({self._totals.lost} counted)'
         period = timing.period_ns if timing else None
         jitter = timing.jitter_ns if timing else None
         n = len(rows['arrival'])
@@ -1124,8 +1130,7 @@ class CycleAnalyzer:
             unattributed_note=self._unattributed_note,
             run_counts_note=(f'{totals.unattributed} messages not timed as cycles: '
                              f'{self._unattributed_note}' if totals.unattributed else ''),
-            run_loss_note=('sequence runs of several producers could not be told apart'
-                           if self._producer_streams.ambiguous_at is not None else ''),
+            run_loss_note=run_loss_note,
         )
 
 
