@@ -16,7 +16,7 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = 'ros2_deadline_monitor'
 
-# DESIGN.md section 10: users script against these names.
+# docs/design.md, Public names: users script against these names.
 EXECUTABLES = {
     'monitor': 'ros2_deadline_monitor.live.cli:main',
     'watch': 'ros2_deadline_monitor.live.watch:main',

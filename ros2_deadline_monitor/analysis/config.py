@@ -66,7 +66,7 @@ def duration_ns(param: str, value: float, unit_ns: int, *, zero_ok: bool = False
 
 @dataclass(frozen=True)
 class TopicConfig:
-    """How one target topic is analysed (DESIGN.md §3).
+    """How one target topic is analysed (docs/design.md, Cycles).
 
     ``None`` means "use the default": the period is learned from the first intervals (see
     ``period_learning.learn_period``: their span over the grid slots they cover), the
@@ -193,7 +193,7 @@ def resolve_timing(config: TopicConfig, period_ns: int, learned: bool,
 
 @dataclass(frozen=True)
 class Thresholds:
-    """Where levels change (DESIGN.md §7); all adjustable at run time."""
+    """Where levels change (docs/design.md, Outputs); all adjustable at run time."""
 
     miss_ratio_error: float = 0.1
     rtf_warn_fraction: float = 0.95

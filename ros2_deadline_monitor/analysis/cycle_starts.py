@@ -1,4 +1,6 @@
-"""Where a cycle starts and ends, on which clock: header stamps or arrivals (DESIGN.md §3).
+"""Where a cycle starts and ends, on which clock: header stamps or arrivals.
+
+See docs/design.md, Cycles.
 
 A cycle's start is its header stamp when the stamps are usable cycle starts (configured, or
 decided from the first messages for ``stamp: auto``), else its arrival; its end is the
@@ -191,7 +193,7 @@ def place(arrival: np.ndarray, stamp: np.ndarray, use_stamp: bool, timer_clock: 
         end = arrival
         start_sim = clock.sim_at(start) if have_clock else unknown
         return start, end, start, start_sim
-    # The end keeps the execution time inside its /clock step (DESIGN.md §3).
+    # The end keeps the execution time inside its /clock step (docs/design.md, Cycles).
     end = clock.sim_in_step(arrival) if have_clock else unknown
     if use_stamp:
         start = np.where(stamp != NO_VALUE, stamp, end)

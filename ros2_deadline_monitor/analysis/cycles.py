@@ -80,7 +80,7 @@ or skipped periods, until a window keeps a rhythm (or a period is offered or con
 COARSE_CLOCK_SHARE = 0.25
 """A sim-clock topic timed by arrivals whose sim intervals are zero this often gets several
 messages per /clock step: /clock is coarser than the topic, its sim times from arrivals are
-unknown (DESIGN.md §4)."""
+unknown (docs/design.md, Clock and RTF)."""
 
 
 class CycleCounts(NamedTuple):
@@ -164,8 +164,8 @@ class CycleAnalyzer:
     /clock analyzer (``clock``) that maps events between wall and sim time, so an event's
     figures never depend on when it was processed.
 
-    One producer per cycle stream (DESIGN.md §3): events are split into producer streams by
-    their publication sequence numbers (``ProducerStreams``), each with its own grid and
+    One producer per cycle stream (docs/design.md, Cycles): events are split into producer
+    streams by their publication sequence numbers (``ProducerStreams``), each with its own grid and
     intervals; where a cycle starts and on which clock is ``cycle_starts``; a start stamp
     that cannot be on the timer clock is counted (``foreign``) and never placed on a grid; a
     silence longer than the timeout is an outage that re-anchors every grid, one of the
@@ -1003,7 +1003,7 @@ class CycleAnalyzer:
         return sum(stream.arrival >= since_ns for stream in streams)
 
     def _loss_note(self, writers: int, since_ns: int) -> str:
-        """Why the window's loss count cannot be trusted, or '' (DESIGN.md §3).
+        """Why the window's loss count cannot be trusted, or '' (docs/design.md, Cycles).
 
         Several writers in the graph, events whose producer was a guess, or events without
         sequence numbers in the window: a number would mix runs, ``unknown`` does not.

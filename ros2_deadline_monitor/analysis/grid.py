@@ -1,4 +1,4 @@
-"""Replay of rcl's timer grid to find scheduled slots and skipped periods (DESIGN.md §3).
+"""Replay of rcl's timer grid to find scheduled slots and skipped periods (docs/design.md, Cycles).
 
 rcl moves a timer's next call time forward by whole periods from the previous *scheduled*
 time, and jumps over periods that have already passed. Replaying that rule on the observed
@@ -33,8 +33,8 @@ def replay(starts_ns: np.ndarray, period_ns: int, state: GridState,
     ``lost[i]``: cycles the producer ran between cycle ``i - 1`` and cycle ``i`` that were
     never seen (a gap in its sequence numbers). They took slots of the grid, so they are no
     skipped periods: skipped = grid slots spanned - cycles seen - cycles known lost
-    (DESIGN.md §3). Which of the unseen cycles was late is unknown, so cycle ``i`` takes the
-    latest slot at or before its start (lateness under a period) and the slots left over
+    (docs/design.md, Cycles). Which of the unseen cycles was late is unknown, so cycle ``i``
+    takes the latest slot at or before its start (lateness under a period) and the slots left over
     after the lost ones are the skipped periods; a start too early for the lost cycles to
     fit before it shows an earlier phase and moves the grid onto it. A lost cycle may have
     started earlier in its slot than any seen one: the grid is then that much late, and a

@@ -1,4 +1,4 @@
-"""Diagnostic levels from measured figures, as pure functions (DESIGN.md §7).
+"""Diagnostic levels from measured figures, as pure functions (docs/design.md, Outputs).
 
 The reasons are what people read first in rqt_robot_monitor: figures are rounded, and a
 figure compared with a limit is shown with enough digits to differ from it (never

@@ -1,10 +1,10 @@
 """The monitor's own gaps on one topic: while it did not receive it, nothing was measured.
 
-The monitor unsubscribes to subscribe again (another QoS, a stamp change) and stops
-receiving a topic while it is refused. Such a silence is the monitor's, never the producer's
-outage or loss (DESIGN.md §3): the cycles after it are analyzed as if the stream began anew,
-and the gap is named and counted apart. This module keeps when each gap began and ended and
-when its end may be applied; ``cycles.py`` cuts the events there.
+The monitor unsubscribes to subscribe again (another QoS, a stamp change) and stops receiving a
+topic while it is refused. Such a silence is the monitor's, never the producer's outage or loss
+(docs/design.md, Cycles): the cycles after it are analyzed as if the stream began anew, and the gap
+is named and counted apart. This module keeps when each gap began and ended and when its end may be
+applied; ``cycles.py`` cuts the events there.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A timer's period learned from the intervals of its cycles, snapped to how timers are set.
 
-Used when a topic has no ``period_ms`` (DESIGN.md §3): the period is learned from the first
-window of intervals, checked against later blocks, and snapped to the whole milliseconds or
+Used when a topic has no ``period_ms`` (docs/design.md, Cycles): the period is learned from the
+first window of intervals, checked against later blocks, and snapped to the whole milliseconds or
 whole rate in Hz a timer is configured with, within what the intervals' spread lets be known.
 """
 

@@ -1,7 +1,7 @@
 """Producer streams: one topic's events told apart by their runs of publication sequence numbers.
 
 Jazzy's message info names no writer, but each writer numbers its samples 1, 2, 3, ...: an
-event continues the run whose last number is just below its own (DESIGN.md §3). Each
+event continues the run whose last number is just below its own (docs/design.md, Cycles). Each
 stream keeps its own grid and intervals, so several producers on one topic are each
 measured on their own.
 """
@@ -64,8 +64,8 @@ class ProducerStream:
 
         Across an outage of the same producer the intervals on the wall and sim clocks are
         kept (``keep_intervals``): gaps are never hidden, the longest interval includes the
-        silence (DESIGN.md §3). The timer-clock interval starts afresh, so the outage is one
-        figure, not a deadline miss or thousands of skipped periods.
+        silence (docs/design.md, Cycles). The timer-clock interval starts afresh, so the
+        outage is one figure, not a deadline miss or thousands of skipped periods.
         """
         self.epoch = epoch
         self.grid = GridState()

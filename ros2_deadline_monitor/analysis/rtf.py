@@ -1,4 +1,4 @@
-"""Real time factor and /clock health from ``(wall, sim)`` samples (DESIGN.md §4).
+"""Real time factor and /clock health from ``(wall, sim)`` samples (docs/design.md, Clock and RTF).
 
 Each /clock message gives one sample: the wall time it was received (system clock ns, the
 middleware's received timestamp) and the sim time it carried. ``record`` is O(1); everything
@@ -20,7 +20,8 @@ JUMP_MAX_RTF = 1000
 """A sim step more than this many times its wall step is no simulation running: a seek."""
 JUMP_MIN_NS = 1_000_000_000
 """... and at least this much sim time (two samples received in the same instant, a coarse
-/clock of a fast simulator, stay steps): sim time that jumps forward (DESIGN.md §4)."""
+/clock of a fast simulator, stay steps): sim time that jumps forward (docs/design.md, Clock
+and RTF)."""
 
 
 NON_MONOTONIC_RESETS = 5
@@ -201,7 +202,7 @@ class RtfAnalyzer:
 
         Between the latest sample at or before a wall time and the next one, sim time is
         interpolated linearly and never reaches the next sample's value: the execution time
-        of a cycle that ends inside a step is kept (DESIGN.md §3). After the last sample
+        of a cycle that ends inside a step is kept (docs/design.md, Cycles). After the last sample
         (or across a reset or a pause) it is the latest sample's sim time, as ``sim_at``.
         """
         return self._sim_of(wall_ns, within_step=True)

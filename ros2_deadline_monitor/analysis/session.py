@@ -1,4 +1,6 @@
-"""The analysis session: the one orchestration of the analysis, live and offline (DESIGN.md §9).
+"""The analysis session: the one orchestration of the analysis, live and offline.
+
+See docs/design.md, Architecture.
 
 Adapters (the live node, the bag replay) only feed events in: /clock samples, message
 events, QoS deadline events, what the graph says about a topic, configuration changes, and
@@ -771,7 +773,7 @@ def sim_timer_note(period_ns: int, clock_step_ns: float) -> str:
     """Say that a sim-time timer faster than /clock cannot run at its rate ('' if it can).
 
     rcl fires a sim-time timer at most once per /clock message and skips the periods in
-    between: RTF reads 1.0 while the loop runs at the /clock rate (DESIGN.md §4).
+    between: RTF reads 1.0 while the loop runs at the /clock rate (docs/design.md, Clock and RTF).
     """
     if not clock_step_ns > period_ns * 1.01:
         return ''
@@ -828,7 +830,7 @@ def unmonitored_note(report: TopicReport, start_wall_ns: int) -> str:
 def _stream_notes(topic: _Topic, report: TopicReport, level: Level, reason: str,
                   clock_step_ns: float = math.nan, start_wall_ns: int = 0
                   ) -> tuple[Level, str, tuple[str, ...]]:
-    """Say where a topic breaks "one producer per cycle stream" (DESIGN.md §3).
+    """Say where a topic breaks "one producer per cycle stream" (docs/design.md, Cycles).
 
     Several producers (named from the graph), start stamps on another clock, outages and the
     middleware's fallbacks are appended to the reason; what happened since the previous

@@ -7,7 +7,7 @@ timer on steady time takes the reporter's ``Snapshot`` to the outputs: ``Monitor
 ``~/stats`` (``outputs/stats_output.py``), ``/diagnostics`` (``outputs/diagnostics.py``),
 the final summary (``outputs/summary.py``) and, with ``metrics_port``, the ``/metrics``
 endpoint (``outputs/metrics.py``). Steady time, so a frozen ``/clock`` is still reported
-(DESIGN.md §7).
+(docs/design.md, Outputs).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Subscription QoS that matches the publishers found in the graph (DESIGN.md §6).
+"""Subscription QoS that matches the publishers found in the graph (docs/design.md, Subscriptions).
 
 A volatile reader matches every writer. A reliable reader matches only reliable writers, but
 it gets retransmissions, so sequence-number gaps then mean real losses; the monitor is

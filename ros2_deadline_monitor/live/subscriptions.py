@@ -1,8 +1,8 @@
 """One monitored topic: finding it in the graph, and its raw subscription.
 
-The per-message path is the hot path (DESIGN.md §6): it hands the middleware timestamp,
-the publication sequence number and the raw CDR bytes to the session's recorder, which reads
-the size and (for types that start with a Header or Time) the stamp and stores the event.
+The per-message path is the hot path (docs/design.md, Subscriptions): it hands the middleware
+timestamp, the publication sequence number and the raw CDR bytes to the session's recorder, which
+reads the size and (for types that start with a Header or Time) the stamp and stores the event.
 Nothing is deserialized. Everything else (graph checks, analysis) runs on timers.
 
 Two ways to get the messages (parameter ``take_period_s``):

@@ -1,4 +1,6 @@
-"""What each report asks of the session: which topics get a fresh snapshot (DESIGN.md §9).
+"""What each report asks of the session: which topics get a fresh snapshot.
+
+See docs/design.md, Architecture.
 
 The session (``analysis/session.py``) measures: asked, it reports every topic afresh. At robot
 scale that costs a thousand topic reports a second for topics nothing happened on. The

@@ -5,10 +5,10 @@
     analyze run1
 
 For users of the PyPI set-up, who have no ``ros2 bag``: the bag is what ``analyze`` reads, and
-``ros2 bag info/play`` too (every connection stores its message definition, see
-``bag_writer.py``). Messages are never deserialized (DESIGN.md §6): ``recorder.py`` takes the
-raw reader queues in batches every ``TAKE_PERIOD_S`` from the main thread, as the monitor takes
-its queues, and writes them in log-time order. No executor spins; a stop signal ends the wait.
+``ros2 bag info/play`` too (every connection stores its message definition, see ``bag_writer.py``).
+Messages are never deserialized (docs/design.md, Subscriptions): ``recorder.py`` takes the raw
+reader queues in batches every ``TAKE_PERIOD_S`` from the main thread, as the monitor takes its
+queues, and writes them in log-time order. No executor spins; a stop signal ends the wait.
 
 The log time of a message is the middleware timestamp the live monitor takes as its arrival
 (``--log-time``, the monitor's ``arrival_timestamp``: the writer-side source timestamp by

@@ -35,7 +35,7 @@ def test_topic_defaults_follow_the_design():
     assert cfg.period_ns is None and cfg.deadline_ns is None
     assert cfg.jitter_tolerance_ns is None  # the core's 5 % of the (learned) period
     assert cfg.rule is None and cfg.effective_rule == 'interval'
-    assert cfg.stamp == 'auto'  # DESIGN.md §3: the data decides
+    assert cfg.stamp == 'auto'  # docs/design.md, Cycles: the data decides
     assert cfg.stamp_field == 'header.stamp'
     assert cfg.clock == 'wall'
     assert config(use_sim_time=True).clock == 'sim'
