@@ -577,6 +577,11 @@ class CycleAnalyzer:
             placed &= ~self._out_of_order(streams, start_timer,
                                           placed & (stamp != NO_VALUE))
         absent = self._unseen_before(streams, lost, placed, attributed)
+        # Several producers at once: their events interleave, or which one sent an event was
+        # a guess (numbered alike), whether or not those events are placed.
+        several = self._interleaved(streams)
+        if not several and guessed is not None and guessed.any():
+            several = len(np.unique(streams))
         lost = self._producer_streams.producer_lost(arrival, lost)
         if not placed.all():
             for serial in streams[fresh & ~placed].tolist():  # the next one starts afresh
@@ -592,16 +597,15 @@ class CycleAnalyzer:
                  streams, fresh, absent)
         if self._config.clock == 'sim' and not self._use_stamp and clock is not None:
             self._check_clock_resolution(start_sim, streams, clock)
-        several = self._interleaved(streams)
-        if several and not self._period_given:
+        if several > 1 and not self._period_given:
             # A period learned from several producers' cycles is none of theirs (10, 50 and
             # 100 Hz read one 10 ms period: hundreds of phantom skips): timed as events.
             if self._learning:  # cycles held to learn from: no period is learned from them
                 self._learning.add(batch)
                 batch = self._learning.take()
-            self._unattributed(batch[0], f'{several} producers told apart by their sequence '
-                                         'numbers, and no configured period: a period '
-                                         'learned from them would be none of theirs')
+            self._unattributed(batch[0], f'several producers at once ({several} sequence '
+                                         'runs interleave) and no configured period: a '
+                                         'period learned from them would be none of theirs')
             self._analyze(*batch, cycles=False)
             return
         if self._coarse_note:

@@ -847,7 +847,7 @@ def _stream_notes(topic: _Topic, report: TopicReport, level: Level, reason: str,
         warn = seen[2] > topic.seen[2]
         timed = (f'{report.unattributed_total} messages timed as events: rate, intervals '
                  'and gaps only')
-        if 'no configured period' in report.unattributed_note:
+        if 'sequence runs interleave' in report.unattributed_note:
             notes.append(f'per-cycle figures need one producer: {report.unattributed_note}'
                          f'{f" (publishers: {names})" if names else ""} ({timed}; '
                          'period_ms times each producer on its own grid)')
