@@ -422,12 +422,17 @@ class Session:
         for topic in self._topics.values():
             self._changed(topic)
 
-    def recorder(self, topic_id: str, read_stamp: StampReader | None) -> Recorder:
+    def recorder(self, topic_id: str, read_stamp: StampReader | None, *,
+                 no_stamp_reason: str = '') -> Recorder:
         """Return the per-message call of one topic (O(1), no allocation, no deserializing).
 
-        ``read_stamp`` None: the type carries no stamp (the arrival is the cycle start). A
-        message whose stamp cannot be read counts as a message and as malformed.
+        ``read_stamp`` None: the type carries no stamp (the arrival is the cycle start), or
+        none that can be read, ``no_stamp_reason`` says why (a bag without the type's
+        definition). A message whose stamp cannot be read counts as a message and as
+        malformed.
         """
+        if read_stamp is None and no_stamp_reason:
+            self._topics[topic_id].analyzer.no_stamp_reason = no_stamp_reason
         recorder = _Recorder(self, topic_id, read_stamp)
         return recorder.on_message if read_stamp is None else recorder.on_stamped
 

@@ -71,6 +71,8 @@ class TopicPlan:
     bag_topic: BagTopic
     stamp_rule: StampRule | None
     clock_choice: str
+    no_stamp_reason: str = ''
+    """Why ``stamp_rule`` is None when the type may carry a stamp (no definition in the bag)."""
 
 
 @dataclass(frozen=True)
@@ -284,7 +286,8 @@ class BagAnalysis:
                                     if k.config is not None})
             self.session.topic_status(track.topic_id, TopicState.RECEIVING,
                                       type_name=plan.bag_topic.msgtype, fallback=BAG_STREAM)
-            record = self.session.recorder(track.topic_id, read)
+            record = self.session.recorder(track.topic_id, read,
+                                           no_stamp_reason=plan.no_stamp_reason)
 
             def handle(t: int, raw: bytes) -> None:
                 record(t, raw, NO_VALUE)
