@@ -30,10 +30,11 @@ from ros2_deadline_monitor.analysis.snapshot import (
     Snapshot,
     TopicSnapshot,
 )
+from ros2_deadline_monitor.analysis.transforms import TransformFigures
 from ros2_deadline_monitor.analysis.units import to_ms, to_s
 
 __all__ = ['CLOCK', 'COUNTER', 'Figure', 'GAUGE', 'HOST', 'NO_METRIC', 'RUN_CLOCK', 'RUN_TOPIC',
-           'TOPIC', 'known', 'record', 'unknowns']
+           'TOPIC', 'TRANSFORM', 'TRANSFORM_STATUS', 'known', 'record', 'unknowns']
 
 Value = int | float | str | bool | None
 
@@ -141,6 +142,8 @@ def _since_last(snapshot: Snapshot, topic: TopicSnapshot) -> float:
 
 def _lost(snapshot: Snapshot, topic: TopicSnapshot) -> Value:
     report = topic.report
+    if not report.messages_total:
+        return 'unknown (no message received)'
     return report.messages_lost if report.loss_known else f'unknown ({report.loss_note})'
 
 
@@ -171,13 +174,15 @@ def _timer(read: Callable[[TopicReport], Value]) -> Callable[[Snapshot, TopicSna
 def _counts(read: Callable[[TopicReport], Value]) -> Callable[[Snapshot, TopicSnapshot], Value]:
     """Read a count of timer topics once it is a figure, else say why it is unknown.
 
-    No period yet or a /clock coarser than the topic reads 'unknown (why)', never 0; an
-    event topic 'n/a'.
+    No message yet (even with a configured period), no period yet or a /clock coarser than
+    the topic reads 'unknown (why)', never 0; an event topic 'n/a'.
     """
     def get(snapshot: Snapshot, topic: TopicSnapshot) -> Value:
         report = topic.report
         if report.kind == 'event':
             return None
+        if not report.messages_total:
+            return 'unknown (no message received)'
         if report.counts_note:
             return f'unknown ({report.counts_note})'
         return read(report)
@@ -919,6 +924,88 @@ RUN_CLOCK: tuple[Figure, ...] = (
            lambda snapshot, clock: clock.report.resets_total, RUN, json='resets',
            always=True, metric=NO_METRIC),
 )
+
+
+# -- per-transform figures of a /tf-like topic ----------------------------------------------
+# The part is one ``TransformFigures`` (``TopicSnapshot.transforms``): the whole run up to the
+# snapshot. Its limits (``max_transform_gap_ms``, ``min_transform_rate_hz``) bound every
+# transform of a topic that is expected to repeat (not a static one).
+
+TRANSFORMS = 'transform'
+
+
+def _tf_ms(read: Callable[[TransformFigures], float | None]
+           ) -> Callable[[Snapshot, TransformFigures], float | None]:
+    """Read a duration of a transform (ns) in ms; None stays None."""
+    def get(snapshot: Snapshot, tf: TransformFigures) -> float | None:
+        value = read(tf)
+        return None if value is None else to_ms(value)
+    return get
+
+
+def _tf_why(snapshot: Snapshot, tf: TransformFigures) -> str:
+    if tf.static:
+        return 'a static transform (latched topic): no rate, interval or gap is expected'
+    return f'one message only ({tf.messages})' if tf.messages < 2 else 'no interval'
+
+
+def _tf_age_why(snapshot: Snapshot, tf: TransformFigures) -> str:
+    return (f'no stamp on a known clock ({tf.age_unknown} unknown: a zero stamp, sim time '
+            'without /clock, or a stamp ahead of its arrival)')
+
+
+def _tf_at(snapshot: Snapshot, tf: TransformFigures) -> float | None:
+    at = tf.max_interval_at_ns
+    return None if at is None else to_s(at - snapshot.start_wall_ns)
+
+
+TRANSFORM: tuple[Figure, ...] = (
+    Figure('parent', '', 'frame_id of the transform', lambda snapshot, tf: tf.parent,
+           TRANSFORMS, json='parent', column='parent', always=True, metric=NO_METRIC),
+    Figure('child', '', 'child_frame_id of the transform', lambda snapshot, tf: tf.child,
+           TRANSFORMS, json='child', column='child', always=True, metric=NO_METRIC),
+    Figure('static', '', 'true on a latched topic (/tf_static): sent once, no rate, interval '
+           'or gap expected', lambda snapshot, tf: tf.static, TRANSFORMS, json='static',
+           metric=NO_METRIC),
+    Figure('messages', '', 'messages that carried the transform',
+           lambda snapshot, tf: tf.messages, TRANSFORMS, json='messages', column='msgs',
+           always=True, metric=NO_METRIC),
+    Figure('rate', 'Hz', 'mean rate of the transform (1 / the mean interval between its '
+           'arrivals)', lambda snapshot, tf: tf.rate_hz, TRANSFORMS, json='rate_hz',
+           column='rate Hz', limit='min_transform_rate_hz', digits=2, why=_tf_why,
+           metric=NO_METRIC),
+    Figure('max interval', 'ms', 'longest interval between two arrivals of the transform',
+           _tf_ms(lambda tf: tf.max_interval_ns), TRANSFORMS, json='max_interval_ms',
+           column='max interval ms', why=_tf_why, metric=NO_METRIC),
+    Figure('max interval at', 's since start', 'arrival that ended the longest interval',
+           _tf_at, TRANSFORMS, json='max_interval_at_s', digits=2, why=_tf_why,
+           metric=NO_METRIC),
+    Figure('silent', 'ms', 'time since its last arrival, at the report',
+           _tf_ms(lambda tf: None if tf.static else tf.silence_ns), TRANSFORMS,
+           json='silent_ms', column='silent ms', why=_tf_why, metric=NO_METRIC),
+    Figure('longest gap', 'ms', 'longest time without the transform: an interval, or its '
+           'silence at the report (a broadcaster that stopped for good)',
+           _tf_ms(lambda tf: tf.longest_gap_ns), TRANSFORMS, json='longest_gap_ms',
+           column='gap ms', limit='max_transform_gap_ms', why=_tf_why, metric=NO_METRIC),
+    Figure('mean age', 'ms', 'mean of arrival - stamp (sim stamps against the arrival placed '
+           'on sim time through /clock)', _tf_ms(lambda tf: tf.age_mean_ns), TRANSFORMS,
+           json='mean_age_ms', column='age ms', why=_tf_age_why, metric=NO_METRIC),
+    Figure('max age', 'ms', 'largest arrival - stamp', _tf_ms(lambda tf: tf.age_max_ns),
+           TRANSFORMS, json='max_age_ms', why=_tf_age_why, metric=NO_METRIC),
+    Figure('age unknown', '', 'arrivals whose age could not be told (zero stamp, sim time '
+           'without /clock, a stamp ahead of its arrival)',
+           lambda snapshot, tf: tf.age_unknown, TRANSFORMS, json='age_unknown',
+           metric=NO_METRIC),
+    Figure('writer', '', 'the node that sends it, where the graph tells (one publisher); '
+           'unknown otherwise, never guessed', lambda snapshot, tf: tf.writer, TRANSFORMS,
+           json='writer', column='writer', why=lambda snapshot, tf: tf.writer_note,
+           metric=NO_METRIC),
+)
+_TRANSFORM_BY_NAME = {figure.name: figure for figure in TRANSFORM}
+TRANSFORM_STATUS: tuple[Figure, ...] = tuple(
+    _TRANSFORM_BY_NAME[name] for name in ('rate', 'max interval', 'silent', 'mean age',
+                                          'messages'))
+"""What a topic's diagnostic status says of each transform, in one value per transform."""
 
 
 def record(figures: Sequence[Figure], snapshot: Snapshot, part: Any) -> dict[str, Value]:
