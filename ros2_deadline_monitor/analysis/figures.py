@@ -378,15 +378,17 @@ TOPIC: tuple[Figure, ...] = (
            '(several cycles share a slot): not placed on the grid, never skipped periods '
            '(shown once there are any)',
            _r(lambda r: r.stamps_shared_total or None), TOTALS, metric=COUNTER),
-    Figure('unlearned total', '', 'messages of learning windows whose intervals came in '
-           'bursts (no timer rhythm to learn the period from): counted, never analyzed as '
-           'cycles (shown once there are any)',
+    Figure('unlearned total', '', 'messages of learning windows whose intervals kept no '
+           'timer rhythm (bursts, updates): counted, timed as events (intervals and gaps), '
+           'never as cycles (shown once there are any)',
            _r(lambda r: r.unlearned_total or None), TOTALS, metric=COUNTER),
     Figure('age unknown total', '', 'messages whose header stamp lay more than 1 s ahead of '
            'their arrival (on no plausible clock): no age (shown once there are any)',
            _r(lambda r: r.age_unknown_total or None), TOTALS, metric=COUNTER),
-    Figure('unattributed total', '', 'messages of several producers without sequence numbers '
-           'to tell them apart: counted, no cycle figure uses them',
+    Figure('unattributed total', '', 'messages of several producers not timed on one '
+           "producer's grid (no sequence numbers to tell them apart, numbers that run alike, "
+           'or a period learned from several): counted and timed as events (rate, intervals '
+           'and gaps), no per-cycle figure uses them',
            _nonzero(lambda r: r.unattributed_total), TOTALS, 'unattributed_total',
            metric=COUNTER),
 
@@ -607,10 +609,12 @@ def _run_why(why: Callable[[TopicSnapshot], str]) -> Callable[[Snapshot, TopicSn
 def _counts_why(topic: TopicSnapshot) -> str:
     report = topic.report
     if report.kind == 'event':
-        return 'event topic: no period, so no misses or skipped periods'
+        detected = f' ({report.learn_note})' if report.learn_note else ''
+        return f'event topic: no period, so no misses or skipped periods{detected}'
     if report.messages_total == 0:
         return 'no message received'
-    return report.counts_note or f'the period was never learned ({report.messages_total} messages)'
+    return (report.counts_note or report.run_counts_note
+            or f'the period was never learned ({report.messages_total} messages)')
 
 
 def _run_counts(read: Callable[[TopicReport], int]) -> Callable[[TopicSnapshot], Value]:
@@ -621,18 +625,20 @@ def _run_counts(read: Callable[[TopicReport], int]) -> Callable[[TopicSnapshot],
     """
     def read_known(topic: TopicSnapshot) -> Value:
         report = topic.report
-        return read(report) if report.counts_known and report.messages_total else None
+        return (read(report) if report.counts_known and report.messages_total
+                and not report.run_counts_note else None)
     return read_known
 
 
 def _miss_ratio(topic: TopicSnapshot) -> float | None:
     report, cycles = topic.report, topic.run.cycles
-    return report.deadline_misses_total / cycles if report.counts_known and cycles else None
+    known = report.counts_known and not report.run_counts_note
+    return report.deadline_misses_total / cycles if known and cycles else None
 
 
 def _miss_ratio_why(topic: TopicSnapshot) -> str:
     report = topic.report
-    if not report.counts_known or not report.messages_total:
+    if not report.counts_known or not report.messages_total or report.run_counts_note:
         return _counts_why(topic)
     return 'no cycle was analyzed'
 
@@ -661,7 +667,14 @@ def _no_interval(topic: TopicSnapshot) -> str:
 
 
 def _loss_why(topic: TopicSnapshot) -> str:
-    return topic.report.loss_note or SEVERAL_WRITERS
+    return topic.report.loss_note or topic.report.run_loss_note or SEVERAL_WRITERS
+
+
+def _run_lost(topic: TopicSnapshot) -> int | None:
+    """Return the run's loss, None while it is no figure (several writers, a guess)."""
+    report = topic.report
+    known = report.loss_known and not report.run_loss_note
+    return report.messages_lost_total if known else None
 
 
 def _run_max_ms(clock: str) -> Callable[[TopicSnapshot], float | None]:
@@ -781,8 +794,7 @@ RUN_TOPIC: tuple[Figure, ...] = (
         limit='min_rate_hz', digits=2),
     _rf('messages lost', '', 'gaps in publication sequence numbers since start; unknown with '
         'several writers or without sequence numbers (a bag)',
-        lambda t: t.report.messages_lost_total if t.report.loss_known else None,
-        'messages_lost', why=_loss_why, column='lost', limit='max_lost', always=True),
+        _run_lost, 'messages_lost', why=_loss_why, column='lost', limit='max_lost', always=True),
     _rf('messages lost by monitor', '', "messages the monitor's own reader queue dropped over "
         "the run: its loss, apart from the producer's", lambda t: t.report.lost_by_monitor_total,
         'messages_lost_by_monitor', always=True),

@@ -991,8 +991,9 @@ def unseen_notes(report: TopicReport) -> list[str]:
                      '(lost, or without a usable start) left out of the interval figures')
     if report.unlearned_total:
         why = f' (latest: {report.learn_note})' if report.learn_note else ''
-        notes.append(f'{report.unlearned_total} messages of burst-like learning windows not '
-                     f'analyzed as cycles{why}')
+        notes.append(f'{report.unlearned_total} messages of learning windows without a timer '
+                     f'rhythm timed as events (their intervals and gaps counted, no misses or '
+                     f'skipped periods){why}')
     if report.age_unknown_total:
         notes.append(f'age unknown for {report.age_unknown_total} messages: their header '
                      'stamps lay more than 1 s ahead of their arrival (on no plausible clock)')
@@ -1033,11 +1034,19 @@ def _stream_notes(topic: _Topic, report: TopicReport, level: Level, reason: str,
             report.stamps_back_total, report.stamps_shared_total)
     if report.unattributed_total and several > 1:
         warn = seen[2] > topic.seen[2]
-        why = ('no sequence numbers' if not report.producer_runs_total or topic.writers > 1
-               and report.producers <= 1 else 'their sequence numbers run alike')
-        notes.append(f'per-cycle figures need one producer: {several} publishers'
-                     f'{f" ({names})" if names else ""} and {why} to tell them apart '
-                     f'({report.unattributed_total} messages not analyzed)')
+        timed = (f'{report.unattributed_total} messages timed as events: rate, intervals '
+                 'and gaps only')
+        if 'sequence runs interleave' in report.unattributed_note:
+            notes.append(f'per-cycle figures need one producer: {report.unattributed_note}'
+                         f'{f" (publishers: {names})" if names else ""} ({timed}; '
+                         'period_ms times each producer on its own grid)')
+        else:
+            why = ('no sequence numbers' if not report.producer_runs_total
+                   or topic.writers > 1 and report.producers <= 1
+                   else 'their sequence numbers run alike')
+            notes.append(f'per-cycle figures need one producer: {several} publishers'
+                         f'{f" ({names})" if names else ""} and {why} to tell them apart '
+                         f'({timed})')
     elif several > 1:
         notes.append(f'{several} producers in the window'
                      f'{f" (publishers: {names})" if names else ""}, each analyzed on its own '

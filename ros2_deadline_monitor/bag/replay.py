@@ -38,7 +38,12 @@ from ros2_deadline_monitor.analysis.stamp_field import StampFieldError, StampRul
 from ros2_deadline_monitor.analysis.tf_message import is_tf_layout
 from ros2_deadline_monitor.analysis.whole_run import PERCENTILE_METHOD, ValueSketch
 from ros2_deadline_monitor.bag.layouts import layout_from_definitions
-from ros2_deadline_monitor.bag.reader import BagSource, BagTopic, MessageBatch
+from ros2_deadline_monitor.bag.reader import (
+    BagSource,
+    BagTopic,
+    MessageBatch,
+    recorded_writers,
+)
 from ros2_deadline_monitor.outputs.series import RtfWindow, Timeline, WindowSeries
 
 NAN = float('nan')
@@ -293,7 +298,8 @@ class BagAnalysis:
             self.session.configure({k.topic_id: k.config for k in self.tracks
                                     if k.config is not None})
             self.session.topic_status(track.topic_id, TopicState.RECEIVING,
-                                      type_name=plan.bag_topic.msgtype, fallback=BAG_STREAM)
+                                      type_name=plan.bag_topic.msgtype, fallback=BAG_STREAM,
+                                      writers=recorded_writers(plan.bag_topic) or None)
             record = self.session.recorder(track.topic_id, read, transforms=track.transforms,
                                            no_stamp_reason=plan.no_stamp_reason)
             if track.transforms:

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 TOPIC = '/tf_test_two_broadcasters'
+OK = 0
 
 
 class Broadcaster:
@@ -85,7 +86,7 @@ def tf2_types() -> tuple[Any, Any]:
 def test_two_broadcasters_each_transform_counted_exactly(
         participant, observer, start_monitor, wait_for, key_values, tf2_types) -> None:
     start_monitor(topics=['tf'], topic__tf__name=TOPIC, topic__tf__kind='event',
-                  stats_period_s=0.2)
+                  stats_period_s=0.2, topic__tf__expect__min_transform_rate_hz=5.0)
     robot, localization = participant(), participant()
     fast = Broadcaster(robot.node('tf_test_robot'), tf2_types, TOPIC,
                        [('odom', 'base_link'), ('base_link', 'laser')], 0.02, 100)
@@ -112,6 +113,7 @@ def test_two_broadcasters_each_transform_counted_exactly(
     # Two publishers, and neither a TFMessage nor the message info names its writer.
     assert pairs['transforms writer'].startswith('unknown: 2 publishers')
     assert 'rate (Hz)' in values['odom->base_link'] and 'mean age (ms)' in values['map->odom']
+    assert pairs['expectations'] == '3 held, 0 failed'  # one per transform, 50, 50 and 10 Hz
     print(f'\ntransforms: {values}')
 
 
@@ -135,3 +137,43 @@ def test_one_broadcaster_is_the_named_writer(
 
     value = wait_for(named, timeout=30, what='30 transforms from one named writer')
     assert value.endswith('writer /tf_test_only_writer')
+
+
+def test_latched_static_transforms_are_static_not_gaps(
+        participant, observer, start_monitor, wait_for, key_values, tf2_types) -> None:
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+    topic = '/tf_test_latched_transforms'  # static by its QoS, not by a tf_static name
+    part = participant()
+    node = part.node('tf_test_static_broadcaster')
+    message, element = tf2_types
+    latched = node.create_publisher(message, topic, QoSProfile(
+        depth=1, reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL))
+    transforms = []
+    for child in ('imu', 'laser'):
+        transform = element(child_frame_id=child)
+        transform.header.frame_id = 'base_link'
+        transform.header.stamp = node.get_clock().now().to_msg()
+        transforms.append(transform)
+    latched.publish(message(transforms=transforms))  # before the monitor exists
+    part.start()
+    start_monitor(topics=['tf'], topic__tf__name=topic, topic__tf__kind='event',
+                  stats_period_s=0.2, topic__tf__expect__max_transform_gap_ms=1.0)
+
+    def static() -> Any:
+        status = observer.status('topic tf')
+        values = transform_values(status) if status is not None else {}
+        return status if set(values) == {'base_link->imu', 'base_link->laser'} else None
+
+    status = wait_for(static, timeout=30, what='the two latched transforms')
+    pairs = key_values(status)
+    assert pairs['transforms'] == '2 static'
+    for name in ('base_link->imu', 'base_link->laser'):
+        value = transform_values(status)[name]
+        assert messages_of(value) == 1
+        assert 'rate' not in value and 'silent' not in value  # no rate, no gap expected
+    assert status.level == bytes([OK])  # latched: never a gap, never waiting
+    # A gap limit written for this topic cannot see a static transform: unknown, not passed.
+    assert pairs['expectation failed: max_transform_gap_ms'].endswith(
+        'unknown: only static transforms (a latched topic)')
