@@ -561,7 +561,8 @@ class TopicMonitor:
         self.started_unsaid = (
             f'{config.name}: monitoring {config.topic} ({type_name}, '
             f'{"reliable" if choice.reliable else "best effort"}'
-            f'{", transient local" if choice.transient_local else ""}, {stamp})')
+            f'{", transient local" if choice.transient_local else ""}, {stamp}'
+            f'{", figures per transform" if self.transforms else ""})')
         if self.stamp_rule is not None:
             self._logger.debug(f'{config.name}: stamp read as {self.stamp_rule.describe()}')
 
