@@ -86,7 +86,7 @@ def generate_launch_description() -> LaunchDescription:
         DeclareLaunchArgument(
             'model_path', default_value='',
             description='MJCF model mujoco_sim loads; empty for the shipped upright pendulum '
-                        '(the controller\'s feedforward is tuned to it).'),
+                        "(the controller's feedforward is tuned to it)."),
         DeclareLaunchArgument(
             'target_rtf', default_value='1.0',
             description='Real time factor mujoco_sim paces the physics to (0: as fast as it '
