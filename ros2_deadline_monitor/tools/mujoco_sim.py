@@ -15,6 +15,10 @@ has an accelerometer and a gyro on one site, and the moving bodies on ``/tf`` (w
 forward effort controller) at every step, a zero-order hold, and counts the steps that ran on
 a command older than ``command_timeout_ms`` of sim time.
 
+The tracking error and the stale steps count up to the last command: once the controller
+stops, the held command lets the model drift, which is no cost of the controller's misses
+(the record gives those steps as ``steps_after_last_command``).
+
 At exit it writes its own record (JSON): steps, sim and wall time, the RTF of every 100 ms of
 wall time, and the tracking error of the actuated joints against the reference
 (``tools/reference.py``), from the physics state itself. MuJoCo is the optional extra ``sim``:
@@ -296,6 +300,8 @@ class MujocoSimNode(Node):
         self.meter = RtfMeter()
         self.bins = RtfBins()
         self.error = TrackingError()
+        self._pending_error = TrackingError()  # since the last command: kept if another comes
+        self._pending_stale = 0
         self.steps = 0
         self.commands = 0
         self.commands_rejected = 0
@@ -304,6 +310,7 @@ class MujocoSimNode(Node):
         self.slow_reports = 0
         self.clock_messages = 0
         self._first_command_step: int | None = None
+        self._last_command_step: int | None = None
         self._command: tuple[int, list[float]] | None = None  # (sequence, efforts)
         self._rejected_lengths: set[int] = set()
         self.pacer: Pacer | None = None
@@ -438,12 +445,17 @@ class MujocoSimNode(Node):
                 d.ctrl[:] = command[1]
                 command_step = self.steps
                 self.commands += 1
+                self.error.merge(self._pending_error)
+                self._pending_error = TrackingError()
+                self.stale_steps += self._pending_stale
+                self._pending_stale = 0
                 if self._first_command_step is None:
                     self._first_command_step = self.steps
+                self._last_command_step = self.steps
             if command is None:
                 self.steps_without_command += 1
             elif (self.steps - command_step) * self.timestep_ns > s.command_timeout_ns:
-                self.stale_steps += 1
+                self._pending_stale += 1
             mj.mj_step(m, d)
             self.steps = step
             self._publish(step, time.monotonic_ns())
@@ -477,7 +489,7 @@ class MujocoSimNode(Node):
         target, _, _ = self.settings.reference.at(sim_ns)
         qpos = self.data.qpos
         for _, _, address, _ in self._joints:
-            self.error.add(target - float(qpos[address]), sim_ns)
+            self._pending_error.add(target - float(qpos[address]), sim_ns)
 
     def _publish_joints(self, sim_ns: int) -> None:
         d = self.data
@@ -591,6 +603,8 @@ class MujocoSimNode(Node):
             'commands': self.commands, 'commands_rejected': self.commands_rejected,
             'steps_without_command': self.steps_without_command,
             'stale_steps': self.stale_steps,
+            'steps_after_last_command': self.steps - self._last_command_step
+            if self._last_command_step is not None else 0,
             'command_timeout_ms': s.command_timeout_ns / NS_PER_MS,
             'tracking_joints': [name for name, _, _, _ in self._joints],
             'tracking_samples': self.error.samples,

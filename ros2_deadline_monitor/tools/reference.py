@@ -82,6 +82,14 @@ class TrackingError:
             self.max_abs = magnitude
             self.max_at_ns = sim_ns
 
+    def merge(self, other: TrackingError) -> None:
+        """Take ``other``'s samples into this one (``other`` is left as it was)."""
+        self.samples += other.samples
+        self._sum_sq += other._sum_sq
+        if not other.max_abs <= self.max_abs and not math.isnan(other.max_abs):
+            self.max_abs = other.max_abs
+            self.max_at_ns = other.max_at_ns
+
     @property
     def rms(self) -> float:
         """Root mean square of the samples (NaN without one)."""

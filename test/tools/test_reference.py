@@ -60,3 +60,16 @@ def test_tracking_error_rms_and_max():
     assert error.rms == pytest.approx(math.sqrt((0.01 + 0.09 + 0.04) / 4))
     assert error.max_abs == pytest.approx(0.3)
     assert error.max_at_ns == 1 * MS
+
+
+def test_merging_tracking_errors_equals_taking_all_samples_in_one():
+    values = [0.1, -0.3, 0.2, 0.05, -0.02]
+    whole, first, second = TrackingError(), TrackingError(), TrackingError()
+    for k, value in enumerate(values):
+        whole.add(value, k)
+        (first if k < 2 else second).add(value, k)
+    first.merge(second)
+    first.merge(TrackingError())  # nothing to take
+    assert (first.samples, first.max_abs, first.max_at_ns) == \
+        (whole.samples, whole.max_abs, whole.max_at_ns)
+    assert first.rms == pytest.approx(whole.rms)
