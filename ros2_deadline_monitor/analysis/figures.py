@@ -1,11 +1,12 @@
-"""The one table of figures: diagnostic keys, units, descriptions, message fields.
+"""The one table of figures: what each figure is, how it is read and named, where it goes.
 
-Every output that lists figures by name reads them from here, so they cannot fall out of
-step: ``outputs/diagnostics.py`` builds its key/value pairs from ``TOPIC``, ``CLOCK`` and
-``HOST``; the key list of docs/diagnostics.md is generated from them (``python -m
-ros2_deadline_monitor.analysis.figures --write docs/diagnostics.md``, checked by a test); a
-test checks each ``field`` against the generated messages and their values against
-``outputs/conversions.py``.
+Each ``Figure`` describes one figure once: its name and unit (the diagnostic key), how it is
+read from a snapshot, its field in the stats messages, its key in the whole-run records, the
+expectation that bounds it, and the few plain facts every output needs to show it (digits, a
+short column header, whether it means anything for an event topic). The descriptors stay
+here, beside the measurement, because the session's levels and the CI gate read them too; the
+code that writes them out lives in ``outputs/`` (``outputs/format.py`` turns a figure into
+text, ``outputs/figure_docs.py`` generates the documented key lists from these tables).
 
 The order of each table is the order ``rqt_robot_monitor`` shows: the headline figures
 first, configuration and the way messages are received last. A figure whose getter returns
@@ -16,16 +17,12 @@ clock read as seconds since the session started; sim times as sim seconds.
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable, Sequence
 import dataclasses
 from dataclasses import dataclass
 import math
-from pathlib import Path
-import sys
 from typing import Any
 
-from ros2_deadline_monitor.analysis import format as fmt
 from ros2_deadline_monitor.analysis.reports import IntervalSummary, IntervalTotals, TopicReport
 from ros2_deadline_monitor.analysis.snapshot import (
     ClockSnapshot,
@@ -36,7 +33,7 @@ from ros2_deadline_monitor.analysis.snapshot import (
 from ros2_deadline_monitor.analysis.units import to_ms, to_s
 
 __all__ = ['CLOCK', 'COUNTER', 'Figure', 'GAUGE', 'HOST', 'NO_METRIC', 'RUN_CLOCK', 'RUN_TOPIC',
-           'TOPIC', 'known', 'markdown', 'record', 'tables', 'unknowns']
+           'TOPIC', 'known', 'record', 'unknowns']
 
 Value = int | float | str | bool | None
 
@@ -96,22 +93,6 @@ class Figure:
         """Return why the value is unknown (call it when ``value`` is None or NaN)."""
         return self.why(snapshot, part) if self.why is not None else 'not measured'
 
-    def text(self, snapshot: Snapshot, part: Any) -> str | None:
-        """Return the value as people read it, or None when it is left out."""
-        value = self.get(snapshot, part)
-        kind = type(value)  # plain floats and ints first: a thousand statuses a report
-        if kind is float and value == value:
-            return f'{value:.{self.digits}f}'
-        if kind is int:
-            return f'{value:d}'
-        if fmt.is_missing(value):
-            return fmt.NOT_AVAILABLE if self.always else None
-        if isinstance(value, bool):
-            return fmt.flag(value)
-        if isinstance(value, str):
-            return value
-        return fmt.number(value, self.digits)
-
 
 # -- getters -------------------------------------------------------------------------------
 
@@ -160,6 +141,8 @@ def _since_last(snapshot: Snapshot, topic: TopicSnapshot) -> float:
 
 def _lost(snapshot: Snapshot, topic: TopicSnapshot) -> Value:
     report = topic.report
+    if not report.messages_total:
+        return 'unknown (no message received)'
     return report.messages_lost if report.loss_known else f'unknown ({report.loss_note})'
 
 
@@ -190,13 +173,15 @@ def _timer(read: Callable[[TopicReport], Value]) -> Callable[[Snapshot, TopicSna
 def _counts(read: Callable[[TopicReport], Value]) -> Callable[[Snapshot, TopicSnapshot], Value]:
     """Read a count of timer topics once it is a figure, else say why it is unknown.
 
-    No period yet or a /clock coarser than the topic reads 'unknown (why)', never 0; an
-    event topic 'n/a'.
+    No message yet (even with a configured period), no period yet or a /clock coarser than
+    the topic reads 'unknown (why)', never 0; an event topic 'n/a'.
     """
     def get(snapshot: Snapshot, topic: TopicSnapshot) -> Value:
         report = topic.report
         if report.kind == 'event':
             return None
+        if not report.messages_total:
+            return 'unknown (no message received)'
         if report.counts_note:
             return f'unknown ({report.counts_note})'
         return read(report)
@@ -516,7 +501,8 @@ CLOCK: tuple[Figure, ...] = (
     Figure('sim time', 's', 'latest /clock value', _c(lambda r: to_s(r.sim_time_ns)),
            HEADLINE, 'sim_time_s'),
 
-    Figure('RTF total', '', 'RTF since start or the last reset', _c(lambda r: r.rtf_total),
+    Figure('RTF total', '', 'RTF since start or the last reset (unknown for the rest of the '
+           'run once several publishers were on /clock)', _c(lambda r: r.rtf_total),
            TOTALS, 'rtf_total'),
     Figure('messages', '', '/clock messages in the window', _c(lambda r: r.messages), TOTALS,
            'messages', always=True),
@@ -916,10 +902,12 @@ RUN_CLOCK: tuple[Figure, ...] = (
     Figure('messages', '', '/clock messages since start',
            lambda snapshot, clock: clock.report.messages_total, RUN, json='messages',
            column='msgs', always=True, metric=NO_METRIC),
-    Figure('RTF overall', '', 'real time factor over the whole run (since the last reset)',
+    Figure('RTF overall', '', 'real time factor over the whole run (since the last reset; '
+           'unknown when several publishers were on /clock)',
            _run_clock(lambda c: c.report.rtf_total), RUN, json='rtf_total', column='RTF',
            limit='min_rtf', metric=NO_METRIC,
-           why=_clock_why('sim time did not advance over a measurable wall span')),
+           why=_clock_why(lambda c: c.report.rtf_total_note
+                          or 'sim time did not advance over a measurable wall span')),
     Figure('RTF bin', 's', 'length of the fixed wall windows',
            lambda snapshot, clock: to_s(clock.report.rtf_bin_ns), CONFIGURATION,
            json='rtf_bin_s', metric=NO_METRIC),
@@ -946,93 +934,3 @@ def unknowns(figures: Sequence[Figure], snapshot: Snapshot, part: Any) -> dict[s
     """Return why each unknown figure with a ``json`` key is unknown, by that key."""
     return {figure.json: figure.unknown(snapshot, part) for figure in figures
             if figure.json and known(figure.get(snapshot, part)) is None}
-
-
-# -- the documented key list -----------------------------------------------------------------
-
-def tables() -> dict[str, tuple[tuple[Figure, ...], str]]:
-    """Each status's figures and the stats message their fields belong to."""
-    return {'topic <id>': (TOPIC, 'TopicStats'), 'clock': (CLOCK, 'ClockStats'),
-            'host': (HOST, 'HostStats')}
-
-
-BEGIN = ('<!-- diagnostic keys: generated from analysis/figures.py by '
-         '`python -m ros2_deadline_monitor.analysis.figures --write docs/diagnostics.md` -->')
-END = '<!-- end of diagnostic keys -->'
-
-
-def markdown() -> str:
-    """Return the documented key list: a table per status, in the order rqt_robot_monitor shows."""
-    lines = []
-    for status, (figures, message) in tables().items():
-        lines += ['', f'`{status}`:', '', f'| key | group | meaning | `{message}` field |',
-                  '|---|---|---|---|']
-        for figure in figures:
-            field = f'`{figure.field}`' if figure.field else ''
-            lines.append(f'| `{figure.key}` | {figure.group} | {figure.description} | '
-                         f'{field} |')
-    return '\n'.join([BEGIN, *lines, '', END])
-
-
-RUN_BEGIN = ('<!-- whole-run keys: generated from analysis/figures.py by `python -m '
-             'ros2_deadline_monitor.analysis.figures run --write docs/whole-run-figures.md` -->')
-RUN_END = '<!-- end of whole-run keys -->'
-
-
-def run_markdown() -> str:
-    """Return the whole-run figures: JSON keys, the limits that bound them, columns, fields."""
-    lines = []
-    for part, figures in (('topic', RUN_TOPIC), ('clock', RUN_CLOCK)):
-        lines += ['', f'{part}:', '', '| JSON key | expectation | column | meaning | field |',
-                  '|---|---|---|---|---|']
-        for figure in figures:
-            if not figure.json and not figure.field:
-                continue
-            cells = [f'`{figure.json}`' if figure.json else '',
-                     f'`{figure.limit}`' if figure.limit else '',
-                     f'`{figure.column}`' if figure.column else '', figure.description,
-                     f'`{figure.field}`' if figure.field else '']
-            lines.append('| ' + ' | '.join(cells) + ' |')
-    return '\n'.join([RUN_BEGIN, *lines, '', RUN_END])
-
-
-def replace_block(text: str, block: str, begin: str = BEGIN, end: str = END) -> str:
-    """Return ``text`` with the generated list (between the markers) replaced."""
-    start = text.index(begin)
-    stop = text.index(end, start) + len(end)
-    return text[:start] + block + text[stop:]
-
-
-def generated_list_main(argv: list[str] | None, prog: str, what: str,
-                        make: Callable[[], str], begin: str, end: str) -> int:
-    """Print a list generated from the table, or write it into a file between its markers."""
-    parser = argparse.ArgumentParser(
-        prog=prog, description=f'Print the {what} generated from the table of figures.')
-    parser.add_argument('--write', metavar='FILE', type=Path,
-                        help='replace the list between the markers in this file')
-    args = parser.parse_args(argv)
-    if args.write is None:
-        print(make())
-        return 0
-    try:
-        text = args.write.read_text(encoding='utf-8')
-        args.write.write_text(replace_block(text, make(), begin, end), encoding='utf-8')
-    except (OSError, ValueError) as err:
-        print(f'ERROR: {args.write}: {err}', file=sys.stderr)
-        return 1
-    return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Print the key list, or write it into a document between the markers."""
-    return generated_list_main(argv, 'python -m ros2_deadline_monitor.analysis.figures',
-                               'diagnostic key list', markdown, BEGIN, END)
-
-def run_keys_main(argv: list[str] | None = None) -> int:
-    """Print the whole-run key list, or write it into a document between its markers."""
-    return generated_list_main(argv, 'python -m ros2_deadline_monitor.analysis.figures run',
-                               'whole-run key list', run_markdown, RUN_BEGIN, RUN_END)
-
-
-if __name__ == '__main__':
-    sys.exit(run_keys_main(sys.argv[2:]) if sys.argv[1:2] == ['run'] else main())

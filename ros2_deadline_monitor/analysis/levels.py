@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 
 from ros2_deadline_monitor.analysis.config import Thresholds
-from ros2_deadline_monitor.analysis.format import short_seconds
 from ros2_deadline_monitor.analysis.reports import ClockReport, HostReport, Level, TopicReport
+from ros2_deadline_monitor.analysis.units import short_seconds
 
 STARVED_FRACTION = 0.5
 """The host status warns when the stats timer fired later than this fraction of its period."""

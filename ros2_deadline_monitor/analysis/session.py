@@ -31,7 +31,7 @@ Rules that keep live and offline figures equal for the same stream:
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 import math
@@ -42,7 +42,6 @@ import numpy as np
 from ros2_deadline_monitor.analysis.config import AnalysisConfig, NS_PER_S, Timing, TopicConfig
 from ros2_deadline_monitor.analysis.cycles import CycleAnalyzer
 from ros2_deadline_monitor.analysis.errors import CdrError
-from ros2_deadline_monitor.analysis.format import short_seconds
 from ros2_deadline_monitor.analysis.levels import (
     clock_level,
     host_level,
@@ -66,6 +65,7 @@ from ros2_deadline_monitor.analysis.snapshot import (
     Snapshot,
     TopicSnapshot,
 )
+from ros2_deadline_monitor.analysis.units import short_seconds
 from ros2_deadline_monitor.analysis.whole_run import WholeRun
 
 NO_INTERVAL_ALERT = (1 << 63) - 1
@@ -74,6 +74,9 @@ RESETS_KEPT = 256
 """Wall times of the most recent resets kept for placing them between events; a storm of
 more resets between two reports only keeps its latest ones (every one is still counted)."""
 
+CLOCK_BOUND_SLACK = 1.25
+"""A sim-time timer faster than /clock is said to run at the /clock rate only when it
+measured at most this many times that rate (jitter of a few steps either way)."""
 NO_RUN = RunTotals()
 """The whole-run figures of a topic without a cycle yet."""
 
@@ -126,21 +129,87 @@ class _Topic:
     seen: tuple[int, ...] = (0, 0, 0, 0, 0)
     """Foreign stamps, outages, unattributed messages, stamps going back and shared stamps
     at the previous snapshot."""
-    changes: int = 0
-    """Counts the changes to what its snapshot depends on from outside the stream: its
-    settings, what the graph and its subscription say, its timing, its event totals, its
-    appearing in the graph."""
+    version: int = 0
+    """Counts the changes to what its snapshot depends on from outside the stream
+    (``Session._changed``, the one place that counts them)."""
     run: WholeRun | None = None
     """Whole-run figures, from its first processed event on (None before: idle costs none)."""
     pace: Pace = field(default_factory=lambda: Pace())
     latched: int = 0
     """Messages a writer kept for late readers (``transient_local``) and delivered on
     subscribing, published before the monitor subscribed: not cycles (``Session.latched``)."""
+    last: TopicSnapshot | None = None
+    """Its snapshot of the latest report that made it afresh (``Session.snapshot(standing=)``
+    repeats it)."""
+    view: TopicView = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.view = TopicView(self)
 
 
-TopicFacts = _Topic
-"""One topic's live state as the session keeps it (``Session.facts``): read, never written,
-by a caller that decides what to report (``outputs/reporter.py``)."""
+class TopicView:
+    """What a caller deciding which topics to report afresh may read of one topic.
+
+    Read only (``Session.views``; ``outputs/reporter.py``): a topic's figures change with its
+    stream, everything else its snapshot depends on bumps ``version``. The same object
+    until the topic is removed; added again, it gets a new one.
+    """
+
+    __slots__ = ('_topic',)
+
+    def __init__(self, topic: _Topic) -> None:
+        self._topic = topic
+
+    @property
+    def version(self) -> int:
+        """Bumped at every change of what its snapshot depends on from outside the stream.
+
+        Its settings, what the graph and its subscription say, its timing or event totals,
+        its appearing in the graph, a gap of the monitor's own, a sim-time reset, the report
+        period (``Session._changed``).
+        """
+        return self._topic.version
+
+    @property
+    def unusual(self) -> bool:
+        """A message since its last fresh snapshot may change its level (``Pace``)."""
+        return self._topic.pace.unusual
+
+    @property
+    def last_arrival_ns(self) -> int:
+        """Arrival (wall ns) of its latest message recorded one by one (0: none)."""
+        return self._topic.pace.last_ns
+
+    @property
+    def recorded(self) -> int:
+        """Messages recorded so far (a count that only grows)."""
+        return self._topic.analyzer.recorded
+
+    @property
+    def silent(self) -> bool:
+        """No message recorded yet."""
+        return self._topic.analyzer.silent_so_far
+
+    @property
+    def period_ns(self) -> int | None:
+        """The period in force (None: an event topic, or a period still learned)."""
+        timing = self._topic.analyzer.timing
+        return None if timing is None else timing.period_ns
+
+    @property
+    def event(self) -> bool:
+        """An event topic: no period paces it."""
+        return self._topic.config.kind == 'event'
+
+    @property
+    def appeared_ns(self) -> int | None:
+        """When it last appeared in the graph (None: at the session's start)."""
+        return self._topic.appeared_ns
+
+    @property
+    def held(self) -> bool:
+        """Reports asked for another level than the one shown (the hysteresis runs)."""
+        return self._topic.streak > 0
 
 
 class Pace:
@@ -151,7 +220,7 @@ class Pace:
     sequence numbers sets ``unusual``; so does a start stamp that goes back or repeats
     (all-zero stamps aside: they never count as stamps), moves by more than
     ``stamp_limit_ns`` (a skip on the timer clock, a stamp on another clock), or cannot be
-    read. Read-only outside the session.
+    read. The session marks it at every fresh snapshot of the topic (``Session._mark``).
     """
 
     __slots__ = ('floor_ns', 'last_ns', 'last_stamp_ns', 'limit_ns', 'next_seq',
@@ -168,7 +237,7 @@ class Pace:
         self.stamp_limit_ns = 0
 
     def see(self, arrival_ns: int, seq: int, stamp_ns: int = NO_VALUE) -> None:
-        """Note one message (``_Recorder`` inlines the same); ``NO_VALUE``: no stamp."""
+        """Note one message; ``NO_VALUE``: no stamp (the arrival is the cycle start)."""
         interval = arrival_ns - self.last_ns
         if interval > self.limit_ns or interval < self.floor_ns or (
                 seq != self.next_seq and seq != NO_VALUE):
@@ -188,47 +257,33 @@ class _Recorder:
 
     ``on_message`` for a type without a stamp (the arrival is the cycle start),
     ``on_stamped`` reads the stamp from the raw bytes (``MALFORMED`` when it cannot).
-    Both note the pace (``Pace.see``, inlined) and hand the event to the topic's analyzer;
-    a full pending buffer is processed at once (``Session._process_full``).
+    Both note the pace (``Pace.see``) and hand the event to the topic's analyzer; a full
+    pending buffer is processed at once (``Session._process_full``).
     """
 
-    __slots__ = ('_full', '_pace', '_read_stamp', '_record', '_topic')
+    __slots__ = ('_full', '_see', '_read_stamp', '_record', '_topic')
 
     def __init__(self, session: Session, topic_id: str, read_stamp: StampReader | None) -> None:
         topic = session._topics[topic_id]
         self._record = topic.analyzer.record
-        self._pace = topic.pace
+        self._see = topic.pace.see
         self._read_stamp = read_stamp
         self._full = session._process_full
         self._topic = topic
 
     def on_message(self, arrival_ns: int, raw: bytes, seq: int) -> None:
         """Record one message of a type without a stamp."""
-        pace = self._pace
-        interval = arrival_ns - pace.last_ns
-        if interval > pace.limit_ns or interval < pace.floor_ns or (
-                seq != pace.next_seq and seq != NO_VALUE):
-            pace.unusual = True
-        pace.last_ns, pace.next_seq = arrival_ns, seq + 1
+        self._see(arrival_ns, seq)
         if self._record(arrival_ns, NO_VALUE, seq, len(raw)):
             self._full(self._topic)
 
     def on_stamped(self, arrival_ns: int, raw: bytes, seq: int) -> None:
         """Record one message whose stamp is read from its raw bytes."""
-        pace = self._pace
-        interval = arrival_ns - pace.last_ns
-        if interval > pace.limit_ns or interval < pace.floor_ns or (
-                seq != pace.next_seq and seq != NO_VALUE):
-            pace.unusual = True
-        pace.last_ns, pace.next_seq = arrival_ns, seq + 1
         try:
             stamp = self._read_stamp(raw)
         except CdrError:
             stamp = MALFORMED
-        step = stamp - pace.last_stamp_ns
-        if step > pace.stamp_limit_ns or step < 0 or (step == 0 and stamp) or stamp == MALFORMED:
-            pace.unusual = True
-        pace.last_stamp_ns = stamp
+        self._see(arrival_ns, seq, stamp)
         if self._record(arrival_ns, stamp, seq, len(raw)):
             self._full(self._topic)
 
@@ -248,7 +303,7 @@ class Session:
         self._stats_period_ns = stats_period_ns
         self._rtf = RtfAnalyzer(bin_ns=analysis.rtf_bin_ns, capacity=clock_capacity)
         self._topics: dict[str, _Topic] = {}
-        self._facts = MappingProxyType(self._topics)
+        self._views: dict[str, TopicView] = {}
         self._invalid: dict[str, str] = {}
         self._resets = 0
         self._reset_walls: deque[int] = deque(maxlen=RESETS_KEPT)
@@ -297,7 +352,7 @@ class Session:
         if stats_period_ns is not None and stats_period_ns != self._stats_period_ns:
             self._stats_period_ns = stats_period_ns
             for topic in self._topics.values():
-                topic.changes += 1
+                self._changed(topic)
         new_analysis = analysis if analysis is not None else self._analysis
         analysis_changed = new_analysis != self._analysis
         if analysis_changed:
@@ -326,10 +381,11 @@ class Session:
             self._process_topic(topic, None, force=False)
             topic.analyzer.reconfigure(config, new_analysis)
             topic.config = config
-            topic.changes += 1
+            self._changed(topic)
         for topic_id in added:
             # Created at the session's start: the grace counts from then; later: from now.
             self._topics[topic_id].appear_pending = bool(self._reported)
+        self._views = {topic_id: topic.view for topic_id, topic in self._topics.items()}
         return Changes(tuple(added), tuple(removed), changed)
 
     # -- events -----------------------------------------------------------------------------
@@ -338,7 +394,7 @@ class Session:
         """Record one /clock sample; return True when sim time jumped back (a reset)."""
         if not self._rtf.record(wall_ns, sim_ns):
             return False
-        self._resets += 1
+        self._reset(1)
         self._reset_walls.append(self._rtf.last_wall_ns)
         return True
 
@@ -348,8 +404,9 @@ class Session:
         For a bag replay's chunk: no other event may have arrived between them.
         """
         walls = self._rtf.record_many(wall_ns, sim_ns)
-        self._resets += len(walls)
-        self._reset_walls.extend(walls.tolist())
+        if len(walls):
+            self._reset(len(walls))
+            self._reset_walls.extend(walls.tolist())
 
     def clock_samples(self, samples: Iterable[tuple[int, int]]) -> int:
         """Record ``(wall_ns, sim_ns)`` samples in arrival order; return how many were resets.
@@ -358,6 +415,12 @@ class Session:
         /clock publishers they are replayed in the order they arrived.
         """
         return sum(self.clock_sample(wall, sim) for wall, sim in sorted(samples))
+
+    def _reset(self, count: int) -> None:
+        """Count sim-time resets: every topic's snapshot depends on them."""
+        self._resets += count
+        for topic in self._topics.values():
+            self._changed(topic)
 
     def recorder(self, topic_id: str, read_stamp: StampReader | None) -> Recorder:
         """Return the per-message call of one topic (O(1), no allocation, no deserializing).
@@ -408,7 +471,7 @@ class Session:
         """
         topic = self._topics[topic_id]
         topic.latched += 1
-        topic.changes += 1
+        self._changed(topic)
 
     def unmonitored(self, topic_id: str, from_wall_ns: int, why: str) -> None:
         """Open a gap of the monitor's own: the adapter stopped receiving a topic then.
@@ -419,13 +482,13 @@ class Session:
         """
         topic = self._topics[topic_id]
         topic.analyzer.unmonitored(from_wall_ns, why)
-        topic.changes += 1
+        self._changed(topic)
 
     def monitored(self, topic_id: str, at_wall_ns: int) -> None:
         """Close the gap: the adapter receives a topic again from ``at_wall_ns`` (if open)."""
         topic = self._topics[topic_id]
         topic.analyzer.monitored(at_wall_ns)
-        topic.changes += 1
+        self._changed(topic)
 
     def dropped_by_monitor(self, topic_id: str, before_seq: int, count: int) -> None:
         """Count the ``count`` messages before ``before_seq`` as dropped by the adapter's queue.
@@ -437,9 +500,8 @@ class Session:
     def qos_deadline_missed(self, topic_id: str, count: int) -> None:
         """Count middleware 'requested deadline missed' events of one topic."""
         topic = self._topics[topic_id]
-        topic.pace.unusual = True
         topic.analyzer.record_qos_deadline_missed(count)
-        topic.changes += 1
+        self._changed(topic)
 
     def topic_status(self, topic_id: str, state: TopicState, reason: str = '', *,
                      type_name: str | None = None, publishers: tuple[str, ...] | None = None,
@@ -461,7 +523,7 @@ class Session:
                 topic.state is not TopicState.RECEIVING
                 or (writers is not None and writers > 0 and topic.writers == 0)):
             topic.appear_pending = True
-            topic.changes += 1
+            self._changed(topic)
         if offered_deadline_ns is not None:
             offered = offered_deadline_ns or None
             if offered != topic.offered_deadline_ns:
@@ -481,16 +543,22 @@ class Session:
         if receive is not None:
             topic.receive = receive
         if _told(topic) != before:
-            topic.changes += 1
+            self._changed(topic)
 
     def clock_publishers(self, count: int) -> None:
         """Note the publishers of /clock in the graph (several make sim time alternate).
 
         With several, sim time is theirs in turn: RTF and every figure on sim time are
         unknown (``RtfAnalyzer.mixed``, ``CycleAnalyzer.sim_unknown``) rather than mixed;
-        once one is left, RTF starts afresh.
+        once one is left, the window's RTF starts afresh; RTF since start stays unknown
+        (``RtfAnalyzer.run_unknown``), and so does the gate's ``min_rtf``.
         """
         mixed = count > 1
+        if mixed and 'publishers' not in self._rtf.run_unknown:
+            # The graph's count says why better than the resets it caused (seen first when
+            # the samples arrived before the graph counted the second publisher).
+            self._rtf.run_unknown = (f'{count} publishers on {self._clock_topic} during the '
+                                     'run: their sim times mixed')
         if self._rtf.mixed and not mixed:
             self._rtf.new_epoch()
         self._rtf.mixed = mixed
@@ -556,7 +624,7 @@ class Session:
             if self.on_rows is not None:
                 self.on_rows(topic.config.name, rows)
         if analyzer.timing != timing or analyzer.event_totals != totals:
-            topic.changes += 1
+            self._changed(topic)
 
     # -- reporting --------------------------------------------------------------------------
 
@@ -573,23 +641,24 @@ class Session:
 
     def snapshot(self, now_wall_ns: int, host: HostReport | None = None,
                  stats_timer_late_ns: int = 0, *, final: bool = False,
-                 given: Mapping[str, TopicSnapshot] | None = None) -> Snapshot:
+                 standing: Collection[str] = ()) -> Snapshot:
         """Process what can be processed, then report every topic, the clock and the host.
 
         Starts the next clock window. ``final`` processes everything still pending.
-        ``given``: topics whose snapshot the caller brings (``outputs/reporter.py``): they are
-        neither processed nor reported now; their events wait for a report without them.
+        ``standing``: topics whose snapshot of their latest fresh report is repeated
+        (``outputs/reporter.py``): they are neither processed nor reported now; their events
+        wait for a report without them. A topic never reported afresh is reported anyway.
         """
-        if final or given is None:
-            given = {}
+        if final:
+            standing = ()
         horizon = self._horizon(now_wall_ns, final)
         for topic_id, topic in self._topics.items():
-            if topic_id not in given:
+            if topic_id not in standing or topic.last is None:
                 self._process(topic, horizon, final)
         clock_report = self._rtf.report(now_wall_ns)
         window_rtf = clock_report.rtf if clock_report.messages else 0.0
-        topics = [given.get(topic_id) or self._fresh_topic_snapshot(topic_id, topic, now_wall_ns,
-                                                                    window_rtf)
+        topics = [topic.last if topic_id in standing and topic.last is not None
+                  else self._fresh_topic_snapshot(topic_id, topic, now_wall_ns, window_rtf)
                   for topic_id, topic in self._topics.items()]
         self._reported = True
         topics += [TopicSnapshot(topic_id, '', '', Level.ERROR,
@@ -604,7 +673,7 @@ class Session:
             host=self._host_snapshot(host or HostReport(), stats_timer_late_ns),
         )
 
-    # -- read-only facts for a caller that decides what to report (``outputs/reporter.py``) ----
+    # -- read-only views for a caller that decides what to report (``outputs/reporter.py``) --
 
     @property
     def start_wall_ns(self) -> int:
@@ -616,19 +685,19 @@ class Session:
         """The report period in force."""
         return self._stats_period_ns
 
-    @property
-    def resets(self) -> int:
-        """Sim-time resets recorded so far (a count that only grows)."""
-        return self._resets
+    def views(self) -> Mapping[str, TopicView]:
+        """Return every topic's read-only view by id, in configuration order."""
+        return MappingProxyType(self._views)
 
-    def facts(self) -> Mapping[str, TopicFacts]:
-        """Return the live state of every topic by id, in configuration order, to read only.
+    def _changed(self, topic: _Topic) -> None:
+        """Note a change of what a topic's snapshot depends on from outside its stream.
 
-        A topic's object stays the same until it is removed; added again, it gets a new one.
+        The one place that bumps ``TopicView.version``: a caller that repeats a topic's
+        snapshot while its version stays (``outputs/reporter.py``) sees every such change.
         """
-        return self._facts
+        topic.version += 1
 
-    def mark(self, topic_id: str) -> None:
+    def _mark(self, topic: _Topic) -> None:
         """Start noting the pace of a topic anew (``Pace``), at the limits of its timing.
 
         An interval longer than the period and half the deadline may hold a miss (a message
@@ -638,7 +707,6 @@ class Session:
         and half the deadline. Without timing, every interval of a timer topic is unusual
         and none of an event topic's.
         """
-        topic = self._topics[topic_id]
         pace, timing = topic.pace, topic.analyzer.timing
         pace.unusual = False
         if timing is None:
@@ -665,10 +733,12 @@ class Session:
                                                              window_rtf))
         level, reason, notes = _stream_notes(topic, report, level, reason,
                                              self._rtf.step_ns, self._start_wall_ns)
-        return TopicSnapshot(
+        self._mark(topic)
+        topic.last = TopicSnapshot(
             topic_id=topic_id, topic=topic.config.topic, type_name=topic.type_name,
             level=level, reason=reason, report=report, publishers=topic.publishers,
             receive=topic.receive, run=topic.run.totals() if topic.run else NO_RUN, notes=notes)
+        return topic.last
 
     def _topic_level(self, topic: _Topic, report: TopicReport, now_wall_ns: int,
                      window_rtf: float) -> tuple[Level, str]:
@@ -769,17 +839,23 @@ def _latched_note(count: int) -> str:
             'monitor started')
 
 
-def sim_timer_note(period_ns: int, clock_step_ns: float) -> str:
-    """Say that a sim-time timer faster than /clock cannot run at its rate ('' if it can).
+def sim_timer_note(period_ns: int, clock_step_ns: float, rate_hz: float) -> str:
+    """Say that a sim-time timer faster than /clock ran at the /clock rate ('' if it did not).
 
     rcl fires a sim-time timer at most once per /clock message and skips the periods in
-    between: RTF reads 1.0 while the loop runs at the /clock rate (docs/design.md, Clock and RTF).
+    between: RTF reads 1.0 while the loop runs at the /clock rate (docs/design.md, Clock and
+    RTF). Said only where the measured rate (``rate_hz``, on sim time) shows it: a simulator
+    plugin publishing in sim time is not bound by /clock (a 200 Hz IMU under a 10 Hz /clock
+    measures 200 Hz).
     """
     if not clock_step_ns > period_ns * 1.01:
         return ''
+    clock_hz = 1e9 / clock_step_ns
+    if not rate_hz <= clock_hz * CLOCK_BOUND_SLACK:  # faster than /clock, or unknown
+        return ''
     return (f'/clock every {clock_step_ns / 1e6:.4g} ms: a {1e9 / period_ns:.4g} Hz sim-time '
-            f'timer runs at most {1e9 / clock_step_ns:.4g} Hz (rcl fires it once per /clock '
-            'message and skips the periods in between)')
+            f'timer runs at most {clock_hz:.4g} Hz (rcl fires it once per /clock '
+            f'message and skips the periods in between; measured {rate_hz:.4g} Hz)')
 
 
 def unseen_notes(report: TopicReport) -> list[str]:
@@ -881,7 +957,7 @@ def _stream_notes(topic: _Topic, report: TopicReport, level: Level, reason: str,
         notes.append(report.clock_note)
     elif (report.timer_clock == 'sim' and report.period_ns is not None
             and report.kind == 'timer'):
-        slow = sim_timer_note(report.period_ns, clock_step_ns)
+        slow = sim_timer_note(report.period_ns, clock_step_ns, report.rate_sim_hz)
         if slow:
             notes.append(slow)
     if report.period_note:

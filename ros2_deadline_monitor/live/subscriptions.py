@@ -546,11 +546,15 @@ class TopicMonitor:
         self._session.topic_status(self.topic_id, self.state, type_name=type_name,
                                    publishers=self._publishers,
                                    offered_deadline_ns=self._offered_deadline_ns)
+        # In a user's words; where in the bytes the stamp is read is for a debug log.
+        stamp = ('no stamp field' if self.stamp_rule is None
+                 else f'stamp from {self.stamp_rule.path or "the message itself"}')
         self.started_unsaid = (
             f'{config.name}: monitoring {config.topic} ({type_name}, '
             f'{"reliable" if choice.reliable else "best effort"}'
-            f'{", transient local" if choice.transient_local else ""}, stamp '
-            f'{self.stamp_rule.describe() if self.stamp_rule else "not available"})')
+            f'{", transient local" if choice.transient_local else ""}, {stamp})')
+        if self.stamp_rule is not None:
+            self._logger.debug(f'{config.name}: stamp read as {self.stamp_rule.describe()}')
 
     def _create_batched(self, msg_class: type, profile: QoSProfile, record: Recorder,
                         latched: tuple[int, Callable[[], None]] | None = None

@@ -30,6 +30,7 @@ from ros2_deadline_monitor.analysis import figures
 from ros2_deadline_monitor.analysis.reports import Level
 from ros2_deadline_monitor.analysis.snapshot import Snapshot, TopicSnapshot
 from ros2_deadline_monitor.configuration.expectations import CLOCK_SUBJECT, Outcome, Verdict
+from ros2_deadline_monitor.outputs.format import figure_text
 from ros2_deadline_monitor.outputs.optional import diagnostic_updater
 from ros2_deadline_monitor.outputs.reuse import Reuse
 from ros2_deadline_monitor.outputs.serialized import Assembler
@@ -85,7 +86,7 @@ def key_values(table: Sequence[figures.Figure], snapshot: Snapshot,
     """Key/value pairs of ``part`` in table order, leaving out what has nothing to measure."""
     pairs = []
     for figure in table:
-        text = figure.text(snapshot, part)
+        text = figure_text(figure, snapshot, part)
         if text is not None:
             pairs.append((figure.key, text))
     return pairs

@@ -40,12 +40,12 @@ from ros2_deadline_monitor.analysis.figures import (
     COUNTER,
     Figure,
     GAUGE,
-    generated_list_main,
     HOST,
     TOPIC,
 )
 from ros2_deadline_monitor.analysis.snapshot import Snapshot
 from ros2_deadline_monitor.outputs import optional
+from ros2_deadline_monitor.outputs.figure_docs import generated_list_main
 
 __all__ = ['MetricSpec', 'MetricsEndpoint', 'MetricsError', 'PARTS', 'PREFIX',
            'SnapshotCollector', 'families', 'unavailable']

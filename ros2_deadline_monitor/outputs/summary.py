@@ -8,10 +8,10 @@ from pathlib import Path
 import tempfile
 from typing import Any
 
-from ros2_deadline_monitor.analysis import format as fmt
 from ros2_deadline_monitor.analysis.figures import record, RUN_TOPIC
 from ros2_deadline_monitor.analysis.snapshot import Snapshot
 from ros2_deadline_monitor.configuration.expectations import Verdict
+from ros2_deadline_monitor.outputs import format as fmt
 
 
 def write_summary(path: str | os.PathLike[str], record: Any) -> None:
@@ -89,8 +89,9 @@ def summary_text(node_name: str, snapshot: Snapshot, verdict: Verdict | None = N
         lines.append('(no topics monitored)')
     clock = snapshot.clock.report
     if clock.messages_total:
+        why = f' ({clock.rtf_total_note})' if clock.rtf_total_note else ''
         lines.append(f'clock: {clock.messages_total} messages, RTF since start '
-                     f'{fmt.number(clock.rtf_total, 4)}, last window '
+                     f'{fmt.number(clock.rtf_total, 4)}{why}, last window '
                      f'{fmt.number(clock.rtf, 4)}, sim resets {clock.resets_total}')
     else:
         lines.append('clock: no /clock received')

@@ -14,7 +14,6 @@ from functools import partial
 import math
 from typing import Any, TextIO
 
-from ros2_deadline_monitor.analysis import format as fmt
 from ros2_deadline_monitor.analysis.bag_result import (
     BagResult,
     ClockFacts,
@@ -32,6 +31,7 @@ from ros2_deadline_monitor.analysis.figures import (
 from ros2_deadline_monitor.analysis.recorded_stats import WORST_TOPIC
 from ros2_deadline_monitor.analysis.reports import Level
 from ros2_deadline_monitor.analysis.snapshot import Snapshot, TopicSnapshot
+from ros2_deadline_monitor.outputs import format as fmt
 
 __all__ = ['JSON_FORMAT', 'JSON_VERSION', 'format_table', 'recorded_clock_line', 'recorded_table',
            'to_json', 'topic_note', 'write_csv']
@@ -273,7 +273,7 @@ def _recorded_cell(figure: Figure, snapshot: Snapshot, part: Any) -> str:
     """Return a figure as a table shows it: '-' while unknown."""
     if known(figure.get(snapshot, part)) is None:
         return '-'
-    return figure.text(snapshot, part) or '-'
+    return fmt.figure_text(figure, snapshot, part) or '-'
 
 
 def recorded_table(recorded: RecordedStats) -> tuple[list[tuple[str, str]], list[list[str]]]:

@@ -21,8 +21,8 @@ import math
 import time
 from typing import Any
 
-from ros2_deadline_monitor.analysis.format import short_seconds
 from ros2_deadline_monitor.analysis.reports import Level
+from ros2_deadline_monitor.analysis.units import short_seconds
 
 LEVEL_NAMES = {int(level): level.name for level in Level}
 """``diagnostic_msgs/DiagnosticStatus`` levels by value (named once, by ``Level``)."""

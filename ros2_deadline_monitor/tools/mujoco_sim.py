@@ -650,6 +650,10 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``mujoco_sim``: none (its settings are ROS parameters)."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the simulator until ``duration_s``, SIGINT or SIGTERM; 2 for invalid parameters."""
     return run_node('mujoco_sim', build_parser(), MujocoSimNode, argv)

@@ -38,11 +38,11 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from std_msgs.msg import Float64
 
-from ros2_deadline_monitor.analysis import format as fmt
 from ros2_deadline_monitor.analysis.config import NS_PER_MS, NS_PER_S
 from ros2_deadline_monitor.analysis.errors import ConfigError
 from ros2_deadline_monitor.analysis.rtf import RtfAnalyzer
 from ros2_deadline_monitor.configuration.parameters import ParamSpec
+from ros2_deadline_monitor.outputs import format as fmt
 from ros2_deadline_monitor.tools.cycle_record import write_json
 from ros2_deadline_monitor.tools.runtime import (
     check_output_path,
@@ -345,6 +345,10 @@ def build_parser() -> argparse.ArgumentParser:
         description='Publish /clock in fixed sim steps paced to a target real time factor.',
         epilog=parameter_help(PARAMETERS),
         formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``sim_clock``: none (its settings are ROS parameters)."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-import re
 import subprocess
 import sys
 
 from ros2_deadline_monitor.analysis import figures
+from ros2_deadline_monitor.outputs.figure_docs import tables
+from ros2_deadline_monitor.outputs.format import figure_text
 
 ROOT = Path(__file__).resolve().parents[2]
-KEY_LIST = ROOT / 'docs' / 'diagnostics.md'
 UNITS = {'', 'ms', 's', 'Hz', '%', 'bytes', 'bytes/s', 'MB', 'p99/p50', 's since start',
          's sim time'}
 NAN = math.nan
@@ -20,11 +20,11 @@ NAN = math.nan
 def _pairs(table, snapshot, part):
     """Return the shown key/values of ``part`` in table order, as a status carries them."""
     return [(figure.key, text) for figure in table
-            if (text := figure.text(snapshot, part)) is not None]
+            if (text := figure_text(figure, snapshot, part)) is not None]
 
 
 def test_keys_are_unique_and_name_a_known_unit():
-    for status, (table, _) in figures.tables().items():
+    for status, (table, _) in tables().items():
         keys = [f.key for f in table]
         assert len(keys) == len(set(keys)), status
         for figure in table:
@@ -122,15 +122,6 @@ def test_cgroup_figures_are_left_out_when_cpu_stat_is_unreadable(snapshots):
     assert values['stats timer late (ms)'] == '2.000'
 
 
-def test_documented_whole_run_keys_are_the_generated_ones():
-    text = (ROOT / 'docs' / 'whole-run-figures.md').read_text(encoding='utf-8')
-    start = text.index(figures.RUN_BEGIN)
-    end = text.index(figures.RUN_END) + len(figures.RUN_END)
-    assert text[start:end] == figures.run_markdown(), (
-        'docs/whole-run-figures.md differs from analysis/figures.py: run `python -m '
-        'ros2_deadline_monitor.analysis.figures run --write docs/whole-run-figures.md`')
-
-
 def test_every_limit_reads_one_whole_run_figure_with_a_json_key():
     from ros2_deadline_monitor.configuration.expectations import CLOCK_LIMITS, TOPIC_LIMITS
 
@@ -142,31 +133,8 @@ def test_every_limit_reads_one_whole_run_figure_with_a_json_key():
     assert len(keys) == len(set(keys))
 
 
-def test_documented_key_list_is_the_generated_one():
-    text = KEY_LIST.read_text(encoding='utf-8')
-    start = text.index(figures.BEGIN)
-    end = text.index(figures.END) + len(figures.END)
-    assert text[start:end] == figures.markdown(), (
-        'docs/diagnostics.md differs from analysis/figures.py: run '
-        '`python -m ros2_deadline_monitor.analysis.figures --write docs/diagnostics.md`')
-
-
-def test_generator_writes_the_block_between_the_markers(tmp_path):
-    readme = tmp_path / 'README.md'
-    readme.write_text(f'# x\n\n{figures.BEGIN}\nold\n{figures.END}\n\nrest\n', encoding='utf-8')
-    assert figures.main(['--write', str(readme)]) == 0
-    text = readme.read_text(encoding='utf-8')
-    assert text.startswith('# x\n\n' + figures.markdown()) and text.endswith('\n\nrest\n')
-    assert figures.main(['--write', str(tmp_path / 'missing.md')]) == 1
-
-
-def test_every_key_is_documented_in_table_order():
-    block = figures.markdown()
-    rows = re.findall(r'^\| `([^`]+)` \|', block, re.M)
-    assert rows == [f.key for table, _ in figures.tables().values() for f in table]
-
-
 def test_the_table_and_formats_import_without_ros():
     code = ('import sys; sys.modules["rclpy"] = None; sys.modules["std_msgs"] = None; '
-            'import ros2_deadline_monitor.analysis.figures, ros2_deadline_monitor.analysis.format')
+            'import ros2_deadline_monitor.analysis.figures, ros2_deadline_monitor.outputs.format, '
+            'ros2_deadline_monitor.outputs.figure_docs')
     subprocess.run([sys.executable, '-c', code], check=True, cwd=ROOT)

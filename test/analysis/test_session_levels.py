@@ -15,6 +15,7 @@ from ros2_deadline_monitor.analysis.errors import ConfigError
 from ros2_deadline_monitor.analysis.reports import Level
 from ros2_deadline_monitor.analysis.session import Session, TopicState
 from ros2_deadline_monitor.configuration.parameters import settings_from, topic_config_from
+from ros2_deadline_monitor.outputs.format import figure_text
 
 MS = 1_000_000
 S = 1_000_000_000
@@ -48,7 +49,7 @@ def run(s, arrivals, until_s, topic_id='t', every_ns=S, start_ns=OFF + S):
 def shown(snap, topic):
     """Return the figures a topic's status shows, by key."""
     return {figure.key: text for figure in figures.TOPIC
-            if (text := figure.text(snap, topic)) is not None}
+            if (text := figure_text(figure, snap, topic)) is not None}
 
 
 # -- event-driven topics -----------------------------------------------------------------

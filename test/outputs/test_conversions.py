@@ -13,7 +13,7 @@ import pytest
 
 from ros2_deadline_monitor.analysis import figures
 from ros2_deadline_monitor.msg import ClockStats, HostStats, TopicStats
-from ros2_deadline_monitor.outputs import conversions
+from ros2_deadline_monitor.outputs import conversions, figure_docs
 
 # Message fields that are no figure in the diagnostics (or a figure shown another way there).
 NOT_IN_TABLE = {
@@ -48,7 +48,7 @@ def _get(message: Any, path: str) -> Any:
 
 def _tables():
     """Each message's figures: the diagnostics' table, and for a topic its whole-run one."""
-    for table, message in figures.tables().values():
+    for table, message in figure_docs.tables().values():
         yield (table + figures.RUN_TOPIC if message == 'TopicStats' else table), message
 
 

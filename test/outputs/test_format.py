@@ -4,8 +4,8 @@ import math
 
 import numpy as np
 
-from ros2_deadline_monitor.analysis import format as fmt
 from ros2_deadline_monitor.analysis.units import to_ms, to_s
+from ros2_deadline_monitor.outputs import format as fmt
 
 
 def test_missing_values_read_n_a_or_the_given_marker():
@@ -25,14 +25,6 @@ def test_integers_stay_integers_and_floats_get_fixed_decimals():
     assert fmt.seconds(1_500_000_000, 1) == '1.5'
     assert fmt.since_s(3_250_000_000, 1_000_000_000) == '+2.25 s'
     assert fmt.flag(True) == 'true'
-
-
-def test_short_seconds_keep_three_significant_digits():
-    assert fmt.short_seconds(1_005_500_000) == '1.01'
-    assert fmt.short_seconds(1_000_000_000) == '1'
-    assert fmt.short_seconds(250_000_000) == '0.25'
-    assert fmt.short_seconds(12_345_000_000) == '12.3'
-    assert fmt.short_seconds(1_500_000_000_000) == '1500'
 
 
 def test_units_turn_unknown_into_nan():

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import math
 from numbers import Integral
+from typing import Any
 
+from ros2_deadline_monitor.analysis.figures import Figure
+from ros2_deadline_monitor.analysis.snapshot import Snapshot
 from ros2_deadline_monitor.analysis.units import to_ms, to_s
 
-__all__ = ['NOT_AVAILABLE', 'flag', 'is_missing', 'ms', 'number', 'seconds', 'short_seconds',
+__all__ = ['NOT_AVAILABLE', 'figure_text', 'flag', 'is_missing', 'ms', 'number', 'seconds',
            'since_s']
 
 NOT_AVAILABLE = 'n/a'
@@ -52,19 +55,27 @@ def since_s(at_ns: float | int | None, start_ns: int, digits: int = 2,
     return f'+{to_s(at_ns - start_ns):.{digits}f} s'
 
 
-def short_seconds(ns: float | int) -> str:
-    """Seconds with three significant digits and no exponent, for messages: '1.01', '250'.
-
-    A timeout stretched by the RTF (1.0055 s) reads '1.01', a whole one '1'.
-    """
-    value = ns / 1e9
-    if value == 0 or not math.isfinite(value):
-        return f'{value:g}'
-    decimals = max(0, 2 - math.floor(math.log10(abs(value))))
-    text = f'{value:.{decimals}f}'
-    return text.rstrip('0').rstrip('.') if '.' in text else text
-
-
 def flag(value: bool) -> str:
     """Format a boolean as ROS users read it in diagnostics ('true'/'false')."""
     return 'true' if value else 'false'
+
+
+def figure_text(figure: Figure, snapshot: Snapshot, part: Any) -> str | None:
+    """Return a figure's value as people read it, or None when it is left out.
+
+    Nothing to measure reads 'n/a' for a figure ``always`` shown, else the figure is left out
+    (the diagnostics, the recorded table).
+    """
+    value = figure.get(snapshot, part)
+    kind = type(value)  # plain floats and ints first: a thousand statuses a report
+    if kind is float and value == value:
+        return f'{value:.{figure.digits}f}'
+    if kind is int:
+        return f'{value:d}'
+    if is_missing(value):
+        return NOT_AVAILABLE if figure.always else None
+    if isinstance(value, bool):
+        return flag(value)
+    if isinstance(value, str):
+        return value
+    return number(value, figure.digits)
