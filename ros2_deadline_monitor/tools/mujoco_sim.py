@@ -48,7 +48,7 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64, Float64MultiArray
 
-from ros2_deadline_monitor.analysis import format as fmt
+from ros2_deadline_monitor.outputs import format as fmt
 from ros2_deadline_monitor.analysis.config import check_topic_name, NS_PER_MS, NS_PER_S
 from ros2_deadline_monitor.analysis.errors import ConfigError
 from ros2_deadline_monitor.configuration.parameters import ParamSpec
