@@ -48,10 +48,10 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64, Float64MultiArray
 
-from ros2_deadline_monitor.outputs import format as fmt
 from ros2_deadline_monitor.analysis.config import check_topic_name, NS_PER_MS, NS_PER_S
 from ros2_deadline_monitor.analysis.errors import ConfigError
 from ros2_deadline_monitor.configuration.parameters import ParamSpec
+from ros2_deadline_monitor.outputs import format as fmt
 from ros2_deadline_monitor.tools.cycle_record import write_json
 from ros2_deadline_monitor.tools.reference import Reference, TrackingError
 from ros2_deadline_monitor.tools.runtime import (
