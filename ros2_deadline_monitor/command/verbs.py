@@ -47,7 +47,7 @@ class VerbExtension:
     EXTENSION_POINT_VERSION = '0.1'
     MODULE = ''
     ROS_ARGS = True
-    """The program takes ``--ros-args ...`` (all but ``analyze`` and ``demo``)."""
+    """The program takes ``--ros-args ...`` (all but ``analyze``; ``demo`` passes them on)."""
 
     def __init__(self) -> None:
         """Check the plugin system's version, as ros2cli's own verbs do."""
@@ -129,7 +129,6 @@ class DemoVerb(VerbExtension):
     """Reproduce the reference measurement live: RTF next to deadline misses."""
 
     MODULE = 'ros2_deadline_monitor.tools.demo'
-    ROS_ARGS = False
 
 
 class SimClockVerb(VerbExtension):
@@ -144,6 +143,12 @@ class DemoControllerVerb(VerbExtension):
     MODULE = 'ros2_deadline_monitor.tools.demo_controller'
 
 
+class MujocoSimVerb(VerbExtension):
+    """Step a MuJoCo model paced to a target real time factor (a simulator in the loop)."""
+
+    MODULE = 'ros2_deadline_monitor.tools.mujoco_sim'
+
+
 VERBS: dict[str, type[VerbExtension]] = {
     'monitor': MonitorVerb,
     'watch': WatchVerb,
@@ -152,6 +157,7 @@ VERBS: dict[str, type[VerbExtension]] = {
     'demo': DemoVerb,
     'sim_clock': SimClockVerb,
     'demo_controller': DemoControllerVerb,
+    'mujoco_sim': MujocoSimVerb,
 }
 """Verb -> class; the entry point group ``ros2deadline.verb`` in setup.cfg lists the same."""
 

@@ -40,6 +40,8 @@ ARGUMENTS = {
     'demo.launch.py': {'target_rtf', 'rate_hz', 'stall_ms', 'stall_every', 'use_sim_time',
                        'duration', 'start_aggregator'},
     'gazebo.launch.py': {'world', 'config', 'start_aggregator', 'use_sim_time'},
+    'mujoco.launch.py': {'model_path', 'target_rtf', 'clock_publish_hz', 'rate_hz', 'stall_ms',
+                         'stall_every', 'duration', 'start_aggregator'},
     'aggregator.launch.py': {'start_aggregator', 'use_sim_time'},
 }
 LAUNCH_FILES = tuple(ARGUMENTS)
@@ -474,6 +476,7 @@ def test_a_missing_aggregator_is_refused_before_the_aggregator_starts():
     ('gazebo.launch.py', 'monitor', ('gazebo', 'clock_bridge')),
     ('gazebo.launch.py', 'OpaqueFunction(function=check_simulator)',
      ('monitor', 'gazebo', 'clock_bridge')),
+    ('mujoco.launch.py', 'aggregator', ('simulator', 'controller', 'monitor')),
 ])
 def test_a_missing_aggregator_is_refused_before_any_node_starts(name, first, nodes):
     """The nodes before the aggregator were left running: the file that checks comes first."""
@@ -483,7 +486,7 @@ def test_a_missing_aggregator_is_refused_before_any_node_starts(name, first, nod
     assert all(entities.index(first) < entities.index(node) for node in nodes), entities
 
 
-@pytest.mark.parametrize('name', ['monitor.launch.py', 'demo.launch.py'])
+@pytest.mark.parametrize('name', ['monitor.launch.py', 'demo.launch.py', 'mujoco.launch.py'])
 def test_monitor_colours_only_a_terminal(name):
     """emulate_tty makes rcutils colour redirected output unless the launch says otherwise."""
     call = monitor_node_call(name)
@@ -584,7 +587,9 @@ class LaunchRun:
             pytest.skip(f'{PACKAGE} is not installed (colcon build and source it)')
         self.statuses: set[str] = set()
         self.stats: list[Any] = []
-        self.node = Node('launch_test_listener', context=context)
+        # The launched nodes live in the root namespace (launch takes no global remapping
+        # here): the listener too, without the test context's own_names arguments.
+        self.node = Node('launch_test_listener', context=context, use_global_arguments=False)
         self.node.create_subscription(
             DiagnosticArray, '/diagnostics',
             lambda msg: self.statuses.update(s.name for s in msg.status), 10)
@@ -712,9 +717,10 @@ def test_gazebo_without_its_packages_is_refused_in_one_line_before_any_node(ros_
 
 
 @requires_launch
-def test_a_negative_demo_duration_is_refused(ros_context):
-    """duration:=-5 never fired its timer: the demo ran forever."""
-    output = _refused(ros_context, 'demo.launch.py', 'duration:=-5')
+@pytest.mark.parametrize('name', ['demo.launch.py', 'mujoco.launch.py'])
+def test_a_negative_duration_is_refused(ros_context, name):
+    """duration:=-5 never fired its timer: the launch ran forever."""
+    output = _refused(ros_context, name, 'duration:=-5')
     assert "launch argument duration:='-5' must be >= 0" in output, output
 
 
