@@ -11,7 +11,9 @@ table of figures (``analysis/figures.py``), so a figure reads the same here as i
 
   The rate and the longest interval are the rolling window's (the last 10 s), the counts are
   labelled run totals, and the level's reason says what the window holds.
-- A figure with nothing to measure reads ``-``, never 0.
+- A figure with nothing to measure reads ``-``, never 0, and ``n/a`` where it does not apply
+  (an event topic's misses); headers, units and decimals are the table's (``outputs/format.py``
+  ``cell``), as in ``watch``.
 - With more than ``MAX_TOPIC_LINES`` topics (``--all`` on a busy graph) a report is one
   summary line (how many topics at each level) and the lines of the worst topics that are not
   OK, at most ``MAX_TOPIC_LINES``: a hundred healthy topics print one line a report.
@@ -24,16 +26,15 @@ table of figures (``analysis/figures.py``), so a figure reads the same here as i
 from __future__ import annotations
 
 from collections.abc import Sequence
-import math
 import os
 import queue
 import threading
 from typing import TextIO
 
-from ros2_deadline_monitor.analysis.figures import Figure, TOPIC
+from ros2_deadline_monitor.analysis.figures import applies, CLOCK, Figure, find, TOPIC
 from ros2_deadline_monitor.analysis.reports import Level
 from ros2_deadline_monitor.analysis.snapshot import Snapshot, TopicSnapshot
-from ros2_deadline_monitor.outputs import format as fmt
+from ros2_deadline_monitor.outputs.format import cell, NOT_AVAILABLE, UNKNOWN
 
 __all__ = ['MAX_TOPIC_LINES', 'ReportPrinter', 'report_lines', 'topic_line']
 
@@ -41,48 +42,28 @@ MAX_TOPIC_LINES = 10
 """Most topic lines in one report; beyond, a summary line and the worst topics only."""
 MAX_REASON_CHARS = 100
 """A level's reason is cut here (with '...'): the line stays a line."""
-NONE = '-'
+NONE = UNKNOWN
 QUEUE_REPORTS = 4
 """Reports waiting for a slow terminal or pipe before new ones are dropped."""
 WORST_FIRST = (Level.ERROR, Level.STALE, Level.WARN, Level.OK)
 COLOURS = {Level.OK: '32', Level.WARN: '33', Level.ERROR: '1;31', Level.STALE: '35'}
 """ANSI SGR codes of the levels, as the ``watch`` table colours them."""
 
-_FIGURES = {figure.name: figure for figure in TOPIC}
-
-
-def _figure(name: str) -> Figure:
-    return _FIGURES[name]
-
-
-RATE = _figure('rate wall')
-MAX_INTERVAL = _figure('max interval wall')
-COUNTS = (('msgs', _figure('messages total'), _figure('messages')),
-          ('misses', _figure('deadline misses total'), _figure('deadline misses')),
-          ('skipped', _figure('skipped periods total'), _figure('skipped periods')),
-          ('lost', _figure('messages lost total'), _figure('messages lost')))
-"""Label, run total and window figure of each count: the total reads '-' when the window's
-figure is unknown too (lost with several writers: ``unknown (...)``)."""
-
-
-def _known(value: object) -> bool:
-    """Tell whether ``value`` was measured: not None, NaN, a word ('unknown (...)'), a flag."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return False
-    return math.isfinite(value)
-
-
-def _text(figure: Figure, snapshot: Snapshot, topic: TopicSnapshot, digits: int) -> str:
-    value = figure.value(snapshot, topic)
-    return fmt.number(value, digits) if _known(value) else NONE
+RATE = find(TOPIC, 'rate wall')
+MAX_INTERVAL = find(TOPIC, 'max interval wall')
+COUNTS = tuple((find(TOPIC, f'{name} total'), find(TOPIC, name))
+               for name in ('messages', 'deadline misses', 'skipped periods', 'messages lost'))
+"""Run total and window figure of each count, labelled by the total's column: the total reads
+'-' when the window's figure is unknown too (lost with several writers)."""
+RTF, RTF_TOTAL = find(CLOCK, 'RTF'), find(CLOCK, 'RTF total')
 
 
 def _count(snapshot: Snapshot, topic: TopicSnapshot, total: Figure, window: Figure) -> str:
     """Return the run total, or ``-`` when it or the window's figure is unknown."""
-    run = total.value(snapshot, topic)
-    if not _known(run) or not _known(window.value(snapshot, topic)):
-        return NONE
-    return str(run)
+    if not applies(total, topic):
+        return NOT_AVAILABLE
+    run = cell(total, snapshot, topic)
+    return NONE if NONE in (run, cell(window, snapshot, topic)) else run
 
 
 def _level(level: Level, colour: bool) -> str:
@@ -101,10 +82,11 @@ def topic_line(snapshot: Snapshot, topic: TopicSnapshot, *, colour: bool = False
     level = f'{_level(topic.level, colour)}: {_short(topic.reason)}'
     if topic.report is None:  # invalid settings: the reason says why
         return f'{name}: not monitored, {level}'
-    counts = ', '.join(f'{_count(snapshot, topic, total, window)} {label}'
-                       for label, total, window in COUNTS)
-    return (f'{name}: {_text(RATE, snapshot, topic, 1)} Hz, max interval '
-            f'{_text(MAX_INTERVAL, snapshot, topic, 2)} ms; since start {counts}; {level}')
+    counts = ', '.join(f'{_count(snapshot, topic, total, window)} {total.column}'
+                       for total, window in COUNTS)
+    return (f'{name}: {cell(RATE, snapshot, topic)} {RATE.unit}, max interval '
+            f'{cell(MAX_INTERVAL, snapshot, topic)} {MAX_INTERVAL.unit}; since start {counts}; '
+            f'{level}')
 
 
 def clock_line(snapshot: Snapshot, *, colour: bool = False) -> str | None:
@@ -113,8 +95,7 @@ def clock_line(snapshot: Snapshot, *, colour: bool = False) -> str | None:
     report = clock.report
     if not report.messages_total:
         return None
-    rtf = fmt.number(report.rtf, 3, NONE)
-    total = fmt.number(report.rtf_total, 3, NONE)
+    rtf, total = cell(RTF, snapshot, clock), cell(RTF_TOTAL, snapshot, clock)
     return (f'{clock.topic}: RTF {rtf} (window), {total} (since start), '
             f'{_level(clock.level, colour)}: {_short(clock.reason)}')
 
