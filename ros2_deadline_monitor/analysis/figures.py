@@ -30,10 +30,12 @@ from ros2_deadline_monitor.analysis.snapshot import (
     Snapshot,
     TopicSnapshot,
 )
+from ros2_deadline_monitor.analysis.transforms import TransformFigures
 from ros2_deadline_monitor.analysis.units import to_ms, to_s
 
 __all__ = ['CLOCK', 'COUNTER', 'EVENT_TOPIC', 'Figure', 'GAUGE', 'HOST', 'NO_METRIC', 'RUN_CLOCK',
-           'RUN_TOPIC', 'TOPIC', 'applies', 'find', 'known', 'record', 'unknowns']
+           'RUN_TOPIC', 'TOPIC', 'TRANSFORM', 'TRANSFORM_STATUS', 'applies', 'find', 'known',
+           'record', 'unknowns']
 
 Value = int | float | str | bool | None
 
@@ -192,7 +194,7 @@ def _since_last(snapshot: Snapshot, topic: TopicSnapshot) -> float:
 
 def _lost(snapshot: Snapshot, topic: TopicSnapshot) -> Value:
     report = topic.report
-    return report.messages_lost if report.loss_known else None
+    return report.messages_lost if report.messages_total and report.loss_known else None
 
 
 def _publishers(snapshot: Snapshot, topic: TopicSnapshot) -> str | None:
@@ -216,19 +218,31 @@ def _batched(read: Callable[[TopicSnapshot], Value]) -> Callable[[Snapshot, Topi
 def _counts(read: Callable[[TopicReport], Value]) -> Callable[[Snapshot, TopicSnapshot], Value]:
     """Read a count of misses or skipped periods once it is a figure, else None (unknown).
 
-    No period yet or a /clock coarser than the topic: unknown, never 0 (``_counts_note``
-    says why); the message carries the plain reading.
+    No message yet (even with a configured period), no period yet or a /clock coarser than
+    the topic: unknown, never 0 (``_counts_note`` says why); the message carries the plain
+    reading.
     """
-    return _raw(lambda snapshot, topic: None if topic.report.counts_note
-                else read(topic.report), lambda snapshot, topic: read(topic.report))
+    def get(snapshot: Snapshot, topic: TopicSnapshot) -> Value:
+        report = topic.report
+        return None if report.counts_note or not report.messages_total else read(report)
+    return _raw(get, lambda snapshot, topic: read(topic.report))
+
+
+NO_MESSAGE = 'no message received'
 
 
 def _counts_note(snapshot: Snapshot, topic: TopicSnapshot) -> str:
-    return topic.report.counts_note or 'no period'
+    report = topic.report
+    if not report.messages_total:
+        return NO_MESSAGE
+    return report.counts_note or 'no period'
 
 
 def _loss_note(snapshot: Snapshot, topic: TopicSnapshot) -> str:
-    return topic.report.loss_note or SEVERAL_WRITERS
+    report = topic.report
+    if not report.messages_total:
+        return NO_MESSAGE
+    return report.loss_note or SEVERAL_WRITERS
 
 
 def _rtf(snapshot: Snapshot, part: Any) -> float:
@@ -505,7 +519,8 @@ TOPIC: tuple[Figure, ...] = (
     Figure('timeout', 's', 'silence after which the topic is an error',
            _r(lambda r: to_s(r.timeout_ns)), CONFIGURATION, digits=2),
     Figure('window wall', 's', 'wall span of the window figures',
-           _r(lambda r: to_s(r.window_wall_ns)), CONFIGURATION, 'window_wall_s', digits=2),
+           _r(lambda r: to_s(r.window_wall_ns)), CONFIGURATION, 'window_wall_s', digits=2,
+           column_digits=1),
     Figure('window sim', 's', 'sim span of the window figures',
            _r(lambda r: to_s(r.window_sim_ns)), CONFIGURATION, 'window_sim_s', digits=2),
 
@@ -549,7 +564,8 @@ CLOCK: tuple[Figure, ...] = (
     Figure('sim time', 's', 'latest /clock value', _c(lambda r: to_s(r.sim_time_ns)),
            HEADLINE, 'sim_time_s'),
 
-    Figure('RTF total', '', 'RTF since start or the last reset', _c(lambda r: r.rtf_total),
+    Figure('RTF total', '', 'RTF since start or the last reset (unknown for the rest of the '
+           'run once several publishers were on /clock)', _c(lambda r: r.rtf_total),
            TOTALS, 'rtf_total'),
     Figure('messages', '', '/clock messages in the window', _c(lambda r: r.messages), TOTALS,
            'messages', always=True),
@@ -952,10 +968,12 @@ RUN_CLOCK: tuple[Figure, ...] = (
     Figure('messages', '', '/clock messages since start',
            lambda snapshot, clock: clock.report.messages_total, RUN, json='messages',
            column='msgs', always=True, metric=NO_METRIC),
-    Figure('RTF overall', '', 'real time factor over the whole run (since the last reset)',
+    Figure('RTF overall', '', 'real time factor over the whole run (since the last reset; '
+           'unknown when several publishers were on /clock)',
            _run_clock(lambda c: c.report.rtf_total), RUN, json='rtf_total', column='RTF',
            limit='min_rtf', metric=NO_METRIC,
-           why=_clock_why('sim time did not advance over a measurable wall span')),
+           why=_clock_why(lambda c: c.report.rtf_total_note
+                          or 'sim time did not advance over a measurable wall span')),
     Figure('RTF bin', 's', 'length of the fixed wall windows',
            lambda snapshot, clock: to_s(clock.report.rtf_bin_ns), CONFIGURATION,
            json='rtf_bin_s', metric=NO_METRIC),
@@ -971,6 +989,91 @@ RUN_CLOCK: tuple[Figure, ...] = (
            lambda snapshot, clock: clock.report.resets_total, RUN, json='resets',
            always=True, metric=NO_METRIC),
 )
+
+
+# -- per-transform figures of a /tf-like topic ----------------------------------------------
+# The part is one ``TransformFigures`` (``TopicSnapshot.transforms``): the whole run up to the
+# snapshot. Its limits (``max_transform_gap_ms``, ``min_transform_rate_hz``) bound every
+# transform of a topic that is expected to repeat (not a static one).
+
+TRANSFORMS = 'transform'
+
+
+def _tf_ms(read: Callable[[TransformFigures], float | None]
+           ) -> Callable[[Snapshot, TransformFigures], float | None]:
+    """Read a duration of a transform (ns) in ms; None stays None."""
+    def get(snapshot: Snapshot, tf: TransformFigures) -> float | None:
+        value = read(tf)
+        return None if value is None else to_ms(value)
+    return get
+
+
+def _tf_why(snapshot: Snapshot, tf: TransformFigures) -> str:
+    if tf.static:
+        return 'a static transform (latched topic): no rate, interval or gap is expected'
+    return f'one message only ({tf.messages})' if tf.messages < 2 else 'no interval'
+
+
+def _tf_age_why(snapshot: Snapshot, tf: TransformFigures) -> str:
+    return (f'no stamp on a known clock ({tf.age_unknown} unknown: a zero stamp, sim time '
+            'without /clock, or a stamp ahead of its arrival)')
+
+
+def _tf_at(snapshot: Snapshot, tf: TransformFigures) -> float | None:
+    at = tf.max_interval_at_ns
+    return None if at is None else to_s(at - snapshot.start_wall_ns)
+
+
+TRANSFORM: tuple[Figure, ...] = (
+    Figure('parent', '', 'frame_id of the transform', lambda snapshot, tf: tf.parent,
+           TRANSFORMS, json='parent', column='parent', always=True, metric=NO_METRIC),
+    Figure('child', '', 'child_frame_id of the transform', lambda snapshot, tf: tf.child,
+           TRANSFORMS, json='child', column='child', always=True, metric=NO_METRIC),
+    Figure('static', '', 'true on a latched topic (/tf_static): sent once, no rate, interval '
+           'or gap expected', lambda snapshot, tf: tf.static, TRANSFORMS, json='static',
+           metric=NO_METRIC),
+    Figure('messages', '', 'messages that carried the transform',
+           lambda snapshot, tf: tf.messages, TRANSFORMS, json='messages', column='msgs',
+           always=True, metric=NO_METRIC),
+    Figure('rate', 'Hz', 'mean rate of the transform (1 / the mean interval between its '
+           'arrivals)', lambda snapshot, tf: tf.rate_hz, TRANSFORMS, json='rate_hz',
+           column='rate Hz', limit='min_transform_rate_hz', digits=2, why=_tf_why,
+           metric=NO_METRIC),
+    Figure('max interval', 'ms', 'longest interval between two arrivals of the transform',
+           _tf_ms(lambda tf: tf.max_interval_ns), TRANSFORMS, json='max_interval_ms',
+           column='max interval ms', column_digits=2, why=_tf_why, metric=NO_METRIC),
+    Figure('max interval at', 's since start', 'arrival that ended the longest interval',
+           _tf_at, TRANSFORMS, json='max_interval_at_s', digits=2, why=_tf_why,
+           metric=NO_METRIC),
+    Figure('silent', 'ms', 'time since its last arrival, at the report',
+           _tf_ms(lambda tf: None if tf.static else tf.silence_ns), TRANSFORMS,
+           json='silent_ms', column='silent ms', column_digits=2, why=_tf_why,
+           metric=NO_METRIC),
+    Figure('longest gap', 'ms', 'longest time without the transform: an interval, or its '
+           'silence at the report (a broadcaster that stopped for good)',
+           _tf_ms(lambda tf: tf.longest_gap_ns), TRANSFORMS, json='longest_gap_ms',
+           column='gap ms', column_digits=2, limit='max_transform_gap_ms', why=_tf_why,
+           metric=NO_METRIC),
+    Figure('mean age', 'ms', 'mean of arrival - stamp (sim stamps against the arrival placed '
+           'on sim time through /clock)', _tf_ms(lambda tf: tf.age_mean_ns), TRANSFORMS,
+           json='mean_age_ms', column='age ms', column_digits=2, why=_tf_age_why,
+           metric=NO_METRIC),
+    Figure('max age', 'ms', 'largest arrival - stamp', _tf_ms(lambda tf: tf.age_max_ns),
+           TRANSFORMS, json='max_age_ms', why=_tf_age_why, metric=NO_METRIC),
+    Figure('age unknown', '', 'arrivals whose age could not be told (zero stamp, sim time '
+           'without /clock, a stamp ahead of its arrival)',
+           lambda snapshot, tf: tf.age_unknown, TRANSFORMS, json='age_unknown',
+           metric=NO_METRIC),
+    Figure('writer', '', 'the node that sends it, where the graph tells (one publisher); '
+           'unknown otherwise, never guessed', lambda snapshot, tf: tf.writer, TRANSFORMS,
+           json='writer', column='writer', why=lambda snapshot, tf: tf.writer_note,
+           metric=NO_METRIC),
+)
+_TRANSFORM_BY_NAME = {figure.name: figure for figure in TRANSFORM}
+TRANSFORM_STATUS: tuple[Figure, ...] = tuple(
+    _TRANSFORM_BY_NAME[name] for name in ('rate', 'max interval', 'silent', 'mean age',
+                                          'messages'))
+"""What a topic's diagnostic status says of each transform, in one value per transform."""
 
 
 def record(figures: Sequence[Figure], snapshot: Snapshot, part: Any) -> dict[str, Value]:

@@ -268,6 +268,9 @@ class ClockReport:
     jumps: int = 0
     non_monotonic: bool = False
     """Sim time went back more than ``NON_MONOTONIC_RESETS`` times in the window: no RTF."""
+    rtf_total_note: str = ''
+    """Why ``rtf_total`` is unknown for the rest of the run (several /clock publishers were
+    seen, or /clock went back and forth); '' while it is known."""
 
 
 @dataclass(frozen=True)

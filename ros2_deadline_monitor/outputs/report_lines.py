@@ -6,13 +6,16 @@ table of figures (``analysis/figures.py``), so a figure reads the same here as i
 
 - One line per topic, and one for the clock once /clock is heard::
 
-    /demo/cmd: 98.0 Hz, max interval 22.51 ms; since start 500 msgs, 20 misses, 10 skipped,
-    0 lost; WARN: 2 misses (response rule), 1 skipped periods in window
+    /demo/cmd: last 10.0 s 98.0 Hz, max interval 22.51 ms, 2 misses, 1 skipped, 0 lost;
+    since start 500 msgs, 20 misses, 10 skipped, 0 lost; period 10 ms (learned); WARN: 2
+    misses (response rule), 1 skipped periods in window
 
-  The rate and the longest interval are the rolling window's (the last 10 s), the counts are
-  labelled run totals, and the level's reason says what the window holds.
+  Each count says what it counts: the rolling window's (``last N s``, the span it covers
+  so far) and the run's (``since start``); then the period the counts are judged against
+  and where it came from (given, learned, the publishers' deadline QoS); the level and its
+  reason last.
 - A figure with nothing to measure reads ``-``, never 0, and ``n/a`` where it does not apply
-  (an event topic's misses); headers, units and decimals are the table's (``outputs/format.py``
+  (an event topic's misses); labels, units and decimals are the table's (``outputs/format.py``
   ``cell``), as in ``watch``.
 - With more than ``MAX_TOPIC_LINES`` topics (``--all`` on a busy graph) a report is one
   summary line (how many topics at each level) and the lines of the worst topics that are not
@@ -31,10 +34,10 @@ import queue
 import threading
 from typing import TextIO
 
-from ros2_deadline_monitor.analysis.figures import applies, CLOCK, Figure, find, TOPIC
+from ros2_deadline_monitor.analysis.figures import applies, CLOCK, Figure, find, known, TOPIC
 from ros2_deadline_monitor.analysis.reports import Level
 from ros2_deadline_monitor.analysis.snapshot import Snapshot, TopicSnapshot
-from ros2_deadline_monitor.outputs.format import cell, NOT_AVAILABLE, UNKNOWN
+from ros2_deadline_monitor.outputs.format import cell, UNKNOWN
 
 __all__ = ['MAX_TOPIC_LINES', 'ReportPrinter', 'report_lines', 'topic_line']
 
@@ -49,21 +52,24 @@ WORST_FIRST = (Level.ERROR, Level.STALE, Level.WARN, Level.OK)
 COLOURS = {Level.OK: '32', Level.WARN: '33', Level.ERROR: '1;31', Level.STALE: '35'}
 """ANSI SGR codes of the levels, as the ``watch`` table colours them."""
 
-RATE = find(TOPIC, 'rate wall')
-MAX_INTERVAL = find(TOPIC, 'max interval wall')
+RATE, MAX_INTERVAL, WINDOW, PERIOD, PERIOD_SOURCE = (find(TOPIC, name) for name in (
+    'rate wall', 'max interval wall', 'window wall', 'period', 'period source'))
 COUNTS = tuple((find(TOPIC, f'{name} total'), find(TOPIC, name))
                for name in ('messages', 'deadline misses', 'skipped periods', 'messages lost'))
 """Run total and window figure of each count, labelled by the total's column: the total reads
 '-' when the window's figure is unknown too (lost with several writers)."""
 RTF, RTF_TOTAL = find(CLOCK, 'RTF'), find(CLOCK, 'RTF total')
+SOURCES = {'configured': 'given', 'graph deadline QoS': "the publishers' deadline QoS",
+           'learned': 'learned'}
+"""Where the period came from (the figure ``period source``), in the line's words."""
 
 
 def _count(snapshot: Snapshot, topic: TopicSnapshot, total: Figure, window: Figure) -> str:
     """Return the run total, or ``-`` when it or the window's figure is unknown."""
-    if not applies(total, topic):
-        return NOT_AVAILABLE
     run = cell(total, snapshot, topic)
-    return NONE if NONE in (run, cell(window, snapshot, topic)) else run
+    if run != NONE and cell(window, snapshot, topic) == NONE:
+        return NONE
+    return run
 
 
 def _level(level: Level, colour: bool) -> str:
@@ -76,17 +82,33 @@ def _short(reason: str) -> str:
     return reason if len(reason) <= MAX_REASON_CHARS else reason[:MAX_REASON_CHARS - 3] + '...'
 
 
+def _period(snapshot: Snapshot, topic: TopicSnapshot) -> str:
+    """Return the period the counts are judged against and its source, or why there is none."""
+    if not applies(COUNTS[1][0], topic):  # no period to judge misses by: an event topic
+        return 'no period (event topic)'
+    period = known(PERIOD.value(snapshot, topic))
+    if period is None:
+        return f'period {NONE} (not learned yet)'
+    source = PERIOD_SOURCE.value(snapshot, topic)
+    said = SOURCES.get(source, source) if isinstance(source, str) else None
+    return f'period {period:g} ms' + (f' ({said})' if said else '')
+
+
 def topic_line(snapshot: Snapshot, topic: TopicSnapshot, *, colour: bool = False) -> str:
-    """Return a topic's line: rate, max interval, run totals, level and its reason."""
+    """Return a topic's line: window figures, run totals, the period, level and reason."""
     name = topic.topic or topic.topic_id
     level = f'{_level(topic.level, colour)}: {_short(topic.reason)}'
     if topic.report is None:  # invalid settings: the reason says why
         return f'{name}: not monitored, {level}'
-    counts = ', '.join(f'{_count(snapshot, topic, total, window)} {total.column}'
+    span = (f'last {cell(WINDOW, snapshot, topic)} {WINDOW.unit}'
+            if known(WINDOW.value(snapshot, topic)) is not None else 'window')
+    in_window = ', '.join(f'{cell(window, snapshot, topic)} {total.column}'
+                          for total, window in COUNTS[1:])
+    totals = ', '.join(f'{_count(snapshot, topic, total, window)} {total.column}'
                        for total, window in COUNTS)
-    return (f'{name}: {cell(RATE, snapshot, topic)} {RATE.unit}, max interval '
-            f'{cell(MAX_INTERVAL, snapshot, topic)} {MAX_INTERVAL.unit}; since start {counts}; '
-            f'{level}')
+    return (f'{name}: {span} {cell(RATE, snapshot, topic)} {RATE.unit}, max interval '
+            f'{cell(MAX_INTERVAL, snapshot, topic)} {MAX_INTERVAL.unit}, {in_window}; since '
+            f'start {totals}; {_period(snapshot, topic)}; {level}')
 
 
 def clock_line(snapshot: Snapshot, *, colour: bool = False) -> str | None:

@@ -20,8 +20,9 @@ from ros2_deadline_monitor.analysis.figures import (
     find,
     RUN_CLOCK,
     RUN_TOPIC,
+    TRANSFORM,
 )
-from ros2_deadline_monitor.analysis.snapshot import Snapshot
+from ros2_deadline_monitor.analysis.snapshot import Snapshot, TopicSnapshot
 from ros2_deadline_monitor.configuration.expectations import Verdict
 from ros2_deadline_monitor.outputs.format import cell
 
@@ -34,6 +35,9 @@ TOPIC_WIDTH = 28
 CLOCK_MESSAGES, RTF_OVERALL, RESETS = (find(RUN_CLOCK, name) for name in (
     'messages', 'RTF overall', 'sim resets'))
 WINDOW_RTF = find(CLOCK, 'RTF')
+TF_MESSAGES, TF_RATE, TF_GAP, TF_AGE = (find(TRANSFORM, name) for name in (
+    'messages', 'rate', 'longest gap', 'mean age'))
+"""What the summary says of each transform."""
 
 
 def write_summary(path: str | os.PathLike[str], record: Any) -> None:
@@ -72,6 +76,34 @@ def _line(topic: str, cells: list[str]) -> str:
     return f'{topic:<{TOPIC_WIDTH}}{numbers}  {cells[-1]}'
 
 
+TRANSFORMS_IN_SUMMARY = 50
+"""Transforms the summary lists per /tf-like topic; the rest are counted."""
+
+
+def transform_lines(snapshot: Snapshot, topic: TopicSnapshot) -> list[str]:
+    """One line per transform of a /tf-like topic: rate, longest gap, age, writer."""
+    transforms = topic.transforms
+    assert transforms is not None
+    lines = []
+    for tf in transforms.transforms[:TRANSFORMS_IN_SUMMARY]:
+        def text(figure: Figure, tf: Any = tf) -> str:
+            return f'{cell(figure, snapshot, tf)}{" " + figure.unit if figure.unit else ""}'
+        if tf.static:
+            figures = f'static, {text(TF_MESSAGES)} messages, age {text(TF_AGE)}'
+        else:
+            figures = (f'{text(TF_MESSAGES)} messages, {text(TF_RATE)}, longest gap '
+                       f'{text(TF_GAP)}, mean age {text(TF_AGE)}')
+        writer = f', writer {tf.writer}' if tf.writer else ''
+        lines.append(f'  {topic.topic} {tf.name}: {figures}{writer}')
+    if transforms.writer_note:
+        lines.append(f'  {topic.topic}: writer of its transforms unknown: '
+                     f'{transforms.writer_note}')
+    rest = len(transforms.transforms) - TRANSFORMS_IN_SUMMARY
+    if rest > 0:
+        lines.append(f'  {topic.topic}: {rest} more transforms (see the summary JSON)')
+    return lines
+
+
 def summary_text(node_name: str, snapshot: Snapshot, verdict: Verdict | None = None) -> str:
     """Return totals per topic, the longest intervals ever seen and the RTF, as a table.
 
@@ -94,6 +126,8 @@ def summary_text(node_name: str, snapshot: Snapshot, verdict: Verdict | None = N
             lines.append(f'  {r.topic}: {MISSES.unknown(snapshot, topic)}')
         if topic.notes:  # several producers, foreign stamps, outages, fallbacks, /clock
             lines.append(f'  {r.topic}: ' + '; '.join(topic.notes))
+        if topic.transforms is not None:
+            lines += transform_lines(snapshot, topic)
         if not r.messages_total:
             lines.append(f'  {r.topic}: no message received: misses and skipped periods '
                          'unknown')
@@ -108,8 +142,10 @@ def summary_text(node_name: str, snapshot: Snapshot, verdict: Verdict | None = N
     if clock.report.messages_total:
         def text(figure: Figure) -> str:
             return cell(figure, snapshot, clock)
+        note = clock.report.rtf_total_note
+        why = f' ({note})' if note else ''
         lines.append(f'clock: {text(CLOCK_MESSAGES)} messages, RTF since start '
-                     f'{text(RTF_OVERALL)}, last window {text(WINDOW_RTF)}, '
+                     f'{text(RTF_OVERALL)}{why}, last window {text(WINDOW_RTF)}, '
                      f'sim resets {text(RESETS)}')
     else:
         lines.append('clock: no /clock received')

@@ -546,6 +546,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog='demo', description='Reproduce the reference measurement live: sim_clock, a '
         '100 Hz controller and the monitor in separate processes, six phases.')
+    add_arguments(parser)
+    return parser
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``demo`` to ``parser`` (also ``ros2 deadline demo``'s)."""
     parser.add_argument('--phases', nargs='+', choices=[p.name for p in PHASES],
                         default=[p.name for p in PHASES], help='phases to run (default: all)')
     parser.add_argument('--duration-s', type=float, default=5.0,
@@ -555,7 +561,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument('--stall-every', type=int, default=50,
                         help='stall every Nth cycle in the stall phases (default: 50)')
     parser.add_argument('--json', type=Path, help='also write the figures to this JSON file')
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -31,7 +31,7 @@ def test_a_second_writer_reaches_a_standing_topic(
     def subscribed_and_standing() -> bool:
         status = observer.status('silent')
         return (status is not None and 'standing_first_writer' in publishers_value(status)
-                and 'silent' in monitor._standing)  # the node's own record of the report
+                and 'silent' in monitor.reporter.stood)  # the topics that stood at the last report
 
     wait_for(subscribed_and_standing, timeout=30.0, what='the silent topic to stand')
     assert 'standing_second_writer' not in publishers_value(observer.status('silent'))

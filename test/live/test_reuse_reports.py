@@ -59,8 +59,8 @@ def test_reuse_on_and_off_end_with_the_same_summary(
     standing_seen = set()
 
     def done() -> bool:
-        standing_seen.update(reusing._standing)  # the node's own record of its last report
-        assert not fresh._standing  # reuse off: nothing ever stands
+        standing_seen.update(reusing.reporter.stood)  # the topics that stood at its last report
+        assert not fresh.reporter.stood  # reuse off: nothing ever stands
         return sent[0] == MESSAGES
 
     wait_for(done, timeout=MESSAGES * PERIOD_S + 30.0, what='the producer to send them all')
