@@ -37,7 +37,9 @@ def stats_message():
     stats.clock.rtf_bin_s, stats.clock.rtf_bin_min = 0.1, 0.003
     stats.clock.sim_time_s = 12.5
     stats.clock.simulator_rtf = math.nan
-    cmd = topic('cmd', 1, rate_wall_hz=98.04, deadline_misses_total=20, deadline_misses=2,
+    # Counts are figures once a message came (before, they are unknown: '-').
+    cmd = topic('cmd', 1, rate_wall_hz=98.04, messages_total=500, messages=98,
+                deadline_misses_total=20, deadline_misses=2,
                 skipped_periods_total=10, skipped_periods=1, window_wall_s=10.0,
                 status='2 misses (response rule), 1 skipped periods in window')
     cmd.interval_wall.max_ms = 22.51
