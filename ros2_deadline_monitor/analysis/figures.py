@@ -35,7 +35,7 @@ from ros2_deadline_monitor.analysis.units import to_ms, to_s
 
 __all__ = ['CLOCK', 'COUNTER', 'EVENT_TOPIC', 'Figure', 'GAUGE', 'HOST', 'NO_METRIC', 'RUN_CLOCK',
            'RUN_TOPIC', 'TOPIC', 'TRANSFORM', 'TRANSFORM_STATUS', 'applies', 'find', 'known',
-           'record', 'unknowns']
+           'not_applicable', 'record', 'unknowns']
 
 Value = int | float | str | bool | None
 
@@ -114,7 +114,7 @@ class Figure:
     def unknown(self, snapshot: Snapshot, part: Any) -> str:
         """Return why the value is unknown (call it when ``value`` is None or NaN)."""
         if not applies(self, part):
-            return EVENT_TOPIC
+            return not_applicable(part)
         return self.why(snapshot, part) if self.why is not None else 'not measured'
 
 
@@ -133,6 +133,12 @@ def applies(figure: Figure, part: Any) -> bool:
         return True
     report = getattr(part, 'report', None)
     return report is None or report.kind != 'event'
+
+
+def not_applicable(part: Any) -> str:
+    """Say why the per-cycle figures do not apply to ``part`` (an event topic, and how told)."""
+    note = part.report.learn_note
+    return f'{EVENT_TOPIC} ({note})' if note else EVENT_TOPIC
 
 
 def find(figures: Sequence[Figure], name: str) -> Figure:
@@ -437,15 +443,17 @@ TOPIC: tuple[Figure, ...] = (
            '(several cycles share a slot): not placed on the grid, never skipped periods '
            '(shown once there are any)',
            _r(lambda r: r.stamps_shared_total or None), TOTALS, metric=COUNTER),
-    Figure('unlearned total', '', 'messages of learning windows whose intervals came in '
-           'bursts (no timer rhythm to learn the period from): counted, never analyzed as '
-           'cycles (shown once there are any)',
+    Figure('unlearned total', '', 'messages of learning windows whose intervals kept no '
+           'timer rhythm (bursts, updates): counted, timed as events (intervals and gaps), '
+           'never as cycles (shown once there are any)',
            _r(lambda r: r.unlearned_total or None), TOTALS, metric=COUNTER),
     Figure('age unknown total', '', 'messages whose header stamp lay more than 1 s ahead of '
            'their arrival (on no plausible clock): no age (shown once there are any)',
            _r(lambda r: r.age_unknown_total or None), TOTALS, metric=COUNTER),
-    Figure('unattributed total', '', 'messages of several producers without sequence numbers '
-           'to tell them apart: counted, no cycle figure uses them',
+    Figure('unattributed total', '', 'messages of several producers not timed on one '
+           "producer's grid (no sequence numbers to tell them apart, numbers that run alike, "
+           'or a period learned from several): counted and timed as events (rate, intervals '
+           'and gaps), no per-cycle figure uses them',
            _nonzero(lambda r: r.unattributed_total), TOTALS, 'unattributed_total',
            metric=COUNTER),
 
@@ -670,7 +678,8 @@ def _counts_why(topic: TopicSnapshot) -> str:
     report = topic.report
     if report.messages_total == 0:
         return 'no message received'
-    return report.counts_note or f'the period was never learned ({report.messages_total} messages)'
+    return (report.counts_note or report.run_counts_note
+            or f'the period was never learned ({report.messages_total} messages)')
 
 
 def _run_counts(read: Callable[[TopicReport], int]) -> Callable[[TopicSnapshot], Value]:
@@ -681,18 +690,20 @@ def _run_counts(read: Callable[[TopicReport], int]) -> Callable[[TopicSnapshot],
     """
     def read_known(topic: TopicSnapshot) -> Value:
         report = topic.report
-        return read(report) if report.counts_known and report.messages_total else None
+        return (read(report) if report.counts_known and report.messages_total
+                and not report.run_counts_note else None)
     return read_known
 
 
 def _miss_ratio(topic: TopicSnapshot) -> float | None:
     report, cycles = topic.report, topic.run.cycles
-    return report.deadline_misses_total / cycles if report.counts_known and cycles else None
+    known = report.counts_known and not report.run_counts_note
+    return report.deadline_misses_total / cycles if known and cycles else None
 
 
 def _miss_ratio_why(topic: TopicSnapshot) -> str:
     report = topic.report
-    if not report.counts_known or not report.messages_total:
+    if not report.counts_known or not report.messages_total or report.run_counts_note:
         return _counts_why(topic)
     return 'no cycle was analyzed'
 
@@ -721,7 +732,14 @@ def _no_interval(topic: TopicSnapshot) -> str:
 
 
 def _loss_why(topic: TopicSnapshot) -> str:
-    return topic.report.loss_note or SEVERAL_WRITERS
+    return topic.report.loss_note or topic.report.run_loss_note or SEVERAL_WRITERS
+
+
+def _run_lost(topic: TopicSnapshot) -> int | None:
+    """Return the run's loss, None while it is no figure (several writers, a guess)."""
+    report = topic.report
+    known = report.loss_known and not report.run_loss_note
+    return report.messages_lost_total if known else None
 
 
 def _run_max_ms(clock: str) -> Callable[[TopicSnapshot], float | None]:
@@ -843,8 +861,7 @@ RUN_TOPIC: tuple[Figure, ...] = (
         limit='min_rate_hz', digits=2),
     _rf('messages lost', '', 'gaps in publication sequence numbers since start; unknown with '
         'several writers or without sequence numbers (a bag)',
-        lambda t: t.report.messages_lost_total if t.report.loss_known else None,
-        'messages_lost', why=_loss_why, column='lost', limit='max_lost', always=True),
+        _run_lost, 'messages_lost', why=_loss_why, column='lost', limit='max_lost', always=True),
     _rf('messages lost by monitor', '', "messages the monitor's own reader queue dropped over "
         "the run: its loss, apart from the producer's", lambda t: t.report.lost_by_monitor_total,
         'messages_lost_by_monitor', always=True),

@@ -444,14 +444,19 @@ class Session:
             self._changed(topic)
 
     def recorder(self, topic_id: str, read_stamp: StampReader | None, *,
-                 transforms: bool = False, static: bool = False) -> Recorder:
+                 transforms: bool = False, static: bool = False,
+                 no_stamp_reason: str = '') -> Recorder:
         """Return the per-message call of one topic (O(1), no allocation, no deserializing).
 
-        ``read_stamp`` None: the type carries no stamp (the arrival is the cycle start). A
-        message whose stamp cannot be read counts as a message and as malformed.
-        ``transforms``: the type is laid out like ``tf2_msgs/TFMessage`` (``is_tf_layout``);
-        each message also feeds the topic's per-transform figures (``transform_feed``).
+        ``read_stamp`` None: the type carries no stamp (the arrival is the cycle start), or
+        none that can be read, ``no_stamp_reason`` says why (a bag without the type's
+        definition). A message whose stamp cannot be read counts as a message and as
+        malformed. ``transforms``: the type is laid out like ``tf2_msgs/TFMessage``
+        (``is_tf_layout``); each message also feeds the topic's per-transform figures
+        (``transform_feed``).
         """
+        if read_stamp is None and no_stamp_reason:
+            self._topics[topic_id].analyzer.no_stamp_reason = no_stamp_reason
         recorder = _Recorder(self, topic_id, read_stamp)
         record = recorder.on_message if read_stamp is None else recorder.on_stamped
         if not transforms:
@@ -986,8 +991,9 @@ def unseen_notes(report: TopicReport) -> list[str]:
                      '(lost, or without a usable start) left out of the interval figures')
     if report.unlearned_total:
         why = f' (latest: {report.learn_note})' if report.learn_note else ''
-        notes.append(f'{report.unlearned_total} messages of burst-like learning windows not '
-                     f'analyzed as cycles{why}')
+        notes.append(f'{report.unlearned_total} messages of learning windows without a timer '
+                     f'rhythm timed as events (their intervals and gaps counted, no misses or '
+                     f'skipped periods){why}')
     if report.age_unknown_total:
         notes.append(f'age unknown for {report.age_unknown_total} messages: their header '
                      'stamps lay more than 1 s ahead of their arrival (on no plausible clock)')
@@ -1028,11 +1034,19 @@ def _stream_notes(topic: _Topic, report: TopicReport, level: Level, reason: str,
             report.stamps_back_total, report.stamps_shared_total)
     if report.unattributed_total and several > 1:
         warn = seen[2] > topic.seen[2]
-        why = ('no sequence numbers' if not report.producer_runs_total or topic.writers > 1
-               and report.producers <= 1 else 'their sequence numbers run alike')
-        notes.append(f'per-cycle figures need one producer: {several} publishers'
-                     f'{f" ({names})" if names else ""} and {why} to tell them apart '
-                     f'({report.unattributed_total} messages not analyzed)')
+        timed = (f'{report.unattributed_total} messages timed as events: rate, intervals '
+                 'and gaps only')
+        if 'sequence runs interleave' in report.unattributed_note:
+            notes.append(f'per-cycle figures need one producer: {report.unattributed_note}'
+                         f'{f" (publishers: {names})" if names else ""} ({timed}; '
+                         'period_ms times each producer on its own grid)')
+        else:
+            why = ('no sequence numbers' if not report.producer_runs_total
+                   or topic.writers > 1 and report.producers <= 1
+                   else 'their sequence numbers run alike')
+            notes.append(f'per-cycle figures need one producer: {several} publishers'
+                         f'{f" ({names})" if names else ""} and {why} to tell them apart '
+                         f'({timed})')
     elif several > 1:
         notes.append(f'{several} producers in the window'
                      f'{f" (publishers: {names})" if names else ""}, each analyzed on its own '

@@ -21,11 +21,12 @@ from ros2_deadline_monitor.analysis.bag_result import (
     TopicFacts,
 )
 from ros2_deadline_monitor.analysis.figures import (
+    applies,
     CLOCK,
     CONFIGURATION,
-    EVENT_TOPIC,
     Figure,
     find,
+    not_applicable,
     record,
     RUN_CLOCK,
     RUN_TOPIC,
@@ -88,8 +89,8 @@ def topic_note(topic: TopicSnapshot, facts: TopicFacts) -> str:
     parts: list[str] = []
     if report is None:
         parts.append(topic.reason)
-    elif report.kind == 'event':
-        parts.append(EVENT_TOPIC)
+    elif not applies(MISSES, topic):  # no period: the one n/a rule says why
+        parts.append(not_applicable(topic))
     elif report.counts_note and not facts.notes:
         parts.append(f'misses and skipped periods unknown: {report.counts_note}')
     return '; '.join([*parts, *facts.notes, *topic.notes])
@@ -229,6 +230,7 @@ TABLE_FIGURES: tuple[Figure, ...] = tuple(find(RUN_TOPIC, name) for name in (
     'deadline misses', 'rule', 'skipped periods', 'messages lost'))
 """The topic table's columns after the topic: whole-run figures, headed and written as the
 table of figures says (``Figure.column``, ``outputs/format.py`` ``cell``)."""
+MISSES = find(RUN_TOPIC, 'deadline misses')
 RECORDED_FIGURES: tuple[Figure, ...] = tuple(find(RUN_TOPIC, name) for name in (
     'messages', 'deadline misses', 'skipped periods', 'max interval', 'rate', 'messages lost',
     'rule', 'timer clock', 'period'))
