@@ -88,7 +88,7 @@ def topic_note(topic: TopicSnapshot, facts: TopicFacts) -> str:
         parts.append(topic.reason)
     elif report.kind == 'event':
         parts.append('event topic: no period, so no misses or skipped periods')
-    elif report.counts_note and not facts.notes:
+    elif report.counts_note and not facts.notes and report.counts_note not in topic.notes:
         parts.append(f'misses and skipped periods unknown: {report.counts_note}')
     return '; '.join([*parts, *facts.notes, *topic.notes])
 
