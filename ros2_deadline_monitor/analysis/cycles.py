@@ -789,6 +789,8 @@ class CycleAnalyzer:
 
     def _unattributed(self, arrival: np.ndarray, why: str) -> None:
         """Count messages no producer's grid may time, and why (the latest reason)."""
+        if not len(arrival):  # a batch whose cycles all went to learning: nothing to count
+            return
         self._totals.unattributed += len(arrival)
         self._unattributed_at = int(arrival[-1])
         self._unattributed_note = why
