@@ -140,3 +140,25 @@ def test_a_transform_limit_on_a_topic_without_transforms(bags, tmp_path: Path,
     assert main([str(bag), '--no-progress', '--check', '--expect-min-transform-rate-hz',
                  '0.5']) == 0
     assert 'check: 4 of 4 expectations held' in capsys.readouterr().out
+
+
+def test_transform_limits_from_the_params_file(bags, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    messages, truth = broadcast()
+    bag = bags.write(tmp_path / 'tf', 'mcap', {'/tf': 'tf2_msgs/msg/TFMessage',
+                                               '/scan': 'std_msgs/msg/Header'},
+                     messages + [('/scan', T0 + MS, bags.header_cdr(T0 + MS))])
+    config = tmp_path / 'ci.yaml'
+    config.write_text('deadline_monitor:\n  ros__parameters:\n    topics: [tf, scan]\n'
+                      '    topic.tf.name: /tf\n    topic.tf.kind: event\n'
+                      '    topic.tf.expect.max_transform_gap_ms: 1500.0\n'
+                      '    topic.scan.name: /scan\n'
+                      '    topic.scan.expect.min_transform_rate_hz: 1.0\n')
+    assert main([str(bag), '--config', str(config), '--no-progress', '--check']) == 3
+    failed = [line for line in capsys.readouterr().out.splitlines() if line.startswith('FAIL')]
+    # The stopped broadcaster's frame, and a limit written for a topic without transforms.
+    assert len(failed) == 2, failed
+    assert failed[0].startswith('FAIL /tf odom->base_link: longest gap')
+    assert failed[1] == ('FAIL /scan: rate unknown, expected >= 1 Hz (min_transform_rate_hz): '
+                         'unknown: no transforms: the type is not laid out like '
+                         'tf2_msgs/TFMessage')
