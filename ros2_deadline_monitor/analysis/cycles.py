@@ -143,6 +143,9 @@ class CycleAnalyzer:
         self.sim_unknown = False
         """Sim time is unknown (several /clock publishers; the session keeps it current): a
         sim-clock topic's messages are counted, never analyzed as cycles."""
+        self.no_stamp_reason = ''
+        """Why the messages' stamps cannot be read (a bag without the type's definition),
+        said instead of "the messages carry no stamp" ('' when they simply carry none)."""
         self._stamps = StampDecision(config.stamp)
         """Whether header stamps start the cycles: configured, or decided for ``auto``."""
         self._period_check = PeriodCheck()
@@ -443,6 +446,9 @@ class CycleAnalyzer:
     def _decide_now(self, clock: RtfAnalyzer | None) -> None:
         """Decide the start source from the waiting messages, then analyze them."""
         batch = self._stamps.decide(self._config.clock, clock)
+        cycle = ~batch[7]  # a malformed message is no cycle: its stamp says nothing
+        if self.no_stamp_reason and not (batch[1][cycle] != NO_VALUE).any():
+            self._stamps.reason = self.no_stamp_reason
         if self._timing is not None:
             self._timing = resolve_timing(self._effective(self._config), self._timing.period_ns,
                                           self._timing.learned, self._analysis.target_rtf,

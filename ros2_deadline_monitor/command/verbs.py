@@ -46,7 +46,7 @@ class VerbExtension:
     EXTENSION_POINT_VERSION = '0.1'
     MODULE = ''
     ROS_ARGS = True
-    """The program takes ``--ros-args ...`` (all but ``analyze`` and ``demo``)."""
+    """The program takes ``--ros-args ...`` (all but ``analyze``; ``demo`` passes them on)."""
 
     def __init__(self) -> None:
         """Check the plugin system's version, as ros2cli's own verbs do."""
@@ -108,7 +108,6 @@ class DemoVerb(VerbExtension):
     """Reproduce the reference measurement live: RTF next to deadline misses."""
 
     MODULE = 'ros2_deadline_monitor.tools.demo'
-    ROS_ARGS = False
 
 
 class SimClockVerb(VerbExtension):

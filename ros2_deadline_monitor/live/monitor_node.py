@@ -175,7 +175,9 @@ class MonitorNode(Node):
             self, settings.hardware_id, use_updater=settings.use_diagnostic_updater,
             assembler=self._stats_output.assembler, reuse=settings.reuse_reports)
         self.parameters.warn_unknown()
-        self.clock_input = ClockInput(self, self._reader, settings.clock_topic, self.session,
+        # Resolved (and remapped) here: the reader node ignores global arguments.
+        self.clock_input = ClockInput(self, self._reader,
+                                      self.resolve_topic_name(settings.clock_topic), self.session,
                                       settings.arrival_timestamp,
                                       lambda: self._settings.stats_period_ns)
         if self._reader is not None:
@@ -541,7 +543,9 @@ class MonitorNode(Node):
                     monitor.report_status()
             self._take_for_report(standing)
         self._retime_takes()
-        self.session.clock_publishers(self.count_publishers(self._settings.clock_topic))
+        # Through the remapping (``-r /clock:=/sim1/clock``), as its subscription is.
+        self.session.clock_publishers(
+            self._count_in_graph(self.resolve_topic_name(self._settings.clock_topic)))
         return self.reporter.snapshot(time.time_ns(), self._host.sample(time.monotonic_ns()),
                                       self._stats_late_ns, final=final, standing=standing)
 

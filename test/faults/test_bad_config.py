@@ -14,6 +14,7 @@ from __future__ import annotations
 import signal
 import subprocess
 
+from own_names import ros_args  # test/plugins: the test's own names
 import pytest
 
 ERROR = 2
@@ -53,7 +54,8 @@ def _start(installed_executable, tmp_path, processes, text: str):
 def run(installed_executable, params, log_path):
     log = open(log_path, 'w')  # noqa: SIM115 - closed by the processes fixture
     process = subprocess.Popen(
-        [str(installed_executable('monitor')), '--ros-args', '--params-file', str(params)],
+        [str(installed_executable('monitor')), '--ros-args', '--params-file', str(params),
+         '--', *ros_args()],
         stdout=log, stderr=subprocess.STDOUT, text=True)
     process.log = log
     return process

@@ -11,9 +11,12 @@ says, that the per-topic sim-time figures never go negative, and that nothing cr
 from __future__ import annotations
 
 import math
+import re
 import subprocess
 import threading
 from typing import Any
+
+from own_names import ns, ros_args  # test/plugins: the test's own names
 
 OK, WARN, ERROR, STALE = 0, 1, 2, 3
 NS_PER_S = 1_000_000_000
@@ -33,7 +36,7 @@ class FaultyClock:
 
         self.node = node
         self.clock_pub = node.create_publisher(ClockMsg, '/clock', QoSProfile(depth=10))
-        self.beat_pub = node.create_publisher(Header, '/beat', QoSProfile(depth=100)) \
+        self.beat_pub = node.create_publisher(Header, ns('/beat'), QoSProfile(depth=100)) \
             if beat else None
         self.sim_ns = start_sim_ns
         self.lock = threading.Lock()
@@ -41,6 +44,7 @@ class FaultyClock:
         self.paused = False
         self.jump_back_ns = 0
         self.jump_ahead_ns = 0
+        self.jump_to_ns: int | None = None
         self.ticks = 0
         self.beats = 0
         self._clock_msg = ClockMsg()
@@ -58,7 +62,9 @@ class FaultyClock:
             if self.jump_ahead_ns:
                 self.sim_ns += self.jump_ahead_ns
                 self.jump_ahead_ns = 0
-            if not self.paused:
+            if self.jump_to_ns is not None:  # this tick carries exactly that sim time
+                self.sim_ns, self.jump_to_ns = self.jump_to_ns, None
+            elif not self.paused:
                 self.sim_ns += STEP_NS
             self.ticks += 1
             sim = self.sim_ns
@@ -71,14 +77,15 @@ class FaultyClock:
             self.beats += 1
 
     def set(self, **switches: Any) -> None:
-        """Flip switches (stalled, paused, jump_back_ns, jump_ahead_ns) between two ticks."""
+        """Flip switches (stalled, paused, jump_back_ns, jump_ahead_ns, jump_to_ns)."""
         with self.lock:
             for name, value in switches.items():
                 setattr(self, name, value)
 
 
 def _monitor(start_monitor, **extra: Any) -> Any:
-    return start_monitor(topics=['beat'], topic__beat__name='/beat', topic__beat__stamp='start',
+    return start_monitor(topics=['beat'], topic__beat__name=ns('/beat'),
+                         topic__beat__stamp='start',
                          topic__beat__period_ms=10.0, topic__beat__jitter_tolerance_ms=20.0,
                          use_sim_time=True, stats_period_s=0.2, clock_timeout_s=0.5, **extra)
 
@@ -195,6 +202,20 @@ def test_world_reset_resets_sim_state_without_negative_intervals(
     assert 'sim time jumped back' in capfd.readouterr().err
 
 
+def test_a_clock_jumping_to_zero_is_named_from_where_to_where(
+        participant, observer, start_monitor, wait_for, capfd):
+    clock, before = _running_faulty_clock(participant, observer, start_monitor, wait_for)
+    clock.set(jump_to_ns=0)
+    wait_for(lambda: (s := observer.latest_stats()) and s.clock.resets_total == 1,
+             what='the reset reported')
+    log = capfd.readouterr().err
+    # Before: "jumped back to 108.032 s" (the sample before the reset, not where it went).
+    said = re.findall(r'sim time jumped back from (\d+\.\d{3}) s to (\d+\.\d{3}) s '
+                      r'\(simulator reset\)', log)
+    assert len(said) == 1, log
+    assert float(said[0][0]) >= before.clock.sim_time_s and said[0][1] == '0.000'
+
+
 def test_a_seek_one_hour_ahead_is_a_jump_kept_out_of_rtf(
         participant, observer, start_monitor, wait_for, key_values):
     # Issue 47: RTF 3,597 in the window, 181-226 since start, a phantom 174.5 s miss.
@@ -234,16 +255,17 @@ def test_two_disagreeing_clocks_are_named_and_do_not_flood(
     # counted no reset, and the test timed out (5 runs in about 225 on a loaded machine).
     second = subprocess.Popen(
         [str(installed_executable('sim_clock')), '--ros-args', '--log-level', 'warn',
-         '-p', 'start_sim_s:=100.0', '-p', 'step_ms:=2.0', '-p', 'spin_us:=0'],
+         '-p', 'start_sim_s:=100.0', '-p', 'step_ms:=2.0', '-p', 'spin_us:=0', *ros_args()],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     processes.append(second)
     monitor = _monitor(start_monitor)
     # A process with rclpy starts and is discovered in about 1 s on an idle 2-core machine;
     # 60 s bounds a loaded one.
-    wait_for(lambda: monitor.count_publishers('/clock') == 2
+    # A graph count is not remapped: the test's own /clock by its resolved name.
+    wait_for(lambda: monitor.count_publishers(ns('/clock')) == 2
              and monitor.clock_input.matched_publishers == 2, timeout=60.0,
              what=lambda: f'both /clock publishers matched by the monitor (graph: '
-                          f'{monitor.count_publishers("/clock")}, matched: '
+                          f'{monitor.count_publishers(ns("/clock"))}, matched: '
                           f'{monitor.clock_input.matched_publishers})')
 
     storm = wait_for(lambda: (s := observer.latest_stats()) and s.clock.resets_total > 20

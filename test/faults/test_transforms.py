@@ -12,6 +12,7 @@ import re
 import threading
 from typing import Any
 
+from own_names import ns  # test/plugins: the test's own names
 import pytest
 
 TOPIC = '/tf_test_two_broadcasters'
@@ -85,12 +86,12 @@ def tf2_types() -> tuple[Any, Any]:
 
 def test_two_broadcasters_each_transform_counted_exactly(
         participant, observer, start_monitor, wait_for, key_values, tf2_types) -> None:
-    start_monitor(topics=['tf'], topic__tf__name=TOPIC, topic__tf__kind='event',
+    start_monitor(topics=['tf'], topic__tf__name=ns(TOPIC), topic__tf__kind='event',
                   stats_period_s=0.2, topic__tf__expect__min_transform_rate_hz=5.0)
     robot, localization = participant(), participant()
-    fast = Broadcaster(robot.node('tf_test_robot'), tf2_types, TOPIC,
+    fast = Broadcaster(robot.node('tf_test_robot'), tf2_types, ns(TOPIC),
                        [('odom', 'base_link'), ('base_link', 'laser')], 0.02, 100)
-    slow = Broadcaster(localization.node('tf_test_localization'), tf2_types, TOPIC,
+    slow = Broadcaster(localization.node('tf_test_localization'), tf2_types, ns(TOPIC),
                        [('map', 'odom')], 0.1, 20)
     robot.start()
     localization.start()
@@ -119,7 +120,7 @@ def test_two_broadcasters_each_transform_counted_exactly(
 
 def test_one_broadcaster_is_the_named_writer(
         participant, observer, start_monitor, wait_for, test_msgs) -> None:
-    topic = TOPIC + '_one'
+    topic = ns(TOPIC + '_one')
     start_monitor(topics=['tf'], topic__tf__name=topic, topic__tf__kind='event',
                   stats_period_s=0.2)
     part = participant()
@@ -136,14 +137,14 @@ def test_one_broadcaster_is_the_named_writer(
         return value if value and messages_of(value) == 30 else None
 
     value = wait_for(named, timeout=30, what='30 transforms from one named writer')
-    assert value.endswith('writer /tf_test_only_writer')
+    assert value.endswith(f'writer {ns("/tf_test_only_writer")}')
 
 
 def test_latched_static_transforms_are_static_not_gaps(
         participant, observer, start_monitor, wait_for, key_values, tf2_types) -> None:
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
-    topic = '/tf_test_latched_transforms'  # static by its QoS, not by a tf_static name
+    topic = ns('/tf_test_latched_transforms')  # static by its QoS, not by a tf_static name
     part = participant()
     node = part.node('tf_test_static_broadcaster')
     message, element = tf2_types

@@ -14,6 +14,7 @@ from pathlib import Path
 import subprocess
 
 import numpy as np
+from own_names import ns, ros_args  # test/plugins: the test's own names
 
 TOPIC = '/writers55/cmd'
 TOPIC_ID = 'writers55_cmd'
@@ -33,7 +34,7 @@ def test_three_producers_starting_together_keep_to_their_own_records(
         tmp_path: Path) -> None:
     from ros2_deadline_monitor.tools.cycle_record import CycleRecord
 
-    start_monitor(topics=[TOPIC_ID], **{f'topic__{TOPIC_ID}__name': TOPIC},
+    start_monitor(topics=[TOPIC_ID], **{f'topic__{TOPIC_ID}__name': ns(TOPIC)},
                   stats_period_s=0.2, window_s=2.0)
     controllers = []
     for rate in RATES_HZ:
@@ -41,8 +42,9 @@ def test_three_producers_starting_together_keep_to_their_own_records(
         controller = subprocess.Popen(
             [str(installed_executable('demo_controller')), '--ros-args',
              '-r', f'__node:=writers55_{rate:g}hz', '-p', f'rate_hz:={rate}',
-             '-p', f'topic:={TOPIC}', '-p', 'duration_s:=3.0',
-             '-p', 'wait_for_subscribers:=1', '-p', f'record_path:={record_path}'],
+             '-p', f'topic:={ns(TOPIC)}', '-p', 'duration_s:=3.0',
+             '-p', 'wait_for_subscribers:=1', '-p', f'record_path:={record_path}',
+             *ros_args()],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         processes.append(controller)
         controllers.append((controller, record_path))

@@ -582,7 +582,9 @@ class LaunchRun:
             pytest.skip(f'{PACKAGE} is not installed (colcon build and source it)')
         self.statuses: set[str] = set()
         self.stats: list[Any] = []
-        self.node = Node('launch_test_listener', context=context)
+        # The launched nodes live in the root namespace (launch takes no global remapping
+        # here): the listener too, without the test context's own_names arguments.
+        self.node = Node('launch_test_listener', context=context, use_global_arguments=False)
         self.node.create_subscription(
             DiagnosticArray, '/diagnostics',
             lambda msg: self.statuses.update(s.name for s in msg.status), 10)
