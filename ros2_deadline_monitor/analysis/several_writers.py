@@ -59,7 +59,12 @@ class SeveralWriters:
         return count
 
     def count(self, arrival: np.ndarray, why: str) -> None:
-        """Count messages no producer's grid may time, and why (the latest reason)."""
+        """Count messages no producer's grid may time, and why (the latest reason).
+
+        A batch may leave none (every event of it unplaced, e.g. guessed): nothing changes.
+        """
+        if not len(arrival):
+            return
         self._totals.unattributed += len(arrival)
         self.at = int(arrival[-1])
         self.note = why
