@@ -84,6 +84,17 @@ EXPECTATIONS_KEY = 'expectations'
 EXPECTATION_FAILED_KEY = 'expectation failed: '
 
 
+LEAD = 5
+"""The table's first topic figures stay first: misses, skipped, max intervals, RTF."""
+JUDGED_BY = ('rule', 'timer clock', 'period', 'period source', 'deadline', 'start source')
+"""Figures that say how a topic is judged, next among its keys: rqt_robot_monitor's inspector
+shows them near the level. Two monitors on different clocks judge by different rules and read
+other counts; the reason was the 60th of 71 keys."""
+TOPIC_KEYS = (*figures.TOPIC[:LEAD], *sorted(figures.TOPIC[LEAD:], key=lambda figure: (
+    JUDGED_BY.index(figure.name) if figure.name in JUDGED_BY else len(JUDGED_BY))))
+"""The topic figures in the order of a status: the lead, ``JUDGED_BY``, the table's order."""
+
+
 def key_values(table: Sequence[figures.Figure], snapshot: Snapshot,
                part: object) -> list[tuple[str, str]]:
     """Key/value pairs of ``part`` in table order, leaving out what has nothing to measure."""
@@ -191,7 +202,7 @@ def statuses(snapshot: Snapshot, hardware_id: str = '',
 
     def make(topic: TopicSnapshot) -> DiagnosticStatus:
         values = ([] if topic.report is None
-                  else key_values(figures.TOPIC, snapshot, topic)
+                  else key_values(TOPIC_KEYS, snapshot, topic)
                   + transform_values(snapshot, topic))
         return make_status(topic_status_name(topic.topic_id), topic.level, topic.reason,
                            hardware_id, values + about(topic.topic_id),

@@ -73,6 +73,15 @@ def test_the_inspector_starts_with_misses_skips_max_interval_and_rtf(snapshots):
         'RTF']
 
 
+def test_the_inspector_says_how_a_topic_is_judged_next_to_the_headline(snapshots):
+    # A second monitor on another clock judges by another rule: what says so comes early.
+    topic = diagnostics.statuses(snapshots.snapshot())[0]
+    keys = [kv.key for kv in topic.values]
+    for key in ('rule', 'timer clock', 'period (ms)', 'deadline (ms)', 'start source'):
+        assert keys.index(key) < 12, (key, keys)
+    assert sorted(keys) == sorted(dict.fromkeys(keys))  # each key once
+
+
 def _statuses(hardware_id: str):
     return [
         diagnostics.make_status('topic imu', Level.WARN, '20 misses', hardware_id,
