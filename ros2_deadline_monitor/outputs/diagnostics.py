@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 import re
+import time
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.duration import Duration
@@ -30,6 +31,7 @@ from ros2_deadline_monitor.analysis import figures
 from ros2_deadline_monitor.analysis.reports import Level
 from ros2_deadline_monitor.analysis.snapshot import Snapshot, TopicSnapshot
 from ros2_deadline_monitor.configuration.expectations import CLOCK_SUBJECT, Outcome, Verdict
+from ros2_deadline_monitor.outputs.conversions import stamp
 from ros2_deadline_monitor.outputs.format import figure_text
 from ros2_deadline_monitor.outputs.optional import diagnostic_updater
 from ros2_deadline_monitor.outputs.reuse import Reuse
@@ -266,12 +268,17 @@ class DiagnosticsOutput:
 
     def publish_report(self, snapshot: Snapshot, verdict: Verdict | None) -> None:
         """Publish a report's statuses (``statuses``), an unchanged topic's kept from before."""
-        self.publish(statuses(snapshot, verdict=verdict, cache=self._status_cache))
+        self.publish(statuses(snapshot, verdict=verdict, cache=self._status_cache),
+                     snapshot.wall_ns)
 
-    def publish(self, statuses: Sequence[DiagnosticStatus]) -> None:
+    def publish(self, statuses: Sequence[DiagnosticStatus], wall_ns: int | None = None) -> None:
         """Publish one array holding exactly ``statuses`` (names without the node prefix).
 
         A status object passed again unchanged (``StatusCache``) reuses its published copy.
+        The array is stamped with the report's wall time (``wall_ns``, the system clock; now
+        when None), as ``~/stats`` is: one clock for every output, under sim time too (a
+        paused simulator does not stop the reports, and a sim stamp would not say when they
+        were made).
         """
         hardware_id, prefix = self._hardware_id, self._prefix
 
@@ -283,7 +290,7 @@ class DiagnosticsOutput:
         array = DiagnosticArray(status=[published(status) for status in statuses]
                                 if self._published is None
                                 else self._published(statuses, published))
-        array.header.stamp = self._node.get_clock().now().to_msg()
+        array.header.stamp = stamp(time.time_ns() if wall_ns is None else wall_ns)
         self._publisher.publish(array if self._assembler is None
                                 else self._assembler.payload(array))
 
