@@ -1,12 +1,10 @@
-"""What a report made from the same objects as the previous report, reused by position.
+"""What a report made from the same objects as the previous report, reused by identity.
 
 At robot scale most of a report repeats the previous one: a standing topic's snapshot is
 the very object of the previous report (``Reporter.standing``), and so are the message, the
-status and the bytes each output made from it. Each output keeps what it made in report
-order: a part at the same place as last time costs an identity check; when parts came or
-went, the others are found by identity; only what is new (or moved while the count stayed)
-is made again. A thousand standing topics then cost about 100 µs a report and output,
-instead of about 1 ms.
+status and the bytes each output made from it. Each output keeps what it made from each
+input object; only what was made from a new object is made again. A thousand standing
+topics then cost a dictionary look-up each a report and output.
 """
 
 from __future__ import annotations
@@ -23,13 +21,8 @@ class Reuse(Generic[In, Out]):
 
     def __init__(self) -> None:
         """Start with nothing kept."""
-        self._inputs: tuple[In, ...] = ()
-        self._keys: tuple[Any, ...] = ()
-        self._outputs: list[Out] = []
-        self._replaced: list[Out] = []
-        """The outputs of the call before the last, place by place (``reused`` compares)."""
-        self._found = 0
-        """The outputs the last call found by identity (when parts came or went)."""
+        self._kept: dict[int, tuple[In, Any, Out]] = {}
+        """id(input) -> the input (keeping its id unique), its key and its output."""
 
     def __call__(self, inputs: Sequence[In], make: Callable[[In], Out],
                  keys: Sequence[Any] | None = None) -> list[Out]:
@@ -38,40 +31,19 @@ class Reuse(Generic[In, Out]):
         An output is reused when its input is the same object as in the previous call and,
         with ``keys`` (what else the output depends on, one per input), an equal key.
         """
-        inputs = tuple(inputs)
-        keys = (None,) * len(inputs) if keys is None else tuple(keys)
-        previous, old_keys, outputs = self._inputs, self._keys, self._outputs
-        if len(previous) == len(inputs):  # the same topics, most likely in the same places
-            result = [out if old is new and old_key == key else make(new)
-                      for old, old_key, out, new, key
-                      in zip(previous, old_keys, outputs, inputs, keys, strict=True)]
-            self._replaced, self._found = outputs, 0
-        else:  # parts came or went: found by identity (``previous`` keeps their ids unique)
-            by_id = {id(old): (old_key, out)
-                     for old, old_key, out in zip(previous, old_keys, outputs, strict=True)}
-            result, self._replaced, self._found = [], [], 0
-            for new, key in zip(inputs, keys, strict=True):
-                kept = by_id.get(id(new))
-                if kept is not None and kept[0] == key:
-                    result.append(kept[1])
-                    self._found += 1
-                else:
-                    result.append(make(new))
-        self._inputs, self._keys, self._outputs = inputs, keys, result
-        return list(result)  # the caller's to extend
-
-    @property
-    def reused(self) -> int:
-        """How many outputs the last call reused (counted when asked, not at every call)."""
-        if self._replaced:
-            return sum(a is b for a, b in zip(self._outputs, self._replaced, strict=True))
-        return self._found
-
-    def previous(self) -> list[tuple[In, Out]]:
-        """Return the inputs and outputs of the previous call (still, during a call)."""
-        return list(zip(self._inputs, self._outputs, strict=True))
+        kept: dict[int, tuple[In, Any, Out]] = {}
+        result = []
+        previous = self._kept
+        for place, part in enumerate(inputs):
+            key = None if keys is None else keys[place]
+            entry = previous.get(id(part))
+            out = (entry[2] if entry is not None and entry[0] is part and entry[1] == key
+                   else make(part))
+            kept[id(part)] = (part, key, out)
+            result.append(out)
+        self._kept = kept
+        return result
 
     def clear(self) -> None:
         """Forget everything (what the outputs also depend on changed)."""
-        self._inputs, self._keys, self._outputs = (), (), []
-        self._replaced, self._found = [], 0
+        self._kept = {}
