@@ -10,6 +10,7 @@ topics then cost a dictionary look-up each a report and output.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import repeat
 from typing import Any, Generic, TypeVar
 
 In = TypeVar('In')
@@ -31,16 +32,13 @@ class Reuse(Generic[In, Out]):
         An output is reused when its input is the same object as in the previous call and,
         with ``keys`` (what else the output depends on, one per input), an equal key.
         """
-        kept: dict[int, tuple[In, Any, Out]] = {}
-        result = []
-        previous = self._kept
-        for place, part in enumerate(inputs):
-            key = None if keys is None else keys[place]
+        previous, kept, result = self._kept, {}, []
+        for part, key in zip(inputs, repeat(None) if keys is None else keys, strict=False):
             entry = previous.get(id(part))
-            out = (entry[2] if entry is not None and entry[0] is part and entry[1] == key
-                   else make(part))
-            kept[id(part)] = (part, key, out)
-            result.append(out)
+            if entry is None or entry[0] is not part or entry[1] != key:
+                entry = (part, key, make(part))
+            kept[id(part)] = entry
+            result.append(entry[2])
         self._kept = kept
         return result
 
