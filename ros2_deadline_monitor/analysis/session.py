@@ -65,6 +65,14 @@ from ros2_deadline_monitor.analysis.snapshot import (
     Snapshot,
     TopicSnapshot,
 )
+from ros2_deadline_monitor.analysis.transforms import (
+    is_static_topic,
+    TransformAnalyzer,
+    TransformFigures,
+    TRANSFORMS_KEPT,
+    TransformsReport,
+    writer_of,
+)
 from ros2_deadline_monitor.analysis.units import short_seconds
 from ros2_deadline_monitor.analysis.whole_run import WholeRun
 
@@ -74,6 +82,13 @@ RESETS_KEPT = 256
 """Wall times of the most recent resets kept for placing them between events; a storm of
 more resets between two reports only keeps its latest ones (every one is still counted)."""
 
+TRANSFORMS_NAMED = 5
+"""Silent transforms named in a topic's status; the rest are counted."""
+
+CLOCK_BOUND_SLACK = 1.25
+"""A sim-time timer faster than /clock is said to run at the /clock rate only when it
+measured at most this many times that rate (jitter of a few steps either way)."""
+
 NO_RUN = RunTotals()
 """The whole-run figures of a topic without a cycle yet."""
 
@@ -81,6 +96,8 @@ StampReader = Callable[[bytes], int]
 """Reads the cycle-start stamp (int ns) from a message's raw bytes; raises ``CdrError``."""
 Recorder = Callable[[int, bytes, int], None]
 """``record(arrival_wall_ns, raw, seq)``: the per-message call of one topic."""
+TransformFeed = Callable[[int, bytes], None]
+"""``feed(arrival_wall_ns, raw)``: a message of a /tf-like topic to its per-transform figures."""
 
 
 class TopicState(Enum):
@@ -132,6 +149,8 @@ class _Topic:
     run: WholeRun | None = None
     """Whole-run figures, from its first processed event on (None before: idle costs none)."""
     pace: Pace = field(default_factory=lambda: Pace())
+    transforms: TransformAnalyzer | None = None
+    """Per-transform figures of a topic laid out like ``tf2_msgs/TFMessage`` (else None)."""
     latched: int = 0
     """Messages a writer kept for late readers (``transient_local``) and delivered on
     subscribing, published before the monitor subscribed: not cycles (``Session.latched``)."""
@@ -198,6 +217,11 @@ class TopicView:
     def silent(self) -> bool:
         """No message recorded yet."""
         return self._topic.analyzer.silent_so_far
+
+    @property
+    def per_transform(self) -> bool:
+        """Analyzed per transform (a ``/tf``-like topic): its figures change with time alone."""
+        return self._topic.transforms is not None
 
     @property
     def period_ns(self) -> int | None:
@@ -431,14 +455,41 @@ class Session:
         for topic in self._topics.values():
             self._changed(topic)
 
-    def recorder(self, topic_id: str, read_stamp: StampReader | None) -> Recorder:
+    def recorder(self, topic_id: str, read_stamp: StampReader | None, *,
+                 transforms: bool = False, static: bool = False) -> Recorder:
         """Return the per-message call of one topic (O(1), no allocation, no deserializing).
 
         ``read_stamp`` None: the type carries no stamp (the arrival is the cycle start). A
         message whose stamp cannot be read counts as a message and as malformed.
+        ``transforms``: the type is laid out like ``tf2_msgs/TFMessage`` (``is_tf_layout``);
+        each message also feeds the topic's per-transform figures (``transform_feed``).
         """
         recorder = _Recorder(self, topic_id, read_stamp)
-        return recorder.on_message if read_stamp is None else recorder.on_stamped
+        record = recorder.on_message if read_stamp is None else recorder.on_stamped
+        if not transforms:
+            return record
+        feed = self.transform_feed(topic_id, static)
+
+        def record_transforms(arrival_ns: int, raw: bytes, seq: int) -> None:
+            record(arrival_ns, raw, seq)
+            feed(arrival_ns, raw)
+        return record_transforms
+
+    def transform_feed(self, topic_id: str, static: bool = False) -> TransformFeed:
+        """Analyze a topic per transform from now on; return the call that feeds a message.
+
+        For a topic laid out like ``tf2_msgs/TFMessage``: the recorder calls it after its own
+        call, the bag replay for the messages it records as columns. ``static``: its
+        publishers keep their messages for late readers (``transient_local``); a topic named
+        ``tf_static`` is static whatever it says. The figures live as long as the topic.
+        """
+        topic = self._topics[topic_id]
+        static = static or is_static_topic(topic.config.topic)
+        if topic.transforms is None:
+            topic.transforms = TransformAnalyzer(static)
+        else:
+            topic.transforms.static = static
+        return topic.transforms.record
 
     def _process_full(self, topic: _Topic) -> None:
         """Process a topic whose pending buffer is full (the per-message call found it so)."""
@@ -470,17 +521,21 @@ class Session:
         if topic.analyzer.record(arrival_ns, stamp_ns, seq, size_bytes):
             self._process_topic(topic, None, force=True)
 
-    def latched(self, topic_id: str) -> None:
+    def latched(self, topic_id: str, arrival_ns: int | None = None,
+                raw: bytes | None = None) -> None:
         """Count a latched message: published before the monitor subscribed, kept for it.
 
         A ``transient_local`` writer (a map) hands its kept messages to a reader that
         matches later. Such a message is no cycle: its interval to the next would span the
         time before the monitor existed, its stamp is as old as the run. It is counted
-        apart and named in the status; a topic with nothing else is OK, not waiting.
+        apart and named in the status; a topic with nothing else is OK, not waiting. The
+        transforms of a latched /tf_static (``raw``, arrived at ``arrival_ns``) still count.
         """
         topic = self._topics[topic_id]
         topic.latched += 1
         self._changed(topic)
+        if topic.transforms is not None and raw is not None and arrival_ns is not None:
+            topic.transforms.record(arrival_ns, raw)
 
     def unmonitored(self, topic_id: str, from_wall_ns: int, why: str) -> None:
         """Open a gap of the monitor's own: the adapter stopped receiving a topic then.
@@ -559,9 +614,15 @@ class Session:
 
         With several, sim time is theirs in turn: RTF and every figure on sim time are
         unknown (``RtfAnalyzer.mixed``, ``CycleAnalyzer.sim_unknown``) rather than mixed;
-        once one is left, RTF starts afresh.
+        once one is left, the window's RTF starts afresh; RTF since start stays unknown
+        (``RtfAnalyzer.run_unknown``), and so does the gate's ``min_rtf``.
         """
         mixed = count > 1
+        if mixed and 'publishers' not in self._rtf.run_unknown:
+            # The graph's count says why better than the resets it caused (seen first when
+            # the samples arrived before the graph counted the second publisher).
+            self._rtf.run_unknown = (f'{count} publishers on {self._clock_topic} during the '
+                                     'run: their sim times mixed')
         if self._rtf.mixed and not mixed:
             self._rtf.new_epoch()
         self._rtf.mixed = mixed
@@ -621,6 +682,8 @@ class Session:
         analyzer.clock_silent_after = self._clock_silent_after
         analyzer.process(self._rtf if self._rtf.has_samples and not mixed else None, walls, new,
                          horizon, final)
+        if topic.transforms is not None:
+            topic.transforms.process(None if mixed else self._rtf, horizon)
         rows = analyzer.take_rows()
         if rows is not None:
             topic.run.add(rows, analyzer.timing)
@@ -736,12 +799,20 @@ class Session:
                                                              window_rtf))
         level, reason, notes = _stream_notes(topic, report, level, reason,
                                              self._rtf.step_ns, self._start_wall_ns)
+        transforms = None
+        if topic.transforms is not None:
+            writer, writer_note = writer_of(topic.publishers, topic.writers,
+                                            self._arrival_timestamp == 'log_time')
+            transforms = topic.transforms.report(now_wall_ns, writer, writer_note)
+            level, reason, notes = _transform_notes(transforms, topic.config.timeout_ns, level,
+                                                    reason, notes)
         self._mark(topic)
         topic.last_version, topic.last_recorded = topic.version, topic.analyzer.recorded
         topic.last = TopicSnapshot(
             topic_id=topic_id, topic=topic.config.topic, type_name=topic.type_name,
             level=level, reason=reason, report=report, publishers=topic.publishers,
-            receive=topic.receive, run=topic.run.totals() if topic.run else NO_RUN, notes=notes)
+            receive=topic.receive, run=topic.run.totals() if topic.run else NO_RUN, notes=notes,
+            transforms=transforms)
         return topic.last
 
     def _topic_level(self, topic: _Topic, report: TopicReport, now_wall_ns: int,
@@ -837,23 +908,75 @@ def _told(topic: _Topic) -> tuple:
             topic.receive, topic.fallback, topic.analyzer.timing)
 
 
+def transform_timeout_ns(figures: TransformFigures, timeout_ns: int | None) -> int | None:
+    """How long a transform may be silent: the topic's timeout, else 10 of its mean intervals.
+
+    At least 1 s, as a topic's own timeout (``config.resolve_timing``); None for a static
+    transform or one with no interval yet (nothing to expect).
+    """
+    if figures.static:
+        return None
+    if timeout_ns is not None:
+        return timeout_ns
+    if not figures.intervals:
+        return None
+    return max(10 * figures.interval_sum_ns // figures.intervals, NS_PER_S)
+
+
+def _transform_notes(transforms: TransformsReport, timeout_ns: int | None, level: Level,
+                     reason: str, notes: tuple[str, ...]
+                     ) -> tuple[Level, str, tuple[str, ...]]:
+    """Name the transforms that fell silent (their broadcaster stopped?): WARN, not OK.
+
+    Silent: longer than ``transform_timeout_ns``. The topic itself may still be busy with
+    other broadcasters' transforms: each transform is a stream of its own.
+    """
+    silent = []
+    for figures in transforms.transforms:
+        limit = transform_timeout_ns(figures, timeout_ns)
+        if limit is not None and figures.silence_ns > limit:
+            silent.append(f'{figures.name} {short_seconds(figures.silence_ns)} s')
+    added = []
+    if silent:
+        shown = ', '.join(silent[:TRANSFORMS_NAMED])
+        more = f' and {len(silent) - TRANSFORMS_NAMED} more' if len(silent) > TRANSFORMS_NAMED \
+            else ''
+        added.append(f'{len(silent)} transform(s) silent beyond their timeout: {shown}{more}')
+        if level is Level.OK:
+            level = Level.WARN
+    if transforms.untracked:
+        added.append(f'{transforms.untracked} transforms of pairs beyond the '
+                     f'{TRANSFORMS_KEPT} tracked: counted, not analyzed')
+    if transforms.malformed:
+        added.append(f'{transforms.malformed} messages without a readable TFMessage')
+    if not added:
+        return level, reason, notes
+    return level, '; '.join([reason, *added]) if reason else '; '.join(added), (*notes, *added)
+
+
 def _latched_note(count: int) -> str:
     """Name the latched messages a topic received (``Session.latched``)."""
     return (f'latched: {count} message{"s" if count > 1 else ""}, published before the '
             'monitor started')
 
 
-def sim_timer_note(period_ns: int, clock_step_ns: float) -> str:
-    """Say that a sim-time timer faster than /clock cannot run at its rate ('' if it can).
+def sim_timer_note(period_ns: int, clock_step_ns: float, rate_hz: float) -> str:
+    """Say that a sim-time timer faster than /clock ran at the /clock rate ('' if it did not).
 
     rcl fires a sim-time timer at most once per /clock message and skips the periods in
-    between: RTF reads 1.0 while the loop runs at the /clock rate (docs/design.md, Clock and RTF).
+    between: RTF reads 1.0 while the loop runs at the /clock rate (docs/design.md, Clock and
+    RTF). Said only where the measured rate (``rate_hz``, on sim time) shows it: a simulator
+    plugin publishing in sim time is not bound by /clock (a 200 Hz IMU under a 10 Hz /clock
+    measures 200 Hz).
     """
     if not clock_step_ns > period_ns * 1.01:
         return ''
+    clock_hz = 1e9 / clock_step_ns
+    if not rate_hz <= clock_hz * CLOCK_BOUND_SLACK:  # faster than /clock, or unknown
+        return ''
     return (f'/clock every {clock_step_ns / 1e6:.4g} ms: a {1e9 / period_ns:.4g} Hz sim-time '
-            f'timer runs at most {1e9 / clock_step_ns:.4g} Hz (rcl fires it once per /clock '
-            'message and skips the periods in between)')
+            f'timer runs at most {clock_hz:.4g} Hz (rcl fires it once per /clock '
+            f'message and skips the periods in between; measured {rate_hz:.4g} Hz)')
 
 
 def unseen_notes(report: TopicReport) -> list[str]:
@@ -876,8 +999,9 @@ def unseen_notes(report: TopicReport) -> list[str]:
                      '(lost, or without a usable start) left out of the interval figures')
     if report.unlearned_total:
         why = f' (latest: {report.learn_note})' if report.learn_note else ''
-        notes.append(f'{report.unlearned_total} messages of burst-like learning windows not '
-                     f'analyzed as cycles{why}')
+        notes.append(f'{report.unlearned_total} messages of learning windows without a timer '
+                     f'rhythm timed as events (their intervals and gaps counted, no misses or '
+                     f'skipped periods){why}')
     if report.age_unknown_total:
         notes.append(f'age unknown for {report.age_unknown_total} messages: their header '
                      'stamps lay more than 1 s ahead of their arrival (on no plausible clock)')
@@ -918,11 +1042,19 @@ def _stream_notes(topic: _Topic, report: TopicReport, level: Level, reason: str,
             report.stamps_back_total, report.stamps_shared_total)
     if report.unattributed_total and several > 1:
         warn = seen[2] > topic.seen[2]
-        why = ('no sequence numbers' if not report.producer_runs_total or topic.writers > 1
-               and report.producers <= 1 else 'their sequence numbers run alike')
-        notes.append(f'per-cycle figures need one producer: {several} publishers'
-                     f'{f" ({names})" if names else ""} and {why} to tell them apart '
-                     f'({report.unattributed_total} messages not analyzed)')
+        timed = (f'{report.unattributed_total} messages timed as events: rate, intervals '
+                 'and gaps only')
+        if 'sequence runs interleave' in report.unattributed_note:
+            notes.append(f'per-cycle figures need one producer: {report.unattributed_note}'
+                         f'{f" (publishers: {names})" if names else ""} ({timed}; '
+                         'period_ms times each producer on its own grid)')
+        else:
+            why = ('no sequence numbers' if not report.producer_runs_total
+                   or topic.writers > 1 and report.producers <= 1
+                   else 'their sequence numbers run alike')
+            notes.append(f'per-cycle figures need one producer: {several} publishers'
+                         f'{f" ({names})" if names else ""} and {why} to tell them apart '
+                         f'({timed})')
     elif several > 1:
         notes.append(f'{several} producers in the window'
                      f'{f" (publishers: {names})" if names else ""}, each analyzed on its own '
@@ -955,7 +1087,7 @@ def _stream_notes(topic: _Topic, report: TopicReport, level: Level, reason: str,
         notes.append(report.clock_note)
     elif (report.timer_clock == 'sim' and report.period_ns is not None
             and report.kind == 'timer'):
-        slow = sim_timer_note(report.period_ns, clock_step_ns)
+        slow = sim_timer_note(report.period_ns, clock_step_ns, report.rate_sim_hz)
         if slow:
             notes.append(slow)
     if report.period_note:

@@ -173,6 +173,10 @@ class MonitorNode(Node):
             topic_ids = self.parameters.declare_startup_topics()
         except ExpectationError as err:
             raise StartupError(f'invalid expectation: {err}') from None
+        try:
+            self.parameters.refuse_unknown()
+        except ConfigError as err:
+            raise StartupError(str(err)) from None
         self._reader = self._create_reader()
         self._reconcile()
         if (topic_ids or self.parameters.skipped) and not self._topics:
@@ -201,7 +205,9 @@ class MonitorNode(Node):
         """Subscribe to /clock and the simulator's own RTF, besides the topics."""
         settings = self._settings
         self._simulator_rtf = SimulatorRtf(self, settings.simulator_rtf_topic, self.session)
-        self.clock_input = ClockInput(self, self._reader, settings.clock_topic, self.session,
+        # Resolved (and remapped) here: the reader node ignores global arguments.
+        self.clock_input = ClockInput(self, self._reader,
+                                      self.resolve_topic_name(settings.clock_topic), self.session,
                                       settings.arrival_timestamp,
                                       lambda: self._settings.stats_period_ns)
         if self._reader is not None:
@@ -237,7 +243,7 @@ class MonitorNode(Node):
         if self._reader is not None:
             # Not on this node: the executor would rebuild its wait set over every one of
             # them at each wake-up (2.8 ms instead of 0.33 ms with 1,000 topics, measured).
-            self.get_logger().info(
+            self.get_logger().debug(
                 'subscriptions are taken in batches on the node '
                 f'{self._reader.get_fully_qualified_name()} (see its ros2 node info)')
         self.get_logger().debug(
@@ -573,7 +579,9 @@ class MonitorNode(Node):
                     monitor.report_status()
             self._take_for_report(standing)
         self._retime_takes()
-        self.session.clock_publishers(self.count_publishers(self._settings.clock_topic))
+        # Through the remapping (``-r /clock:=/sim1/clock``), as its subscription is.
+        self.session.clock_publishers(
+            self._count_in_graph(self.resolve_topic_name(self._settings.clock_topic)))
         return self.reporter.snapshot(time.time_ns(), self._host.sample(time.monotonic_ns()),
                                       self._stats_late_ns, final=final, standing=standing)
 

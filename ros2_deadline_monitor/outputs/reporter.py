@@ -24,7 +24,9 @@ What it changes, and what it may not (``test/outputs/test_reporter.py`` checks b
   to be a miss or a skip, a faster pace, a gap in the sequence numbers, a start stamp that
   goes back, repeats, jumps or cannot be read (``TopicView.unusual``), silence beyond its
   timeout, the start-up grace, and whatever bumps its ``TopicView.version``: a QoS
-  deadline event, a sim-time reset, a change of the graph, the settings or its timing.
+  deadline event, a sim-time reset, a change of the graph, the settings or its timing. A
+  topic analyzed per transform (a ``/tf``) never stands: one of its transforms may fall
+  silent while the topic is busy.
 - Where the two can differ, and why:
 
   - a standing topic's figures (window figures, totals, since-last ages) lag until its
@@ -205,6 +207,8 @@ class Reporter:
         grace = session.analysis.thresholds.grace_ns
         if view.silent:
             return None if grace else _Stand(silent=True)
+        if view.per_transform:
+            return None  # one of its transforms falling silent shows at the next report
         interval = self._routine_interval(view, topic)
         if interval is None:
             return None
