@@ -154,8 +154,7 @@ class Reporter:
             self._set_slow(kept.pop(topic_id), False)
         refreshed: list[tuple[_Kept, TopicSnapshot]] = []
         for topic_id, view in views.items():
-            topic = view.snapshot
-            if topic_id in stood or topic is None:
+            if topic_id in stood or (topic := view.snapshot) is None:
                 continue
             entry = kept.get(topic_id)
             if entry is None or entry.view is not view:  # new, or removed and added again
