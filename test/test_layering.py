@@ -100,3 +100,29 @@ def test_every_module_without_ros_imports_without_ros() -> None:
     result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
                             cwd=ROOT, timeout=60, check=False)
     assert result.returncode == 0, result.stderr
+
+
+SIMULATOR_ONLY = ('mujoco',)
+"""The optional extra ``sim``: only ``tools/mujoco_sim.py`` may import it."""
+
+
+@pytest.mark.parametrize('layer', LAYERS)
+def test_only_the_simulator_imports_mujoco(layer: str) -> None:
+    found = [f'{layer}/{path.name} imports {name}' for path in _modules(layer)
+             for name in _imports(path) if name.split('.')[0] in SIMULATOR_ONLY
+             and (layer, path.name) != ('tools', 'mujoco_sim.py')]
+    assert not found, found
+
+
+def test_the_monitor_and_analyze_run_without_mujoco() -> None:
+    """Importing them (and all they import) with MuJoCo blocked works, and loads no MuJoCo."""
+    code = ('import importlib, sys\n'
+            "sys.modules['mujoco'] = None\n"
+            f"for module in ('{PKG}.bag.analyze', '{PKG}.live.cli', '{PKG}.live.watch',\n"
+            f"               '{PKG}.record.command', '{PKG}.tools.demo',\n"
+            f"               '{PKG}.tools.demo_controller'):\n"
+            '    importlib.import_module(module)\n'
+            "assert sys.modules['mujoco'] is None\n")
+    result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                            cwd=ROOT, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr

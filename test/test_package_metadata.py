@@ -24,6 +24,7 @@ EXECUTABLES = {
     'sim_clock': 'ros2_deadline_monitor.tools.sim_clock:main',
     'demo_controller': 'ros2_deadline_monitor.tools.demo_controller:main',
     'demo': 'ros2_deadline_monitor.tools.demo:main',
+    'mujoco_sim': 'ros2_deadline_monitor.tools.mujoco_sim:main',
     'analyze': 'ros2_deadline_monitor.bag.analyze:main',
     'record': 'ros2_deadline_monitor.record.command:main',
     'deadline': 'ros2_deadline_monitor.command.deadline:main',

@@ -114,6 +114,50 @@ def stamps_usable(arrival: np.ndarray, stamp: np.ndarray, streams: np.ndarray,
                   f'({ratio:.2f} x)')
 
 
+OWN_CLOCK_MESSAGES = 64
+"""The first messages of a topic that tell whether its sim-time stamps, without /clock, are
+clean enough to be timed on their own clock (``stamps_on_their_own_clock``)."""
+OWN_CLOCK_MIN_MESSAGES = 6
+"""... at least this many of them."""
+OWN_CLOCK_JITTER_SHARE = 0.25
+"""... their intervals vary by at most this share of what the arrivals' intervals vary."""
+
+
+def _spread(steps: np.ndarray) -> int:
+    """How far most intervals lie from their median (90th percentile of the deviation)."""
+    return int(np.percentile(np.abs(steps - np.median(steps)), 90))
+
+
+def stamps_on_their_own_clock(arrival: np.ndarray, stamp: np.ndarray) -> tuple[bool, str]:
+    """Tell whether sim-time stamps without /clock are clean cycle starts on their own clock.
+
+    Without /clock a sim-time stamp cannot be placed on the wall clock, yet a simulator's
+    stamps (physics steps) are often exact where the arrivals carry a recorder's jitter
+    (odometry stamped exactly 36 ms apart, logged with 0.2-30 ms of jitter). Clean: every
+    stamp set, at the sim scale while the arrivals are Unix time (far from any wall time),
+    increasing, and spaced regularly well under the arrivals' jitter
+    (``OWN_CLOCK_JITTER_SHARE`` of their spread, or exactly). Returns (clean, why).
+    """
+    n = len(stamp)
+    if n < OWN_CLOCK_MIN_MESSAGES:
+        return False, f'{n} messages: too few to tell'
+    if (stamp == NO_VALUE).any() or not (stamp > 0).all():
+        return False, 'not every message carries a stamp'
+    if (stamp >= EPOCH_SCALE_NS).any() or (arrival < EPOCH_SCALE_NS).any():
+        return False, 'stamps not in sim time, or arrivals not on the wall clock'
+    steps = np.diff(stamp)
+    if (steps <= 0).any():
+        return False, 'stamps do not increase'
+    stamp_spread, arrival_spread = _spread(steps), _spread(np.diff(arrival))
+    if stamp_spread > OWN_CLOCK_JITTER_SHARE * arrival_spread:
+        return False, (f'stamp intervals vary by {stamp_spread / 1e6:.3g} ms, the arrivals '
+                       f'by {arrival_spread / 1e6:.3g} ms: no steadier than the arrivals')
+    regular = ('exactly regular' if not stamp_spread
+               else f'regular within {stamp_spread / 1e6:.3g} ms')
+    return True, (f'sim-time stamps without /clock, {regular} (the arrivals within '
+                  f'{arrival_spread / 1e6:.3g} ms)')
+
+
 def foreign_starts(arrival: np.ndarray, stamp: np.ndarray, timer_clock: str,
                    clock: RtfAnalyzer | None) -> tuple[np.ndarray, np.ndarray]:
     """Start stamps that cannot be on the timer clock, and those of them ahead of it.

@@ -208,6 +208,9 @@ class CycleAnalyzer:
         self.sim_unknown = False
         """Sim time is unknown (several /clock publishers; the session keeps it current): a
         sim-clock topic's messages are counted, never analyzed as cycles."""
+        self.no_stamp_reason = ''
+        """Why the messages' stamps cannot be read (a bag without the type's definition),
+        said instead of "the messages carry no stamp" ('' when they simply carry none)."""
         self._stamp_choice: bool | None = None
         """Whether stamps start the cycles: decided from the data for ``stamp: auto``."""
         self._timing_reason = ''
@@ -546,6 +549,8 @@ class CycleAnalyzer:
         cycle = ~batch[7]  # a malformed message is no cycle: its stamp says nothing
         self._stamp_choice, self._timing_reason = stamps_usable(
             batch[0][cycle], batch[1][cycle], batch[4][cycle], self._config.clock, clock)
+        if self.no_stamp_reason and not (batch[1][cycle] != NO_VALUE).any():
+            self._timing_reason = self.no_stamp_reason
         if self._timing is not None:
             self._timing = resolve_timing(self._effective(self._config), self._timing.period_ns,
                                           self._timing.learned, self._analysis.target_rtf,
@@ -784,6 +789,8 @@ class CycleAnalyzer:
 
     def _unattributed(self, arrival: np.ndarray, why: str) -> None:
         """Count messages no producer's grid may time, and why (the latest reason)."""
+        if not len(arrival):  # a batch whose cycles all went to learning: nothing to count
+            return
         self._totals.unattributed += len(arrival)
         self._unattributed_at = int(arrival[-1])
         self._unattributed_note = why

@@ -29,6 +29,13 @@ NON_MONOTONIC_RESETS = 5
 monotonic (jitter back and forth, sources taking turns): that window's RTF is unknown."""
 
 
+def reset_words(reset: tuple[int, int] | None) -> str:
+    """Name a reset by where sim time went from and to ("from 108.032 s to 0.000 s")."""
+    if reset is None:
+        return ''
+    return f'from {reset[0] / 1e9:.3f} s to {reset[1] / 1e9:.3f} s'
+
+
 def is_jump(dwall_ns: int, dsim_ns: int) -> bool:
     """Tell whether sim time moved forward by ``dsim_ns`` in ``dwall_ns`` only by a seek."""
     return dsim_ns > max(JUMP_MAX_RTF * dwall_ns, JUMP_MIN_NS)
@@ -53,6 +60,8 @@ class RtfAnalyzer:
         self._window_start = 0
         self._last: tuple[int, int] | None = None
         self.resets_total = 0
+        self.last_reset: tuple[int, int] | None = None
+        """Sim time before and after the latest reset (sim time going back), ns."""
         self._window_resets = 0
         self.jumps_total = 0
         """Sim time jumped forward (a seek): a discontinuity like a reset, apart from it."""
@@ -122,6 +131,7 @@ class RtfAnalyzer:
             else:
                 self.resets_total += 1
                 self._window_resets += 1
+                self.last_reset = (last[1], sim_ns)
             self._epoch_start = self._count
             self._epoch_first = None
             self._bin_edge = None
@@ -162,6 +172,10 @@ class RtfAnalyzer:
         jump = dsim > np.maximum(JUMP_MAX_RTF * (wall - before_wall), JUMP_MIN_NS)
         first = self._count
         at = np.flatnonzero(reset | jump)
+        back = np.flatnonzero(reset)
+        if len(back):
+            k = int(back[-1])
+            self.last_reset = (int(before_sim[k]), int(sim[k]))
         if len(at):
             k = int(at[-1])
             jumps = int(jump.sum())

@@ -456,14 +456,19 @@ class Session:
             self._changed(topic)
 
     def recorder(self, topic_id: str, read_stamp: StampReader | None, *,
-                 transforms: bool = False, static: bool = False) -> Recorder:
+                 transforms: bool = False, static: bool = False,
+                 no_stamp_reason: str = '') -> Recorder:
         """Return the per-message call of one topic (O(1), no allocation, no deserializing).
 
-        ``read_stamp`` None: the type carries no stamp (the arrival is the cycle start). A
-        message whose stamp cannot be read counts as a message and as malformed.
-        ``transforms``: the type is laid out like ``tf2_msgs/TFMessage`` (``is_tf_layout``);
-        each message also feeds the topic's per-transform figures (``transform_feed``).
+        ``read_stamp`` None: the type carries no stamp (the arrival is the cycle start), or
+        none that can be read, ``no_stamp_reason`` says why (a bag without the type's
+        definition). A message whose stamp cannot be read counts as a message and as
+        malformed. ``transforms``: the type is laid out like ``tf2_msgs/TFMessage``
+        (``is_tf_layout``); each message also feeds the topic's per-transform figures
+        (``transform_feed``).
         """
+        if read_stamp is None and no_stamp_reason:
+            self._topics[topic_id].analyzer.no_stamp_reason = no_stamp_reason
         recorder = _Recorder(self, topic_id, read_stamp)
         record = recorder.on_message if read_stamp is None else recorder.on_stamped
         if not transforms:

@@ -66,20 +66,24 @@ def _missing(names: list[str], bag: BagSource) -> BagError:
     return BagError(f'{which} {", ".join(names)} not in the bag {bag.path} (it has: {have})')
 
 
-def topic_stamp_rule(bag: BagSource, config: TopicConfig, topic: BagTopic) -> StampRule | None:
+def topic_stamp_rule(bag: BagSource, config: TopicConfig, topic: BagTopic,
+                     field_given: bool = False) -> StampRule | None:
     """Resolve the topic's ``stamp_field`` against its type as the bag defines it.
 
-    The stamp is needed when ``stamp`` is ``start`` or a ``stamp_field`` was set: then a type
-    the bag does not define is a ``BagError`` and a path it does not have a ``ConfigError``
-    with the reason. Otherwise (the default path, arrivals start the cycles) a type without
-    that stamp just has none: None, as before stamp fields existed.
+    The stamp is needed when ``stamp`` is ``start`` or a ``stamp_field`` was set (or given
+    as a flag, ``field_given``, even the default one): then a type the bag does not define,
+    or a path it does not have, is a ``ConfigError`` with the reason (the user asked for a
+    stamp that cannot be read). Otherwise (the default path, arrivals start the cycles) a
+    type without that stamp just has none: None, as before stamp fields existed
+    (``unreadable_stamp`` says why).
     """
-    needed = config.stamp_required
+    needed = config.stamp_required or field_given
     try:
         return bag_stamp_rule(bag, topic.msgtype, config.stamp_field)
     except BagError as err:
         if needed:
-            raise BagError(f'{topic.name}: {err} (needed to read its stamp)') from None
+            raise ConfigError(f'{topic.name}: stamp_field {config.stamp_field} cannot be '
+                              f'read: {err}') from None
     except StampFieldError as err:
         if not needed:
             return None
@@ -90,6 +94,20 @@ def topic_stamp_rule(bag: BagSource, config: TopicConfig, topic: BagTopic) -> St
                               f'({err})') from None
         raise ConfigError(f'{topic.name}: stamp_field: {err}') from None
     return None
+
+
+def unreadable_stamp(bag: BagSource, topic: BagTopic) -> str:
+    """Say why a topic's messages have no stamp to read when the cause is no definition.
+
+    A type the bag does not define (a custom type of a db3 recorded before Jazzy) may well
+    carry a header: its stamp cannot be read, which is not "no stamp" ('' otherwise).
+    """
+    try:
+        bag.definition(topic.msgtype)
+    except BagError:
+        return (f'the bag has no definition of {topic.msgtype}: its stamp (if any) cannot be '
+                'read')
+    return ''
 
 
 def build_plan(bag: BagSource, file_config: FileConfig | None,
@@ -142,7 +160,9 @@ def build_plan(bag: BagSource, file_config: FileConfig | None,
             choice = 'flag'
         config = overrides.apply(config)
         topic = bag.topics[config.topic]
-        plans.append(TopicPlan(config, topic, topic_stamp_rule(bag, config, topic), choice))
+        rule = topic_stamp_rule(bag, config, topic, overrides.stamp_field is not None)
+        plans.append(TopicPlan(config, topic, rule, choice,
+                               unreadable_stamp(bag, topic) if rule is None else ''))
 
     if not plans and not stats and (clock is None or clock.count == 0):
         raise BagError(f'nothing to analyze in {bag.path}: no topics besides infrastructure '

@@ -23,6 +23,10 @@ import numpy as np
 from ros2_deadline_monitor.analysis.bag_result import BagInfo, BagResult, ClockFacts, TopicFacts
 from ros2_deadline_monitor.analysis.cdr import read_stamp_ns, read_stamps_ns
 from ros2_deadline_monitor.analysis.config import AnalysisConfig, NS_PER_S, TopicConfig
+from ros2_deadline_monitor.analysis.cycle_starts import (
+    OWN_CLOCK_MESSAGES,
+    stamps_on_their_own_clock,
+)
 from ros2_deadline_monitor.analysis.errors import BagError, CdrError
 from ros2_deadline_monitor.analysis.message_info import FallbackStatus
 from ros2_deadline_monitor.analysis.recorded_stats import RecordedSummary
@@ -74,6 +78,8 @@ class TopicPlan:
     bag_topic: BagTopic
     stamp_rule: StampRule | None
     clock_choice: str
+    no_stamp_reason: str = ''
+    """Why ``stamp_rule`` is None when the type may carry a stamp (no definition in the bag)."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +105,8 @@ class _TopicTrack:
         self.config: TopicConfig | None = None
         """The configuration in force once the first message decided an ``auto`` clock."""
         self.clock_choice = plan.clock_choice
+        self.own_clock = ''
+        """Why the sim-time stamps are timed on their own clock without /clock ('' if not)."""
         self.timeline = Timeline(t0_ns, span_ns) if keep_series else None
         self.transforms = False
         """Whether its type is laid out like ``tf2_msgs/TFMessage``: figures per transform."""
@@ -145,6 +153,9 @@ class _TopicTrack:
         plan, report = self.plan, topic.report
         config = self.config or plan.config
         notes: list[str] = []
+        if self.own_clock and config.clock == 'sim':
+            notes.append(f'{self.own_clock}: timed on their own clock, as --stamp start '
+                         '--clock sim does (--clock wall times the arrivals)')
         if report is not None and report.messages_total:
             messages, foreign = report.messages_total, report.foreign_stamps_total
             if (report.period_ns is None and foreign
@@ -240,6 +251,9 @@ class BagAnalysis:
                        for p in plan.topics]
         for track in self.tracks:
             track.transforms = _laid_out_like_tf(bag, track.plan.bag_topic.msgtype)
+        if not has_clock and plan.use_sim_time is None:
+            for track in self.tracks:
+                self._judge_own_clock(track)
         self.clock = _ClockTrack(plan.clock.name if plan.clock else '/clock', keep_series)
         if keep_series:
             by_id = {track.topic_id: track for track in self.tracks}
@@ -277,7 +291,7 @@ class BagAnalysis:
                     stamp = NO_VALUE
             config = plan.config
             if plan.clock_choice == 'auto':
-                clock, why = self._auto_clock(config, stamp, t)
+                clock, why = self._auto_clock(track, stamp, t)
                 config = config.with_changes(clock=clock)
                 track.clock_choice = f'auto: {why}'
             track.config = config
@@ -286,7 +300,8 @@ class BagAnalysis:
             self.session.topic_status(track.topic_id, TopicState.RECEIVING,
                                       type_name=plan.bag_topic.msgtype, fallback=BAG_STREAM,
                                       writers=recorded_writers(plan.bag_topic) or None)
-            record = self.session.recorder(track.topic_id, read, transforms=track.transforms)
+            record = self.session.recorder(track.topic_id, read, transforms=track.transforms,
+                                           no_stamp_reason=plan.no_stamp_reason)
             if track.transforms:
                 track.feed = self.session.transform_feed(track.topic_id)
 
@@ -298,11 +313,37 @@ class BagAnalysis:
 
         return first
 
-    def _auto_clock(self, config: TopicConfig, stamp: int, t: int) -> tuple[str, str]:
+    def _judge_own_clock(self, track: _TopicTrack) -> None:
+        """Read a topic's first messages: are they clean sim-time stamps? (no /clock).
+
+        Such stamps are timed on their own clock by default, as ``--stamp start --clock
+        sim`` does (``stamps_on_their_own_clock``); else the arrivals on the wall clock.
+        """
+        plan = track.plan
+        read = plan.stamp_rule.read if plan.stamp_rule else None
+        if plan.clock_choice != 'auto' or read is None or plan.config.stamp == 'none':
+            return
+        arrival, stamp = [], []
+        for _, t, raw in self.bag.messages(plan.bag_topic.connections):
+            try:
+                stamp.append(read(raw))
+            except CdrError:
+                stamp.append(NO_VALUE)
+            arrival.append(t)
+            if len(arrival) >= OWN_CLOCK_MESSAGES:
+                break
+        clean, why = stamps_on_their_own_clock(np.array(arrival, np.int64),
+                                               np.array(stamp, np.int64))
+        track.own_clock = why if clean else ''
+
+    def _auto_clock(self, track: _TopicTrack, stamp: int, t: int) -> tuple[str, str]:
         """Pick the producer's timer clock when nothing configures it."""
+        config = track.plan.config
         if self.plan.use_sim_time is not None:
             return ('sim' if self.plan.use_sim_time else 'wall'), 'use_sim_time in config'
         if self.plan.clock is None or self.plan.clock.count == 0:
+            if track.own_clock:
+                return 'sim', 'no /clock in bag; sim-time stamps on their own clock'
             return 'wall', 'no /clock in bag'
         if config.stamp == 'none' or stamp == NO_VALUE:
             return 'sim', '/clock in bag'

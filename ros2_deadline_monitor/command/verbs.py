@@ -122,6 +122,12 @@ class DemoControllerVerb(VerbExtension):
     MODULE = 'ros2_deadline_monitor.tools.demo_controller'
 
 
+class MujocoSimVerb(VerbExtension):
+    """Step a MuJoCo model paced to a target real time factor (a simulator in the loop)."""
+
+    MODULE = 'ros2_deadline_monitor.tools.mujoco_sim'
+
+
 VERBS: dict[str, type[VerbExtension]] = {
     'monitor': MonitorVerb,
     'watch': WatchVerb,
@@ -130,6 +136,7 @@ VERBS: dict[str, type[VerbExtension]] = {
     'demo': DemoVerb,
     'sim_clock': SimClockVerb,
     'demo_controller': DemoControllerVerb,
+    'mujoco_sim': MujocoSimVerb,
 }
 """Verb -> class; the entry point group ``ros2deadline.verb`` in setup.cfg lists the same."""
 

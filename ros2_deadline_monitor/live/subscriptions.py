@@ -40,6 +40,7 @@ from rosgraph_msgs.msg import Clock as ClockMsg
 from ros2_deadline_monitor.analysis.config import NS_PER_S, TopicConfig
 from ros2_deadline_monitor.analysis.message_info import InfoFallback, RECEIVED, SOURCE
 from ros2_deadline_monitor.analysis.ring import NO_VALUE
+from ros2_deadline_monitor.analysis.rtf import reset_words
 from ros2_deadline_monitor.analysis.session import Recorder, Session, TopicState
 from ros2_deadline_monitor.analysis.snapshot import Receive
 from ros2_deadline_monitor.analysis.stamp_field import StampFieldError, StampRule
@@ -811,9 +812,9 @@ class ClockInput:
         if now - self._logged_ns >= self._warn_period_ns():
             more = (f' ({self._unlogged - 1} more since the last warning)'
                     if self._unlogged > 1 else '')
-            sim_s = (self._session.clock.last_sim_ns or 0) / NS_PER_S
+            # The latest reset's own samples: the batch's last sample may lie after it.
             self._node.get_logger().warning(
-                f'sim time jumped back to {sim_s:.3f} s (simulator reset){more}: '
-                'sim-time state of every topic was reset')
+                f'sim time jumped back {reset_words(self._session.clock.last_reset)} '
+                f'(simulator reset){more}: sim-time state of every topic was reset')
             self._logged_ns = now
             self._unlogged = 0

@@ -9,6 +9,11 @@ stall, and sim time at RTF 0.5. A sixth phase runs sim time at RTF 1.0 with /clo
 at 10 Hz, Gazebo Classic's default: the 100 Hz controller on sim time runs at most once per
 /clock message (rcl fires once per /clock update and skips the periods in between), so the RTF
 says 1.0 while the loop ran a tenth of its cycles.
+
+Three more phases put a real physics simulator in the loop (``mujoco_sim``, MuJoCo's upright
+pendulum stepped at 1 kHz): the controller closes the loop on its joint state, without and
+with the stall, and with /clock at 10 Hz. Their table adds what the misses cost: the tracking
+error of the pendulum against its reference, from the simulator's own physics state.
 """
 
 from __future__ import annotations
@@ -62,6 +67,9 @@ class Phase:
     """Miss rule of the monitor and of the record's count. Under a 100 ms /clock the first
     cycle's response depends on where between two /clock messages its message left, which
     the controller cannot see; its interval does not."""
+    simulator: str = 'sim_clock'
+    """``sim_clock`` (the stand-in, /clock only) or ``mujoco_sim`` (physics, the controller
+    closing the loop on it)."""
 
 
 PHASES = (
@@ -73,6 +81,14 @@ PHASES = (
     Phase('sim_rtf05', True, 0.5, 0.0, 'sim time at target RTF 0.5, no stall'),
     Phase('sim_clock_10hz', True, 1.0, 0.0, 'sim time at target RTF 1.0, /clock at 10 Hz '
           "(Gazebo Classic's default), no stall", clock_publish_hz=10.0, rule='interval'),
+    Phase('mujoco_rtf1', True, 1.0, 0.0, 'MuJoCo at target RTF 1.0, closed loop, no stall',
+          simulator='mujoco_sim'),
+    Phase('mujoco_rtf1_injected', True, 1.0, 22.0,
+          'MuJoCo at target RTF 1.0, closed loop, 22 ms stall every 50th cycle',
+          simulator='mujoco_sim'),
+    Phase('mujoco_clock_10hz', True, 1.0, 0.0, 'MuJoCo at target RTF 1.0, closed loop, '
+          '/clock at 10 Hz, no stall', clock_publish_hz=10.0, rule='interval',
+          simulator='mujoco_sim'),
 )
 
 
@@ -297,7 +313,14 @@ def run_phase(phase: Phase, listener: StatsListener, *, duration_s: float = 5.0,
             'topic.cmd.stamp': 'start', 'topic.cmd.rule': phase.rule}))
         processes = [monitor]
         try:
-            if phase.use_sim_time:
+            closed_loop = phase.simulator == 'mujoco_sim'
+            if closed_loop:
+                # Two /clock subscribers: the monitor and the controller.
+                processes.append(subprocess.Popen(executable_command('mujoco_sim') + ros_args({
+                    'target_rtf': phase.target_rtf, 'wait_for_subscribers': 2,
+                    'clock_publish_hz': phase.clock_publish_hz,
+                    'record_path': str(summary_path)})))
+            elif phase.use_sim_time:
                 processes.append(subprocess.Popen(executable_command('sim_clock') + ros_args({
                     'target_rtf': phase.target_rtf, 'wait_for_subscribers': 2,
                     'publish_rate_hz': phase.clock_publish_hz,
@@ -307,7 +330,8 @@ def run_phase(phase: Phase, listener: StatsListener, *, duration_s: float = 5.0,
                 'stall_ms': phase.stall_ms, 'stall_every': stall_every if phase.stall_ms else 0,
                 # Two subscribers: the monitor and the listener's reader.
                 'duration_s': duration_s, 'wait_for_subscribers': 2, 'topic': CONTROL_TOPIC,
-                'record_path': str(record_path)}))
+                'record_path': str(record_path),
+                **({'control': 'pd'} if closed_loop else {})}))
             processes.append(controller)
             try:
                 controller.wait(timeout=duration_s + 30)
@@ -377,10 +401,19 @@ def format_phase(result: PhaseResult) -> str:
         ('CPU throttled (cgroup): times / ms', '',
          f"{_fmt(m.get('throttled'))} / {_fmt(m.get('throttled_ms'), 1)}"),
     ]
+    if 'tracking_error_rms_rad' in c:
+        rows += [
+            ('tracking error RMS / max (rad)',
+             f"{_fmt(c.get('tracking_error_rms_rad'), 4)} / "
+             f"{_fmt(c.get('tracking_error_max_rad'), 4)}", ''),
+            ('physics steps on a stale command', _fmt(c.get('stale_steps')), ''),
+        ]
     width = max(len(r[0]) for r in rows)
+    source = 'controller / mujoco_sim' if 'tracking_error_rms_rad' in c \
+        else 'controller / sim_clock'
     lines = [f'== {result.phase}: {result.title}',
-             f"   {'':<{width}}  {'controller / sim_clock':>22}  {'monitor':>17}"]
-    lines += [f'   {a:<{width}}  {b:>22}  {c_:>17}' for a, b, c_ in rows]
+             f"   {'':<{width}}  {source:>23}  {'monitor':>17}"]
+    lines += [f'   {a:<{width}}  {b:>23}  {c_:>17}' for a, b, c_ in rows]
     sentence = clock_rate_sentence(result)
     if sentence:
         lines.append(f'   verdict: {sentence}')
@@ -493,13 +526,17 @@ def busy_signs(result: PhaseResult) -> list[str]:
                          'their way)')
     if phase.use_sim_time:
         rtf = c.get('rtf')
-        source = 'sim_clock reached'
+        source = f'{phase.simulator} reached'
         if rtf is None or (isinstance(rtf, float) and math.isnan(rtf)):
             rtf, source = m.get('rtf'), 'the monitor measured'
+        # MuJoCo steps the pendulum in a few hundredths of its 1 ms step: a simulator that
+        # falls behind here waited for the CPU, as sim_clock does.
+        work = ('though sim_clock does no work of its own' if phase.simulator == 'sim_clock'
+                else 'though a physics step takes a small fraction of its time')
         if (rtf is not None and not math.isnan(rtf)
                 and abs(rtf / phase.target_rtf - 1) > RTF_TOLERANCE):
             signs.append(f'{source} RTF {_fmt(rtf)} against a target of {phase.target_rtf:g}, '
-                         'though sim_clock does no work of its own')
+                         f'{work}')
     return signs
 
 
@@ -552,11 +589,37 @@ def headline(results: Sequence[PhaseResult]) -> str | None:
     return f'{figures}: {clock}; {loop}.'
 
 
+def cost_sentence(results: Sequence[PhaseResult]) -> str | None:
+    """Say what the misses cost the closed loop: MuJoCo's tracking error without and with them.
+
+    From the ``mujoco_rtf1`` and ``mujoco_rtf1_injected`` phases (None unless both ran with
+    the simulator's record): the RTF the monitor measured, its misses and skipped periods,
+    and the tracking error RMS and max of each.
+    """
+    pair = {r.phase: r for r in results if r.phase in ('mujoco_rtf1', 'mujoco_rtf1_injected')
+            and r.sim_clock.get('tracking_error_rms_rad') is not None and r.monitor}
+    if len(pair) < 2:
+        return None
+    clean, stalled = pair['mujoco_rtf1'], pair['mujoco_rtf1_injected']
+
+    def error(result: PhaseResult) -> str:
+        c = result.sim_clock
+        return (f"RMS {_fmt(c.get('tracking_error_rms_rad'), 4)} rad, max "
+                f"{_fmt(c.get('tracking_error_max_rad'), 4)} rad")
+
+    m = stalled.monitor
+    return (f"MuJoCo in the loop: RTF {_fmt(clean.monitor.get('rtf'))} without stalls and "
+            f"{_fmt(m.get('rtf'))} with them; the stalls cost {m.get('misses')} deadline "
+            f"misses and {m.get('skipped')} skipped periods, and the pendulum's tracking "
+            f'error went from {error(clean)} to {error(stalled)}.')
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Command-line interface of ``demo``."""
     parser = argparse.ArgumentParser(
         prog='demo', description='Reproduce the reference measurement live: sim_clock, a '
-        '100 Hz controller and the monitor in separate processes, six phases.',
+        '100 Hz controller and the monitor in separate processes, six phases; three more with '
+        'MuJoCo in the loop (mujoco_sim).',
         epilog='ROS arguments after --ros-args go to every process of the demo (e.g. '
                '--ros-args -r __ns:=/demo1 runs it in a namespace of its own).')
     add_arguments(parser)
@@ -611,6 +674,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     line = headline(results)
     if line:
         print(f'\n{line}')
+    cost = cost_sentence(results)
+    if cost:
+        print(f'\n{cost}')
     if args.json:
         args.json.write_text(json.dumps([asdict(r) for r in results], indent=1))
     return 1 if any(r.error for r in results) else 0

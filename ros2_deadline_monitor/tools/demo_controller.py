@@ -6,6 +6,13 @@ else the system clock), sleeps ``stall_ms`` if it is a stalled cycle, and publis
 command it computed. The cycle record it writes at exit (``tools/cycle_record.py``) is the
 ground truth the monitor's figures are compared with.
 
+With ``control:=pd`` the loop is closed on a simulator (``mujoco_sim``): each cycle takes the
+latest ``sensor_msgs/JointState``, computes one effort per joint with a PD law and a
+feedforward on the reference (``tools/reference.py``), and publishes it as a
+``std_msgs/Float64MultiArray`` (as ros2_control's forward effort controller takes it) just
+before its stamped message, after the stall: a stalled cycle's command is as late as its
+message, and the simulator holds the previous one meanwhile.
+
 Stalled cycles follow the reference measurement's rule: cycle ``i`` (counted from 0) stalls
 when ``(i + 1) % stall_every == stall_every // 2``, so with ``stall_every`` 50 cycles 24, 74,
 124, ... stall, ten in a 5 s phase at 100 Hz even though each stall skips a period.
@@ -16,22 +23,26 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from dataclasses import dataclass
+import math
 import sys
 import threading
 import time
 from typing import Any
 
-from geometry_msgs.msg import TwistStamped
+from geometry_msgs.msg import TransformStamped, TwistStamped
 from rclpy.clock import Clock as RosClock
 from rclpy.clock import ClockType
 from rclpy.duration import Duration
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
 
 from ros2_deadline_monitor.analysis.config import check_topic_name, NS_PER_MS, NS_PER_S
 from ros2_deadline_monitor.analysis.errors import ConfigError
 from ros2_deadline_monitor.configuration.parameters import ParamSpec
 from ros2_deadline_monitor.tools.cycle_record import CycleRecord, CycleRow
+from ros2_deadline_monitor.tools.reference import PdLaw, Reference
 from ros2_deadline_monitor.tools.runtime import (
     check_output_path,
     declare_parameters,
@@ -45,6 +56,8 @@ POLL_S = 0.01
 ACK_TIMEOUT_S = 2.0
 RELIABILITY = {'reliable': ReliabilityPolicy.RELIABLE,
                'best_effort': ReliabilityPolicy.BEST_EFFORT}
+CONTROLS = ('none', 'pd')
+TF_FRAME = 'reference'
 
 # Every parameter is read only: each one shapes the whole run.
 PARAMETERS: tuple[ParamSpec, ...] = (
@@ -69,6 +82,30 @@ PARAMETERS: tuple[ParamSpec, ...] = (
               choices=tuple(RELIABILITY), read_only=True),
     ParamSpec('qos_depth', 100, 'QoS history depth (keep last) of the publisher.', 1, 100_000,
               read_only=True),
+    ParamSpec('control', 'none', 'none: publish only the stamped message; pd: close the loop '
+              'on joint_states_topic, publishing efforts on command_topic each cycle (and wait '
+              'for the first joint state before the first cycle).', choices=CONTROLS,
+              read_only=True),
+    ParamSpec('joint_states_topic', '/joint_states', 'sensor_msgs/JointState the pd control '
+              'reads (the latest one each cycle).', read_only=True),
+    ParamSpec('command_topic', '/effort_controller/commands', 'std_msgs/Float64MultiArray of '
+              'efforts the pd control publishes, one per joint of the joint state.',
+              read_only=True),
+    ParamSpec('kp', 300.0, 'pd control: proportional gain [effort per rad].', 0.0, 1e9,
+              read_only=True),
+    ParamSpec('kd', 15.0, 'pd control: derivative gain [effort per rad/s].', 0.0, 1e9,
+              read_only=True),
+    ParamSpec('feedforward_inertia_kgm2', 0.2591, 'pd control: inertia of the feedforward '
+              "(the shipped pendulum's) [kg m^2]; 0 for none.", 0.0, 1e9, read_only=True),
+    ParamSpec('feedforward_gravity_nm', 5.150, 'pd control: gravity torque of the '
+              "feedforward, m g l of a pendulum upright at 0 (the shipped one's) [N m]; 0 for "
+              'none.', 0.0, 1e9, read_only=True),
+    ParamSpec('reference_amplitude_rad', 1.0, 'pd control: swing of the reference, 0 to this '
+              "and back (the same as mujoco_sim's) [rad].", -1e3, 1e3, read_only=True),
+    ParamSpec('reference_hz', 2.0, 'pd control: frequency of the reference swing (the same as '
+              "mujoco_sim's) [Hz].", 0.0, 1e3, read_only=True),
+    ParamSpec('publish_tf', False, 'pd control: also publish the reference as the transform '
+              'world -> reference on /tf each cycle (needs tf2_msgs).', read_only=True),
 )
 
 
@@ -85,6 +122,12 @@ class ControllerSettings:
     record_path: str = ''
     reliability: str = 'reliable'
     qos_depth: int = 100
+    control: str = 'none'
+    joint_states_topic: str = '/joint_states'
+    command_topic: str = '/effort_controller/commands'
+    law: PdLaw = PdLaw()
+    reference: Reference = Reference()
+    publish_tf: bool = False
 
 
 def settings_from_values(values: dict[str, Any]) -> ControllerSettings:
@@ -97,10 +140,13 @@ def settings_from_values(values: dict[str, Any]) -> ControllerSettings:
         if spec.choices and value not in spec.choices:
             raise ConfigError(f'{spec.name} must be one of {", ".join(spec.choices)}, '
                               f'got {value!r}')
-    try:
-        topic = check_topic_name(values['topic'])
-    except ConfigError as err:
-        raise ConfigError(f'topic: {err}') from err
+    topics = {}
+    for name in ('topic', 'joint_states_topic', 'command_topic'):
+        try:
+            topics[name] = check_topic_name(values[name])
+        except ConfigError as err:
+            raise ConfigError(f'{name}: {err}') from err
+    topic = topics['topic']
     return ControllerSettings(
         period_ns=round(NS_PER_S / values['rate_hz']),
         stall_ns=round(values['stall_ms'] * NS_PER_MS),
@@ -111,6 +157,15 @@ def settings_from_values(values: dict[str, Any]) -> ControllerSettings:
         record_path=check_output_path('record_path', str(values['record_path'])),
         reliability=values['reliability'],
         qos_depth=int(values['qos_depth']),
+        control=values['control'],
+        joint_states_topic=topics['joint_states_topic'],
+        command_topic=topics['command_topic'],
+        law=PdLaw(float(values['kp']), float(values['kd']),
+                  float(values['feedforward_inertia_kgm2']),
+                  float(values['feedforward_gravity_nm'])),
+        reference=Reference(float(values['reference_amplitude_rad']),
+                            float(values['reference_hz'])),
+        publish_tf=bool(values['publish_tf']),
     )
 
 
@@ -158,6 +213,21 @@ class DemoControllerNode(Node):
         self.stalled = 0
         self._msg = TwistStamped()
         self._msg.header.frame_id = FRAME_ID
+        self._state: Any = None  # the latest JointState (pd control)
+        self._command_pub: Any = None
+        self._tf_pub: Any = None
+        if s.control == 'pd':
+            reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+            self.create_subscription(JointState, s.joint_states_topic, self._on_state, reliable)
+            self._command_pub = self.create_publisher(Float64MultiArray, s.command_topic,
+                                                      reliable)
+            if s.publish_tf:
+                try:
+                    from tf2_msgs.msg import TFMessage
+                except ImportError as err:
+                    raise ConfigError(f'publish_tf: tf2_msgs is not installed ({err})') from err
+                self._tf_message = TFMessage
+                self._tf_pub = self.create_publisher(TFMessage, '/tf', QoSProfile(depth=100))
         self._first_mono_ns: int | None = None
         self._timer: Any = None
         self._stopper: Any = None
@@ -178,6 +248,8 @@ class DemoControllerNode(Node):
             waiting = f'{s.wait_for_subscribers} subscription(s) on {s.topic}'
         elif self.sim_time and self._clock.now().nanoseconds == 0:
             waiting = '/clock (use_sim_time is true)'
+        elif s.control == 'pd' and self._state is None:
+            waiting = f'the first joint state on {s.joint_states_topic}'
         else:
             waiting = None
         said = self._waiting.update(waiting, time.monotonic_ns(),
@@ -216,6 +288,7 @@ class DemoControllerNode(Node):
             return
         injected = bool(s.stall_ns) and is_stall_cycle(self._cycles, s.stall_every)
         self._cycles += 1
+        command = self._command(start_timer) if s.control == 'pd' else None
         if injected:
             time.sleep(s.stall_ns / NS_PER_S)
         msg = self._msg
@@ -224,6 +297,10 @@ class DemoControllerNode(Node):
         end_system = time.time_ns()
         end_mono = time.monotonic_ns()
         try:
+            if command is not None:
+                self._command_pub.publish(command)
+                if self._tf_pub is not None:
+                    self._tf_pub.publish(self._reference_tf(start_timer))
             self._publisher.publish(msg)
         except Exception:  # noqa: BLE001 - a signal shut the context down mid-cycle
             if self.context.ok():
@@ -234,6 +311,33 @@ class DemoControllerNode(Node):
         if s.record_path:
             self.rows.append(CycleRow(start_timer, start_system, start_mono, end_system,
                                       end_mono, end_timer, injected))
+
+    def _on_state(self, msg: Any) -> None:
+        self._state = msg
+
+    def _command(self, now_ns: int) -> Float64MultiArray | None:
+        """Efforts on the latest joint state at ``now_ns`` (None before the first state)."""
+        state = self._state
+        if state is None:
+            return None
+        s = self.settings
+        state_ns = state.header.stamp.sec * NS_PER_S + state.header.stamp.nanosec
+        velocities = state.velocity if len(state.velocity) == len(state.position) \
+            else [0.0] * len(state.position)
+        return Float64MultiArray(data=[
+            s.law.effort(s.reference, position, velocity, state_ns, now_ns)
+            for position, velocity in zip(state.position, velocities, strict=True)])
+
+    def _reference_tf(self, now_ns: int) -> Any:
+        """Return the reference angle as the rotation world -> reference about y at ``now_ns``."""
+        angle, _, _ = self.settings.reference.at(now_ns)
+        transform = TransformStamped()
+        transform.header.stamp.sec, transform.header.stamp.nanosec = divmod(now_ns, NS_PER_S)
+        transform.header.frame_id = 'world'
+        transform.child_frame_id = TF_FRAME
+        transform.transform.rotation.w = math.cos(angle / 2)
+        transform.transform.rotation.y = math.sin(angle / 2)
+        return self._tf_message(transforms=[transform])
 
     def _finish(self) -> None:
         """Stop cycling after ``duration_s`` of wall time."""

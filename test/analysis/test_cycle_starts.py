@@ -8,6 +8,7 @@ from ros2_deadline_monitor.analysis.cycle_starts import (
     foreign_starts,
     FOREIGN_TOLERANCE_NS,
     place,
+    stamps_on_their_own_clock,
     stamps_refused,
     stamps_usable,
 )
@@ -84,3 +85,38 @@ def test_arrivals_inside_a_clock_silence_have_no_sim_start():
     start, *_ = place(arrival, np.full(2, NO_VALUE, np.int64), False, 'sim', clock,
                       clock_timeout_ns=10_000 * MS, silent_after=WALL + 500 * MS)
     assert start.tolist() == [20 * MS, NO_VALUE]
+
+
+def test_exact_sim_stamps_without_clock_are_clean_where_the_arrivals_jitter():
+    # Odometry stamped exactly 36 ms apart in sim time, logged with 0.3-9 ms of jitter.
+    rng = np.random.default_rng(55)
+    stamp = 100_000 * MS + np.arange(64, dtype=np.int64) * 36 * MS
+    arrival = WALL + stamp + rng.integers(300_000, 9_000_000, 64)
+    clean, why = stamps_on_their_own_clock(arrival, stamp)
+    assert clean and why.startswith('sim-time stamps without /clock, exactly regular'), why
+    # A 30 Hz sensor on a 1 ms physics grid (33 or 34 ms apart) is still well under it.
+    grid = 100_000 * MS + np.arange(64, dtype=np.int64) * 33_333_333 // MS * MS
+    clean, why = stamps_on_their_own_clock(grid + WALL + rng.integers(300_000, 9_000_000, 64),
+                                           grid)
+    assert clean and 'regular within 1 ms' in why, why
+    # Perfectly regular arrivals next to exact stamps: clean too (today's exact bags).
+    assert stamps_on_their_own_clock(WALL + stamp, stamp)[0]
+
+
+def test_sim_stamps_without_clock_that_are_not_clean_are_refused_with_the_reason():
+    rng = np.random.default_rng(56)
+    stamp = 100_000 * MS + np.arange(64, dtype=np.int64) * 36 * MS
+    arrival = WALL + stamp + rng.integers(300_000, 900_000, 64)
+    jittery = stamp + rng.integers(0, 5 * MS, 64)  # as jittery as a copied arrival time
+    cases = [
+        (arrival, jittery, 'no steadier than the arrivals'),
+        (arrival, stamp[::-1].copy(), 'stamps do not increase'),
+        (arrival, np.where(np.arange(64) == 5, NO_VALUE, stamp), 'not every message'),
+        (arrival, np.zeros(64, np.int64), 'not every message'),
+        (arrival, WALL + stamp, 'not in sim time'),  # wall stamps: not this case
+        (stamp + MS, stamp, 'arrivals not on the wall clock'),  # logged in sim time
+        (arrival[:5], stamp[:5], 'too few'),
+    ]
+    for arrive, stamps, reason in cases:
+        clean, why = stamps_on_their_own_clock(arrive, stamps)
+        assert not clean and reason in why, (reason, why)

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from ros2_deadline_monitor.analysis.ring import NO_VALUE
-from ros2_deadline_monitor.analysis.rtf import RtfAnalyzer
+from ros2_deadline_monitor.analysis.rtf import reset_words, RtfAnalyzer
 
 MS = 1_000_000
 S = 1_000_000_000
@@ -184,3 +184,17 @@ def test_a_fast_simulator_with_a_coarse_clock_is_no_jump():
     a = RtfAnalyzer()
     assert not any(a.record(S + i * 100 * MS, i * 5 * S) for i in range(50))
     assert a.jumps_total == 0
+
+
+def test_a_reset_is_named_from_where_to_where_one_by_one_and_in_a_batch():
+    # A simulator restarted at 108.032 s: sim time goes back to 0, then runs on.
+    one, many = RtfAnalyzer(), RtfAnalyzer()
+    wall = T0 + np.arange(6, dtype=np.int64) * 10 * MS
+    sim = np.array([108_012, 108_022, 108_032, 0, 10, 20], np.int64) * MS
+    for w, s in zip(wall.tolist(), sim.tolist(), strict=True):
+        one.record(w, s)
+    many.record_many(wall, sim)
+    for clock in (one, many):
+        assert clock.last_reset == (108_032 * MS, 0)
+        assert reset_words(clock.last_reset) == 'from 108.032 s to 0.000 s'
+    assert reset_words(None) == ''

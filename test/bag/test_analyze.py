@@ -320,9 +320,17 @@ def test_unknown_message_type(bags, tmp_path: Path, capsys: pytest.CaptureFixtur
         (path / 'metadata.yaml').read_text().replace('std_msgs/msg/Header', 'my_pkg/msg/Thing'))
     line = one_error(capsys, 1, [str(path), '--stamp', 'start'])
     assert 'unknown message type my_pkg/msg/Thing' in line
-    # Without stamps the type does not matter: arrivals are enough.
+    # Without stamps the type does not matter: arrivals are enough. The reason names the
+    # missing definition: the messages may well carry a stamp (before: "no stamp").
     data = analyze_json(tmp_path, str(path))
     assert data['topics'][0]['messages'] == 50
+    assert data['topics'][0]['start_source'] == 'arrival'
+    assert data['topics'][0]['timing_reason'] == (
+        'the bag has no definition of my_pkg/msg/Thing: its stamp (if any) cannot be read')
+    # A stamp field asked for (even the default one) is refused, never left for arrivals.
+    line = one_error(capsys, 1, [str(path), '--stamp-field', 'header.stamp'])
+    assert line.startswith('ERROR: /thing: stamp_field header.stamp cannot be read: unknown '
+                           'message type my_pkg/msg/Thing'), line
 
 
 def test_stamp_start_needs_a_header(bags, tmp_path: Path,

@@ -148,18 +148,40 @@ def test_metadata_that_matches_is_read_as_it_is(bags, storage: str, tmp_path: Pa
         assert bag.topics['/demo/cmd'].count == len(ref.starts)
 
 
-# -- --stamp start on sim-time stamps without /clock -----------------------------------------
+# -- sim-time stamps without /clock ----------------------------------------------------------
 
-def sim_stamped_bag(bags, path: Path, count: int = 2640) -> Path:
-    """Odometry-like: stamped exactly 36 ms apart in sim time (from 100 s), no /clock."""
-    messages = [('/odom', T0 + k * 36 * MS + 300_000, bags.header_cdr(100_000 * MS + k * 36 * MS))
-                for k in range(count)]
+def sim_stamped_bag(bags, path: Path, count: int = 2640, jitter_ns: int = 0) -> Path:
+    """Odometry-like: stamped exactly 36 ms apart in sim time (from 100 s), no /clock.
+
+    Logged 0.3 ms after each stamp's wall time, plus up to ``jitter_ns`` (a recorder's).
+    """
+    late = np.random.default_rng(55).integers(0, jitter_ns + 1, count)
+    messages = [('/odom', T0 + k * 36 * MS + 300_000 + int(late[k]),
+                 bags.header_cdr(100_000 * MS + k * 36 * MS)) for k in range(count)]
     return bags.write(path, 'mcap', {'/odom': 'std_msgs/msg/Header'}, messages)
 
 
-def test_sim_stamps_without_clock_say_why_no_period_was_learned(bags, tmp_path: Path) -> None:
+@pytest.mark.parametrize('jitter_ns', [0, 12 * MS], ids=['steady', 'recorder-jitter'])
+def test_clean_sim_stamps_without_clock_are_timed_on_their_own_clock(
+        bags, tmp_path: Path, jitter_ns: int) -> None:
+    # Before: timed by arrival, with a recorder's jitter period 36.2 ms, hundreds of misses
+    # and skipped periods that were the recorder's; the output did not even suggest why.
+    path = sim_stamped_bag(bags, tmp_path / 'bag', jitter_ns=jitter_ns)
+    for args in ((), ('--stamp', 'start')):
+        topic = analyze_json(tmp_path, str(path), *args)['topics'][0]
+        assert (topic['timer_clock'], topic['start_source']) == ('sim', 'header')
+        assert topic['period_ms'] == 36.0
+        assert (topic['deadline_misses'], topic['skipped_periods']) == (0, 0)
+        assert topic['max_interval_sim_ms'] == topic['min_interval_sim_ms'] == 36.0
+        assert topic['intervals_sim'] == 2639
+        assert 'sim-time stamps without /clock, exactly regular' in topic['note']
+        assert 'timed on their own clock, as --stamp start --clock sim does' in topic['note']
+
+
+def test_sim_stamps_on_the_wall_clock_say_why_no_period_was_learned(bags,
+                                                                    tmp_path: Path) -> None:
     path = sim_stamped_bag(bags, tmp_path / 'bag')
-    data = analyze_json(tmp_path, str(path), '--stamp', 'start')
+    data = analyze_json(tmp_path, str(path), '--stamp', 'start', '--clock', 'wall')
     topic = data['topics'][0]
     assert topic['period_ms'] is None
     assert topic['timer_clock'] == 'wall'
@@ -168,13 +190,20 @@ def test_sim_stamps_without_clock_say_why_no_period_was_learned(bags, tmp_path: 
     assert note.startswith('period not learned: 2640 of 2640 start stamps are not on the wall '
                            'clock (sim time? the bag has no /clock to place it)'), note
     assert '--clock sim' in note
-    # As the note says: on their own clock the stamps are exactly 36 ms apart.
-    data = analyze_json(tmp_path, str(path), '--stamp', 'start', '--clock', 'sim')
-    topic = data['topics'][0]
-    assert topic['period_ms'] is not None
-    assert topic['intervals_sim'] == 2639
-    assert topic['max_interval_sim_ms'] == topic['min_interval_sim_ms'] == 36.0
 
+
+def test_sim_stamps_without_clock_no_steadier_than_the_arrivals_are_timed_by_arrival(
+        bags, tmp_path: Path) -> None:
+    rng = np.random.default_rng(57)
+    wobble = rng.integers(0, 8 * MS, 400)  # stamps copied from a jittery input
+    messages = [('/pose', T0 + k * 36 * MS + 9 * MS, bags.header_cdr(100_000 * MS + k * 36 * MS
+                                                                     + int(wobble[k])))
+                for k in range(400)]
+    path = bags.write(tmp_path / 'bag', 'mcap', {'/pose': 'std_msgs/msg/Header'}, messages)
+    topic = analyze_json(tmp_path, str(path))['topics'][0]
+    assert (topic['timer_clock'], topic['start_source']) == ('wall', 'arrival')
+    assert 'on their own clock' not in (topic['note'] or '')
+    assert topic['max_interval_wall_ms'] == pytest.approx(36.0)
 
 
 def test_several_storage_files_that_disagree_are_one_error(

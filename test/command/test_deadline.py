@@ -24,6 +24,7 @@ HELP_MARKS = {
     'demo': ('--phases', '--duration-s', '--stall-every'),
     'sim_clock': ('ROS parameters', 'target_rtf', '--ros-args'),
     'demo_controller': ('ROS parameters', 'stall_every', '--ros-args'),
+    'mujoco_sim': ('ROS parameters', 'model_path', '--ros-args'),
 }
 """A few of what each verb's --help must show: the program's own arguments."""
 

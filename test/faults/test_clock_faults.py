@@ -11,6 +11,7 @@ says, that the per-topic sim-time figures never go negative, and that nothing cr
 from __future__ import annotations
 
 import math
+import re
 import subprocess
 import threading
 from typing import Any
@@ -43,6 +44,7 @@ class FaultyClock:
         self.paused = False
         self.jump_back_ns = 0
         self.jump_ahead_ns = 0
+        self.jump_to_ns: int | None = None
         self.ticks = 0
         self.beats = 0
         self._clock_msg = ClockMsg()
@@ -60,7 +62,9 @@ class FaultyClock:
             if self.jump_ahead_ns:
                 self.sim_ns += self.jump_ahead_ns
                 self.jump_ahead_ns = 0
-            if not self.paused:
+            if self.jump_to_ns is not None:  # this tick carries exactly that sim time
+                self.sim_ns, self.jump_to_ns = self.jump_to_ns, None
+            elif not self.paused:
                 self.sim_ns += STEP_NS
             self.ticks += 1
             sim = self.sim_ns
@@ -73,7 +77,7 @@ class FaultyClock:
             self.beats += 1
 
     def set(self, **switches: Any) -> None:
-        """Flip switches (stalled, paused, jump_back_ns, jump_ahead_ns) between two ticks."""
+        """Flip switches (stalled, paused, jump_back_ns, jump_ahead_ns, jump_to_ns)."""
         with self.lock:
             for name, value in switches.items():
                 setattr(self, name, value)
@@ -196,6 +200,20 @@ def test_world_reset_resets_sim_state_without_negative_intervals(
     reports = [s for s in _all_stats(observer) if s.clock.resets_total]
     assert any('jumped back' in s.clock.status for s in reports), [s.clock.status for s in reports]
     assert 'sim time jumped back' in capfd.readouterr().err
+
+
+def test_a_clock_jumping_to_zero_is_named_from_where_to_where(
+        participant, observer, start_monitor, wait_for, capfd):
+    clock, before = _running_faulty_clock(participant, observer, start_monitor, wait_for)
+    clock.set(jump_to_ns=0)
+    wait_for(lambda: (s := observer.latest_stats()) and s.clock.resets_total == 1,
+             what='the reset reported')
+    log = capfd.readouterr().err
+    # Before: "jumped back to 108.032 s" (the sample before the reset, not where it went).
+    said = re.findall(r'sim time jumped back from (\d+\.\d{3}) s to (\d+\.\d{3}) s '
+                      r'\(simulator reset\)', log)
+    assert len(said) == 1, log
+    assert float(said[0][0]) >= before.clock.sim_time_s and said[0][1] == '0.000'
 
 
 def test_a_seek_one_hour_ahead_is_a_jump_kept_out_of_rtf(

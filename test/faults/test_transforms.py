@@ -16,7 +16,7 @@ from own_names import ns  # test/plugins: the test's own names
 import pytest
 
 TOPIC = '/tf_test_two_broadcasters'
-OK = 0
+OK, WARN, ERROR = 0, 1, 2
 
 
 class Broadcaster:
@@ -178,3 +178,31 @@ def test_latched_static_transforms_are_static_not_gaps(
     # A gap limit written for this topic cannot see a static transform: unknown, not passed.
     assert pairs['expectation failed: max_transform_gap_ms'].endswith(
         'unknown: only static transforms (a latched topic)')
+
+
+def test_a_stopped_broadcaster_shows_as_its_frames_silence(
+        participant, observer, start_monitor, wait_for, tf2_types) -> None:
+    topic = TOPIC + '_stop'
+    start_monitor(topics=['tf'], topic__tf__name=topic, topic__tf__kind='event',
+                  stats_period_s=0.2)
+    robot, localization = participant(), participant()
+    fast = Broadcaster(robot.node('tf_test_stopping'), tf2_types, topic,
+                       [('odom', 'base_link')], 0.02, 50)
+    slow = Broadcaster(localization.node('tf_test_going_on'), tf2_types, topic,
+                       [('map', 'odom')], 0.1, 200)
+    robot.start()
+    localization.start()
+    wait_for(lambda: fast.done, timeout=60, what='the fast broadcaster done')
+
+    def warned() -> Any:
+        status = observer.status('topic tf')
+        return status if status is not None and 'silent beyond' in status.message else None
+
+    # Silent beyond 10 of its 20 ms intervals, at least 1 s, while the topic goes on.
+    status = wait_for(warned, timeout=30, what='the stopped transform named in a WARN')
+    assert status.level in (bytes([WARN]), bytes([ERROR]))
+    assert '1 transform(s) silent beyond their timeout: odom->base_link' in status.message
+    assert 'map->odom' not in status.message.split('silent beyond their timeout')[1]
+    assert not slow.done  # the other broadcaster was still sending
+    value = transform_values(status)['odom->base_link']
+    assert messages_of(value) == fast.sent[('odom', 'base_link')] == 50

@@ -40,6 +40,8 @@ ARGUMENTS = {
     'demo.launch.py': {'target_rtf', 'rate_hz', 'stall_ms', 'stall_every', 'use_sim_time',
                        'duration', 'start_aggregator'},
     'gazebo.launch.py': {'world', 'config', 'start_aggregator'},
+    'mujoco.launch.py': {'model_path', 'target_rtf', 'clock_publish_hz', 'rate_hz', 'stall_ms',
+                         'stall_every', 'duration', 'start_aggregator'},
     'aggregator.launch.py': {'start_aggregator', 'use_sim_time'},
 }
 LAUNCH_FILES = tuple(ARGUMENTS)
@@ -472,6 +474,7 @@ def test_a_missing_aggregator_is_refused_before_the_aggregator_starts():
     ('monitor.launch.py', 'aggregator', ('monitor',)),
     ('demo.launch.py', 'aggregator', ('sim_clock', 'controller', 'monitor')),
     ('gazebo.launch.py', 'monitor', ('gazebo', 'clock_bridge')),
+    ('mujoco.launch.py', 'aggregator', ('simulator', 'controller', 'monitor')),
 ])
 def test_a_missing_aggregator_is_refused_before_any_node_starts(name, first, nodes):
     """The nodes before the aggregator were left running: the file that checks comes first."""
@@ -481,7 +484,7 @@ def test_a_missing_aggregator_is_refused_before_any_node_starts(name, first, nod
     assert all(entities.index(first) < entities.index(node) for node in nodes), entities
 
 
-@pytest.mark.parametrize('name', ['monitor.launch.py', 'demo.launch.py'])
+@pytest.mark.parametrize('name', ['monitor.launch.py', 'demo.launch.py', 'mujoco.launch.py'])
 def test_monitor_colours_only_a_terminal(name):
     """emulate_tty makes rcutils colour redirected output unless the launch says otherwise."""
     call = monitor_node_call(name)

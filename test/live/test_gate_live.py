@@ -245,42 +245,33 @@ def test_sigterm_under_sim_time_judges_the_clock_over_the_whole_run(run_tool, ob
 
 
 def test_two_clock_writers_leave_the_whole_run_rtf_unknown_and_the_gate_says_why(
-        installed_executable, processes, stop_process, ros_context, spin, wait_for):
+        installed_executable, processes, stop_process, observer, wait_for):
     """Two simulators on one /clock, then one: no whole-run RTF, and ``min_rtf`` says why.
 
     After the second writer left, the window's RTF is measured again, but an RTF since the
     last of the many resets the two caused is no figure of the run; the gate must not judge
-    it. Every name (nodes, the /clock topic) is the test's own.
+    it. Every name is the test's own (its namespace; the simulators' node names).
     """
     import math
     import subprocess
-    import uuid
 
-    from node_fixtures import Observer
-
-    unique = uuid.uuid4().hex[:8]
-    clock_topic, name = f'/clock_{unique}', f'monitor_{unique}'
-    observer = Observer(ros_context, monitor_name=name)
-    spin(observer.node, destroy=True)
-
-    def simulator(label: str, start_sim_s: float) -> subprocess.Popen:
+    def simulator(name: str, start_sim_s: float) -> subprocess.Popen:
         process = subprocess.Popen(
             [str(installed_executable('sim_clock')), '--ros-args', '--log-level', 'warn',
-             '-r', f'__node:=sim_{label}_{unique}', '-r', f'/clock:={clock_topic}',
-             '-p', f'start_sim_s:={start_sim_s}', '-p', 'step_ms:=2.0'],
+             '-r', f'__node:={name}', '-p', f'start_sim_s:={start_sim_s}',
+             '-p', 'step_ms:=2.0', *ros_args()],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         processes.append(process)
         return process
 
-    with MonitorProcess(params={'use_sim_time': True, 'clock_topic': clock_topic,
-                                'stats_period_s': 0.2},
-                        clock_expect={'min_rtf': 0.5}, node_name=name) as monitor:
-        simulator('a', 100.0)
-        second = simulator('b', 500.0)
+    with MonitorProcess(params={'use_sim_time': True, 'stats_period_s': 0.2},
+                        clock_expect={'min_rtf': 0.5}, ros_args=ros_args()) as monitor:
+        simulator('simulator_a', 100.0)
+        second = simulator('simulator_b', 500.0)
         # A process with rclpy starts and is discovered in about 1 s on an idle 2-core
         # machine; 60 s bounds a loaded one.
         wait_for(lambda: (s := observer.latest_stats()) and s.clock.resets_total > 20
-                 and f'2 publishers on {clock_topic}' in s.clock.status, timeout=60.0,
+                 and '2 publishers on /clock' in s.clock.status, timeout=60.0,
                  what='both /clock writers received and counted')
         assert stop_process(second) == 0
         calm = wait_for(lambda: (s := observer.latest_stats())
@@ -290,10 +281,9 @@ def test_two_clock_writers_leave_the_whole_run_rtf_unknown_and_the_gate_says_why
                         timeout=30.0, what='one /clock writer left, its window measured')
         assert math.isnan(calm.clock.rtf_total), calm.clock  # before: the last writer's RTF
         result = monitor.stop()
-    why = f'2 publishers on {clock_topic} during the run: their sim times mixed'
+    why = '2 publishers on /clock during the run: their sim times mixed'
     assert result.exit_code == EXIT_FAILED, result.output
     assert result.summary['clock']['rtf_total'] is None
-    assert result.failures == [f'FAIL {clock_topic}: RTF overall unknown, expected >= 0.5 '
-                               '(min_rtf): '
+    assert result.failures == [f'FAIL /clock: RTF overall unknown, expected >= 0.5 (min_rtf): '
                                f'unknown: {why}']
     assert f'RTF since start n/a ({why})' in result.output

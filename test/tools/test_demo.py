@@ -10,6 +10,7 @@ from ros2_deadline_monitor.tools.demo import (
     build_parser,
     busy_signs,
     clock_rate_sentence,
+    cost_sentence,
     format_phase,
     headline,
     PhaseResult,
@@ -77,6 +78,12 @@ def test_monitor_counts_equal_the_controllers_record(listener, name):
         assert truth['skipped'] >= 9 * (truth['cycles'] - 1)
         assert truth['misses'] == truth['cycles'] - 1
         assert f"ran {truth['cycles']} cycles" in format_phase(result)
+    if PHASE[name].simulator == 'mujoco_sim':
+        # The loop was closed on the physics: the simulator took the controller's commands
+        # and measured the tracking error they gave, shown in the table.
+        clock = result.sim_clock
+        assert clock['commands'] > 0 and clock['tracking_samples'] > 0, clock
+        assert 'tracking error RMS / max (rad)' in format_phase(result)
     if name == 'sim_rtf05':
         # The sim intervals are the controller's own (its stamps): equal to its record; 10 ms
         # unless the load made its timer skip periods.
@@ -303,3 +310,22 @@ def test_the_closing_sentence_without_misses():
                          monitor={'rtf': 1.0, 'rtf_100ms_min': 0.99, 'misses': 0,
                                   'skipped': 0})
     assert headline([result]).endswith('; the control loop kept every deadline.')
+
+
+def test_the_cost_sentence_puts_the_tracking_error_next_to_the_misses():
+    def result(name: str, rms: float, worst: float, misses: int, skipped: int) -> PhaseResult:
+        return PhaseResult(name, PHASE[name].title, 100.0, 50,
+                           monitor={'rtf': 0.999, 'misses': misses, 'skipped': skipped},
+                           sim_clock={'tracking_error_rms_rad': rms,
+                                      'tracking_error_max_rad': worst})
+
+    clean = result('mujoco_rtf1', 0.0031, 0.0046, 0, 0)
+    stalled = result('mujoco_rtf1_injected', 0.0041, 0.0121, 20, 10)
+    text = cost_sentence([clean, stalled])
+    assert text == ('MuJoCo in the loop: RTF 0.999 without stalls and 0.999 with them; the '
+                    'stalls cost 20 deadline misses and 10 skipped periods, and the '
+                    "pendulum's tracking error went from RMS 0.0031 rad, max 0.0046 rad to "
+                    'RMS 0.0041 rad, max 0.0121 rad.')
+    assert cost_sentence([clean]) is None, 'one phase alone is no comparison'
+    stalled.sim_clock['tracking_error_rms_rad'] = None
+    assert cost_sentence([clean, stalled]) is None, 'no tracking error, no claim'
