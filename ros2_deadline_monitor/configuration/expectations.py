@@ -367,7 +367,8 @@ def _transform_outcomes(limit: Limit, snapshot: Snapshot, topic: TopicSnapshot, 
     transforms = topic.transforms
     if transforms is None:
         return [_check(limit, topic.topic_id, name, None, _absent(
-            'no transforms: the type is not laid out like tf2_msgs/TFMessage'))] if own else []
+            'no per-transform figures: the type is not laid out like tf2_msgs/TFMessage, or '
+            'the figures come from stats messages, which carry none'))] if own else []
     dynamic = transforms.dynamic()
     if not dynamic:
         if transforms.static and not own:

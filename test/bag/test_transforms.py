@@ -160,5 +160,6 @@ def test_transform_limits_from_the_params_file(bags, tmp_path: Path,
     assert len(failed) == 2, failed
     assert failed[0].startswith('FAIL /tf odom->base_link: longest gap')
     assert failed[1] == ('FAIL /scan: rate unknown, expected >= 1 Hz (min_transform_rate_hz): '
-                         'unknown: no transforms: the type is not laid out like '
-                         'tf2_msgs/TFMessage')
+                         'unknown: no per-transform figures: the type is not laid out like '
+                         'tf2_msgs/TFMessage, or the figures come from stats messages, which '
+                         'carry none')
