@@ -222,11 +222,6 @@ def _cell(value: Any, digits: int) -> str:
     return f'{value:.{digits}f}'
 
 
-def count_cell(value: int | None) -> str:
-    """Show a count, or '-' while it is unknown (no period learned): never a good-looking 0."""
-    return '-' if value is None else f'{value:,}'
-
-
 def topic_cells(result: BagResult, topic: TopicSnapshot) -> list[str]:
     """Return the cells of one topic (after its name), in ``TABLE_COLUMNS`` order."""
     event = topic.report is not None and topic.report.kind == 'event'
