@@ -149,8 +149,9 @@ class MonitorProcess:
 
     ``topics`` maps identifiers to topic names; ``params`` holds any other parameter
     (``{'topic.cmd.period_ms': 10.0, 'use_sim_time': True}``); ``duration_s`` > 0 lets the
-    monitor stop itself. A context manager: leaving it stops the monitor (SIGINT) and keeps
-    the ``result``.
+    monitor stop itself; ``ros_args`` are more ROS arguments (``['--ros-args', '-r',
+    '__ns:=/robot1']``: a namespace, remappings). A context manager: leaving it stops the
+    monitor (SIGINT) and keeps the ``result``.
     """
 
     def __init__(self, topics: Mapping[str, str] | None = None, *,
@@ -159,7 +160,8 @@ class MonitorProcess:
                  params: Mapping[str, Any] | None = None, duration_s: float = 0.0,
                  params_file: str | os.PathLike[str] | None = None,
                  node_name: str | None = None, executable: str | None = None,
-                 env: Mapping[str, str] | None = None) -> None:
+                 env: Mapping[str, str] | None = None,
+                 ros_args: Sequence[str] = ()) -> None:
         """Prepare the command line; ``start`` runs it."""
         self._dir = tempfile.TemporaryDirectory(prefix='deadline_monitor_')
         self.summary_path = Path(self._dir.name) / 'summary.json'
@@ -182,6 +184,8 @@ class MonitorProcess:
             self.command += ['--params-file', str(params_file)]
         for name, value in values.items():
             self.command += ['-p', f'{name}:={_param_text(value)}']
+        if ros_args:
+            self.command += ['--', *ros_args]
         self._env = dict(env) if env is not None else None
         self.process: subprocess.Popen | None = None
         self.result: MonitorResult | None = None
@@ -291,7 +295,7 @@ class WatchResult:
 
 def watch_monitor(expect: TopicLimits | None = None,
                   clock_expect: Mapping[str, float] | None = None, *, duration_s: float,
-                  stats_topic: str = '/deadline_monitor/stats', context: Any = None,
+                  stats_topic: str = 'deadline_monitor/stats', context: Any = None,
                   until: Callable[[Any], bool] | None = None,
                   first_report_timeout_s: float = 30.0) -> WatchResult:
     """Watch a running monitor's ``~/stats`` and judge the expectations from its reports.
@@ -302,7 +306,8 @@ def watch_monitor(expect: TopicLimits | None = None,
     restarts), the longest interval and the mean rate are the whole run's (the rate is not
     the lowest window's), the miss ratio misses / cycles, the worst RTF window the worst of
     the watched reports. Uses ``context`` (an initialized rclpy ``Context``) or initializes
-    and shuts down its own.
+    and shuts down its own. A relative ``stats_topic`` lies in the context's namespace (its
+    ``__ns`` remapping; the root by default): the monitor beside it, not another one.
     """
     import rclpy
     from rclpy.executors import SingleThreadedExecutor

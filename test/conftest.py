@@ -82,6 +82,8 @@ _prefer_installed_package()
 sys.path.insert(0, str(Path(__file__).resolve().parent / 'plugins'))
 pytest_plugins = ('node_fixtures', 'bag_fixtures', 'tool_fixtures')
 
+import own_names  # noqa: E402 - test/plugins, on sys.path from the line above
+
 
 def pytest_configure(config: pytest.Config) -> None:
     """Register the markers used in this suite."""
@@ -109,13 +111,23 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None
         gc.collect()
 
 
+@pytest.fixture(autouse=True)
+def own_namespace() -> str:
+    """Give each test a ROS namespace of its own (``test/plugins/own_names.py``)."""
+    return own_names.begin_test()
+
+
 def _initialized_context() -> Iterator['Context']:
-    """Yield a fresh, initialized rclpy Context and shut it down afterwards."""
+    """Yield a fresh rclpy Context whose nodes live in the test's namespace; shut it down after.
+
+    Its nodes, their ``~/`` names and services, and /clock and /diagnostics are the test's own
+    (``own_names.ros_args``): a neighbour on the same domain is not heard.
+    """
     import rclpy
     from rclpy.context import Context
 
     context = Context()
-    rclpy.init(context=context)
+    rclpy.init(args=own_names.ros_args(), context=context)
     try:
         yield context
     finally:

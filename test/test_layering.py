@@ -2,9 +2,10 @@
 
 ``analysis`` (the measurement) is at the bottom, ``configuration`` (what the user asks for)
 above it, ``outputs`` (what reads a snapshot) above both; the adapters (``live``, ``probe``,
-``bag``, ``record``) feed the session and hand its snapshots to the outputs; the ``tools`` sit on
-top. ``analysis``, ``configuration`` and ``bag`` import no ROS package, so the bag analyzer
-runs without rclpy and a reader follows the measurement alone.
+``bag``, ``record``) feed the session and hand its snapshots to the outputs; the ``tools`` sit
+on top, and ``command`` (``deadline``, ``ros2 deadline``) above everything. ``analysis``,
+``configuration`` and ``bag`` import no ROS package, so the bag analyzer runs without rclpy and
+a reader follows the measurement alone.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / 'ros2_deadline_monitor'
 PKG = 'ros2_deadline_monitor'
-LAYERS = ('analysis', 'configuration', 'outputs', 'live', 'probe', 'record', 'bag', 'tools')
+LAYERS = ('analysis', 'configuration', 'outputs', 'live', 'probe', 'record', 'bag', 'tools',
+          'command')
 MAY_IMPORT = {
     'analysis': {'analysis'},
     'configuration': {'analysis', 'configuration'},
@@ -29,6 +31,7 @@ MAY_IMPORT = {
     'record': {'analysis', 'configuration', 'live', 'record'},
     'bag': {'analysis', 'configuration', 'outputs', 'bag'},
     'tools': {'analysis', 'configuration', 'outputs', 'live', 'tools', 'msg'},
+    'command': {'command'},  # the programs are imported by name, only the verb asked for
 }
 """What each layer's modules may import from the package (a layer, or one module of one)."""
 ROS = ('rclpy', 'rcl_interfaces', 'rosidl_parser', 'rosidl_runtime_py', 'builtin_interfaces',

@@ -16,7 +16,8 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = 'ros2_deadline_monitor'
 
-# docs/design.md, Public names: users script against these names.
+# docs/design.md, Public names: users script against these names (`ros2 run
+# ros2_deadline_monitor <name>`).
 EXECUTABLES = {
     'monitor': 'ros2_deadline_monitor.live.cli:main',
     'watch': 'ros2_deadline_monitor.live.watch:main',
@@ -25,6 +26,7 @@ EXECUTABLES = {
     'demo': 'ros2_deadline_monitor.tools.demo:main',
     'analyze': 'ros2_deadline_monitor.bag.analyze:main',
     'record': 'ros2_deadline_monitor.record.command:main',
+    'deadline': 'ros2_deadline_monitor.command.deadline:main',
 }
 MESSAGES = ('IntervalStats', 'TopicStats', 'ClockStats', 'HostStats', 'MonitorStats')
 
@@ -80,12 +82,51 @@ def test_every_message_is_generated_by_cmake():
         assert f'msg/{name}.msg' in cmake
 
 
-def test_setup_cfg_declares_the_public_executables():
+def _setup_cfg_entries(section: str, key: str) -> dict[str, str]:
     parser = configparser.ConfigParser(interpolation=None)
     parser.read(REPO_ROOT / 'setup.cfg', encoding='utf-8')
-    declared = [line.split('=') for line in
-                parser.get('options.entry_points', 'console_scripts').strip().splitlines()]
-    assert {name.strip(): target.strip() for name, target in declared} == EXECUTABLES
+    declared = [line.split('=') for line in parser.get(section, key).strip().splitlines()
+                if not line.strip().startswith('#')]
+    return {name.strip(): target.strip() for name, target in declared}
+
+
+def test_setup_cfg_declares_the_public_executables():
+    assert _setup_cfg_entries('ros2_run', 'executables') == EXECUTABLES
+
+
+def test_pip_puts_one_command_on_path_named_for_the_package():
+    # `watch`, `monitor`, `record` ... on PATH would shadow procps' watch and other tools.
+    assert _setup_cfg_entries('options.entry_points', 'console_scripts') == {
+        'deadline': 'ros2_deadline_monitor.command.deadline:main'}
+
+
+def test_the_installed_metadata_has_the_command_and_the_ros2cli_extension():
+    from importlib.metadata import distribution
+
+    from ros2_deadline_monitor.command.verbs import VERBS
+
+    entry_points = distribution(PACKAGE).entry_points
+    groups = {}
+    for entry_point in entry_points:
+        groups.setdefault(entry_point.group, {})[entry_point.name] = entry_point.value
+    assert groups['console_scripts'] == {
+        'deadline': 'ros2_deadline_monitor.command.deadline:main'}
+    assert groups['ros2cli.command'] == {
+        'deadline': 'ros2_deadline_monitor.command.deadline:DeadlineCommand'}
+    assert groups['ros2cli.extension_point'] == {
+        'ros2deadline.verb': 'ros2_deadline_monitor.command.verbs:VerbExtension'}
+    assert groups['ros2deadline.verb'] == {
+        name: f'ros2_deadline_monitor.command.verbs:{verb.__name__}'
+        for name, verb in VERBS.items()}
+    for entry_point in entry_points:  # every target imports and exists
+        assert entry_point.load() is not None
+
+
+def test_the_verbs_are_the_executables():
+    from ros2_deadline_monitor.command.verbs import VERBS
+
+    assert {name: f'{verb.MODULE}:main' for name, verb in VERBS.items()} == {
+        name: target for name, target in EXECUTABLES.items() if name != 'deadline'}
 
 
 def test_wrappers_are_generated_from_setup_cfg(tmp_path):
@@ -96,6 +137,19 @@ def test_wrappers_are_generated_from_setup_cfg(tmp_path):
     assert demo.startswith(f'#!{sys.executable}\n')
     assert 'from ros2_deadline_monitor.tools.demo import main as _entry_point' in demo
     assert (tmp_path / 'demo').stat().st_mode & 0o111
+
+
+def test_the_entry_points_are_written_from_setup_cfg(tmp_path):
+    from importlib.metadata import PathDistribution
+
+    wrappers = load_script('entry_point_wrappers')
+    path = wrappers.write_entry_points(REPO_ROOT / 'setup.cfg', tmp_path)
+    found = {(e.group, e.name): e.value for e in PathDistribution(path.parent).entry_points}
+    assert found[('console_scripts', 'deadline')] == (
+        'ros2_deadline_monitor.command.deadline:main')
+    assert found[('ros2cli.command', 'deadline')] == (
+        'ros2_deadline_monitor.command.deadline:DeadlineCommand')
+    assert ('ros2deadline.verb', 'monitor') in found
 
 
 def test_a_ctrl_c_while_the_wrapper_imports_is_a_quiet_stop(tmp_path):
@@ -113,7 +167,7 @@ def test_a_ctrl_c_while_the_wrapper_imports_is_a_quiet_stop(tmp_path):
         'def main():\n'
         '    return 3\n', encoding='utf-8')
     cfg = tmp_path / 'setup.cfg'
-    cfg.write_text('[options.entry_points]\nconsole_scripts =\n    slow = slow_module:main\n',
+    cfg.write_text('[ros2_run]\nexecutables =\n    slow = slow_module:main\n',
                    encoding='utf-8')
     [wrapper] = wrappers.write_wrappers(cfg, tmp_path / 'out', sys.executable)
     env = {**os.environ, 'PYTHONPATH': str(tmp_path)}
@@ -144,8 +198,8 @@ def test_a_ctrl_c_while_the_wrapper_imports_is_a_quiet_stop(tmp_path):
 def test_wrapper_generation_rejects_what_it_cannot_express(tmp_path):
     wrappers = load_script('entry_point_wrappers')
     cfg = tmp_path / 'setup.cfg'
-    cfg.write_text('[options.entry_points]\nconsole_scripts =\n    x = pkg.mod:obj.attr\n')
-    with pytest.raises(ValueError, match='unsupported console_scripts entry'):
+    cfg.write_text('[ros2_run]\nexecutables =\n    x = pkg.mod:obj.attr\n')
+    with pytest.raises(ValueError, match='unsupported executable entry'):
         wrappers.write_wrappers(cfg, tmp_path / 'out', sys.executable)
     assert wrappers.main([str(cfg), str(tmp_path / 'out'), sys.executable]) == 1
 

@@ -180,6 +180,9 @@ def place(arrival: np.ndarray, stamp: np.ndarray, use_stamp: bool, timer_clock: 
           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Start and end on the timer clock, start on the wall and sim clocks.
 
+    The wall start is the header stamp on a wall-clock topic timed by its stamps, else the
+    arrival (the log time in a bag): never a sim time mapped through /clock.
+
     ``use_stamp``: the stamps start the cycles (a NO_VALUE stamp starts at the end).
     ``clock_timeout_ns``, ``silent_after``: a sim-clock topic timed by arrivals has no known
     sim start inside a /clock silence longer than the timeout, nor after the wall time
@@ -195,10 +198,12 @@ def place(arrival: np.ndarray, stamp: np.ndarray, use_stamp: bool, timer_clock: 
         return start, end, start, start_sim
     # The end keeps the execution time inside its /clock step (docs/design.md, Cycles).
     end = clock.sim_in_step(arrival) if have_clock else unknown
+    # On the wall clock a cycle starts at its arrival: a sim stamp's wall time through the
+    # /clock mapping is only known to the /clock step (a 200 Hz IMU under a 10 Hz /clock
+    # would read a 0/100 ms sawtooth of "wall intervals"); wall figures come from arrivals.
+    start_wall = arrival
     if use_stamp:
         start = np.where(stamp != NO_VALUE, stamp, end)
-        start_wall = clock.wall_at(start) if have_clock else unknown
-        start_wall = np.where(start_wall != NO_VALUE, start_wall, arrival)
     else:
         start = clock.sim_at(arrival) if have_clock else unknown
         if have_clock:
@@ -209,6 +214,5 @@ def place(arrival: np.ndarray, stamp: np.ndarray, use_stamp: bool, timer_clock: 
             if silent_after is not None:
                 silent |= arrival > silent_after
             start = np.where(silent, NO_VALUE, start)
-        start_wall = arrival
     end = np.where(end != NO_VALUE, np.maximum(end, start), start)
     return start, end, start_wall, start

@@ -42,6 +42,7 @@ from ros2_deadline_monitor.analysis.monitor_gaps import MonitorGaps
 from ros2_deadline_monitor.analysis.period_learning import (
     burst_like,
     learn_period,
+    no_rhythm,
     PeriodCheck,
     RELEARN_MIN_INTERVALS,
 )
@@ -72,6 +73,10 @@ WINDOW_MIN_PERIODS = 5
 LEARN_MIN_INTERVALS = 3
 """A slow topic learns its period from the intervals of its first window once they are at
 least this many, instead of waiting for ``learn_intervals`` of them."""
+EVENT_WINDOWS = 2
+"""Learning windows in a row that keep no timer rhythm (``burst_like``, ``no_rhythm``) before
+a topic without a configured period is an event topic: rate, intervals and gaps, no misses
+or skipped periods, until a window keeps a rhythm (or a period is offered or configured)."""
 COARSE_CLOCK_SHARE = 0.25
 """A sim-clock topic timed by arrivals whose sim intervals are zero this often gets several
 messages per /clock step: /clock is coarser than the topic, its sim times from arrivals are
@@ -183,6 +188,10 @@ class CycleAnalyzer:
         self._gap_prev_timer = NO_VALUE
         self._foreign_at: int | None = None
         self._unattributed_at: int | None = None
+        self._unattributed_note = ''
+        """Why the latest messages were not timed as cycles (several producers)."""
+        self._last_serial = NO_VALUE
+        """The producer stream of the latest placed cycle (``_interleaved``)."""
         self._last_arrival: int | None = None
         self._start_source = 'arrival'
         self._totals = _Totals()
@@ -208,6 +217,8 @@ class CycleAnalyzer:
         self._relearn_note = ''
         self._coarse_note = ''
         self._unlearned_cycles = 0
+        self._unrhythmic = 0
+        """Learning windows in a row without a timer's rhythm (``EVENT_WINDOWS``)."""
         """Cycles analyzed at the end of a run without a period (too few to learn it)."""
         self._monitor_gaps = MonitorGaps()
         """The monitor's own gaps on this topic: never an outage, a loss or an interval."""
@@ -239,6 +250,14 @@ class CycleAnalyzer:
         else:
             self._stamp_choice = stamp == 'start'
             self._timing_reason = f'stamp: {stamp} (configured)'
+
+    @property
+    def kind(self) -> str:
+        """``event`` when configured so, or when no timer rhythm was found; else ``timer``."""
+        if self._config.kind == 'event' or (self._timing is None
+                                            and self._unrhythmic >= EVENT_WINDOWS):
+            return 'event'
+        return 'timer'
 
     @property
     def timing(self) -> Timing | None:
@@ -487,9 +506,11 @@ class CycleAnalyzer:
             return
         if self.writers > 1 and not known_seq(seq):
             # Several producers and nothing to tell them apart: their cycles would share one
-            # grid. Counted as messages, never as cycles (the status says why).
-            self._totals.unattributed += len(arrival)
-            self._unattributed_at = self._last_arrival
+            # grid. Counted, timed as the topic's events (rate, intervals and gaps by
+            # arrival), never as cycles (the status says why).
+            self._unattributed(arrival, f'{self.writers} writers and no sequence numbers to '
+                                        'tell them apart')
+            self._topic_events(arrival, stamp, size, lost, streams, clock)
             return
         guessed = guessed if guessed is not None else np.zeros(len(arrival), bool)
         if self._stamp_choice is None:
@@ -547,14 +568,20 @@ class CycleAnalyzer:
         attributed = np.ones(len(arrival), bool)
         if guessed is not None and guessed.any():
             # Its producer is a guess: counted as a message, never as a cycle.
-            self._totals.unattributed += int(guessed.sum())
-            self._unattributed_at = int(arrival[guessed][-1])
+            self._unattributed(arrival[guessed], 'the sequence numbers of several producers '
+                                                 'run alike: which one sent a message was a '
+                                                 'guess')
             placed &= ~guessed
             attributed = ~guessed
         if self._start_source == 'header':
             placed &= ~self._out_of_order(streams, start_timer,
                                           placed & (stamp != NO_VALUE))
         absent = self._unseen_before(streams, lost, placed, attributed)
+        # Several producers at once: their events interleave, or which one sent an event was
+        # a guess (numbered alike), whether or not those events are placed.
+        several = self._interleaved(streams)
+        if not several and guessed is not None and guessed.any():
+            several = len(np.unique(streams))
         lost = self._producer_streams.producer_lost(arrival, lost)
         if not placed.all():
             for serial in streams[fresh & ~placed].tolist():  # the next one starts afresh
@@ -570,6 +597,17 @@ class CycleAnalyzer:
                  streams, fresh, absent)
         if self._config.clock == 'sim' and not self._use_stamp and clock is not None:
             self._check_clock_resolution(start_sim, streams, clock)
+        if several > 1 and not self._period_given:
+            # A period learned from several producers' cycles is none of theirs (10, 50 and
+            # 100 Hz read one 10 ms period: hundreds of phantom skips): timed as events.
+            if self._learning:  # cycles held to learn from: no period is learned from them
+                self._learning.add(batch)
+                batch = self._learning.take()
+            self._unattributed(batch[0], f'several producers at once ({several} sequence '
+                                         'runs interleave) and no configured period: a '
+                                         'period learned from them would be none of theirs')
+            self._analyze(*batch, cycles=False)
+            return
         if self._coarse_note:
             if self._learning:  # no period is learned from sim times the clock cannot give
                 self._learning.add(batch)
@@ -577,6 +615,8 @@ class CycleAnalyzer:
             self._analyze(*batch)
             return
         if self._timing is None and self._config.kind != 'event':
+            # A topic found to be an event topic keeps trying: a window that keeps a timer
+            # rhythm (a timer delivered in batches at start-up) makes it a timer again.
             self._learning.add(batch)
             if (self._learning.count <= self._analysis.learn_intervals
                     and not self._spans_a_window(self._learning, batch[0])):
@@ -585,14 +625,23 @@ class CycleAnalyzer:
             diffs = stream_diffs(batch[4], batch[8])
             diffs = diffs[diffs > 0]
             period = learn_period(diffs) if len(diffs) else 0
-            burst = burst_like(diffs, period)
+            burst = burst_like(diffs, period) or no_rhythm(diffs, period)
             if burst:
-                # Not the timer's rhythm (batched delivery, a timer catching up): its grid
-                # would call most slots skipped. Counted, and the next window learns afresh.
+                # Not the timer's rhythm (batched delivery, a timer catching up, a topic
+                # published on updates): its grid would call most slots skipped or late.
+                # Counted, and the next window learns afresh; windows in a row without a
+                # rhythm make it an event topic. Its intervals stay (the max interval, the
+                # gate): only the per-cycle figures leave them out.
                 self._totals.unlearned += len(batch[0])
                 self._learn_note = burst
+                self._unrhythmic += 1
+                if self._unrhythmic >= EVENT_WINDOWS:
+                    self._learn_note = (f'an event topic: {self._unrhythmic} windows in a row '
+                                        f'kept no timer rhythm (latest: {burst})')
+                self._analyze(*batch)
                 return
             self._learn_note = ''
+            self._unrhythmic = 0
             self._timing = resolve_timing(self._effective(self._config), period, True,
                                           self._analysis.target_rtf)
             self._analyze(*batch)
@@ -711,6 +760,46 @@ class CycleAnalyzer:
         return bool(len(arrival)) and waiting.spans(int(arrival[-1]), self._analysis.window_ns,
                                                     LEARN_MIN_INTERVALS + 1)
 
+    @property
+    def _period_given(self) -> bool:
+        """True when the period is configured or offered (each producer's grid is right)."""
+        return self._config.period_ns is not None or (
+            self._timing is not None and not self._timing.learned)
+
+    def _interleaved(self, streams: np.ndarray) -> int:
+        """Count the producers whose cycles interleave in this batch (0: one at a time).
+
+        Producer streams that take turns (a restart: the old run ends, a new one begins)
+        are one producer at a time; streams that alternate are several at once.
+        """
+        last = self._last_serial
+        if len(streams):
+            self._last_serial = int(streams[-1])
+        if len(streams) < 2 and last == NO_VALUE:
+            return 0
+        serials = streams if last == NO_VALUE else np.concatenate(([last], streams))
+        changes = int(np.count_nonzero(serials[1:] != serials[:-1]))
+        distinct = len(np.unique(serials))
+        return distinct if changes >= distinct else 0
+
+    def _unattributed(self, arrival: np.ndarray, why: str) -> None:
+        """Count messages no producer's grid may time, and why (the latest reason)."""
+        self._totals.unattributed += len(arrival)
+        self._unattributed_at = int(arrival[-1])
+        self._unattributed_note = why
+
+    def _topic_events(self, arrival: np.ndarray, stamp: np.ndarray, size: np.ndarray,
+                      lost: np.ndarray, streams: np.ndarray, clock: RtfAnalyzer | None) -> None:
+        """Time messages as the topic's events by arrival: intervals and gaps, no grid."""
+        n = len(arrival)
+        start_timer, end_timer, start_wall, start_sim = place(
+            arrival, np.full(n, NO_VALUE, np.int64), False, self._config.clock, clock,
+            self._analysis.thresholds.clock_timeout_ns, self.clock_silent_after)
+        age, unknown_ages = ages(arrival, stamp, end_timer, self._config.clock, clock)
+        self._totals.age_unknown += unknown_ages
+        self._analyze(arrival, age, size, lost, start_timer, end_timer, start_wall, start_sim,
+                      streams, np.zeros(n, bool), np.zeros(n, np.int64), cycles=False)
+
     def _foreign(self, arrival: np.ndarray, stamp: np.ndarray,
                  clock: RtfAnalyzer | None) -> np.ndarray:
         """Start stamps that cannot be on the timer clock (``foreign_starts``), counted."""
@@ -769,7 +858,8 @@ class CycleAnalyzer:
     def _analyze(self, arrival: np.ndarray, age: np.ndarray, size: np.ndarray,
                  lost: np.ndarray, start_timer: np.ndarray, end_timer: np.ndarray,
                  start_wall: np.ndarray, start_sim: np.ndarray, streams: np.ndarray,
-                 fresh: np.ndarray, absent: np.ndarray) -> None:
+                 fresh: np.ndarray, absent: np.ndarray, cycles: bool = True) -> None:
+        """Make the rows of a batch; ``cycles`` False: timed as events (no grid)."""
         if len(arrival) == 0:
             return
         # Rows no later report's window holds (it ends after these arrivals) are forgotten:
@@ -780,7 +870,8 @@ class CycleAnalyzer:
         epochs = self._outage_epochs(arrival, end_timer, absent)
         serials = np.unique(streams)
         if len(serials) == 1 and epochs is None and not fresh.any():
-            rows = self._analyze_run(int(serials[0]), self._epoch, False, *columns)
+            rows = self._analyze_run(int(serials[0]), self._epoch, False, *columns,
+                                     cycles=cycles)
             self._rows.extend(**rows)
             if self._made is not None:
                 self._made.append(rows)
@@ -795,7 +886,8 @@ class CycleAnalyzer:
             for part in np.split(mine, cuts):
                 pieces.append(self._analyze_run(serial, int(epochs[part[0]]),
                                                 bool(fresh[part[0]]),
-                                                *(column[part] for column in columns)))
+                                                *(column[part] for column in columns),
+                                                cycles=cycles))
         rows = {name: np.concatenate([piece[name] for piece in pieces]) for name in ROW_COLUMNS}
         order = np.argsort(rows['arrival'], kind='stable')
         rows = {name: values[order] for name, values in rows.items()}
@@ -807,10 +899,13 @@ class CycleAnalyzer:
                      age: np.ndarray,
                      size: np.ndarray, lost: np.ndarray, start_timer: np.ndarray,
                      end_timer: np.ndarray, start_wall: np.ndarray,
-                     start_sim: np.ndarray, absent: np.ndarray) -> dict[str, np.ndarray]:
+                     start_sim: np.ndarray, absent: np.ndarray, cycles: bool = True
+                     ) -> dict[str, np.ndarray]:
         """Rows of consecutive cycles of one producer within one epoch, on its own grid.
 
-        An event topic has no grid: its rows carry intervals (gaps), age and size only. An
+        An event topic, or events not timed as cycles (``cycles`` False: several writers, a
+        burst-like learning window), have no grid: their rows carry intervals (gaps), age
+        and size only, and the producer's next cycle starts a fresh grid. An
         interval across cycles no grid saw (``absent``: lost, or not placed) is not one of
         the producer's: left out of every interval figure and the interval rule (counted).
         """
@@ -840,7 +935,9 @@ class CycleAnalyzer:
         stream.prev_start_sim = int(start_sim[-1])
         self._totals.cycles += len(arrival)
         timing = self._timing
-        if timing is None or coarse:  # an event topic, or no grid from coarse sim times
+        if not cycles:
+            stream.grid = GridState()
+        if timing is None or coarse or not cycles:  # an event topic, or no grid
             none = np.full(len(arrival), NO_VALUE, np.int64)
             zero = np.zeros(len(arrival), np.int64)
             return dict(
@@ -873,12 +970,15 @@ class CycleAnalyzer:
             return made[0]
         return {name: np.concatenate([rows[name] for rows in made]) for name in ROW_COLUMNS}
 
-    def _counts_note(self) -> str:
+    def _counts_note(self, since_ns: int) -> str:
         """Why misses and skipped periods are unknown ('' when they are known)."""
-        if self._config.kind == 'event':
+        if self.kind == 'event':
             return ''
         if self._coarse_note:
             return self._coarse_note
+        at = self._unattributed_at
+        if at is not None and at >= since_ns:
+            return f'per-cycle figures need one producer: {self._unattributed_note}'
         if self._timing is not None:
             return ''
         totals = self._totals
@@ -896,7 +996,7 @@ class CycleAnalyzer:
             return (f'no cycle to learn the period from: {totals.foreign} start stamps not on '
                     f'the {self._config.clock} timer clock')
         if totals.unattributed:
-            return 'no cycle to learn the period from: several producers not told apart'
+            return f'no cycle to learn the period from: {self._unattributed_note}'
         if self._config.clock == 'sim' and totals.cycles == 0:
             return 'no cycle placed: no /clock sample yet (a sim-time topic timed by arrivals)'
         return f'period not learned ({totals.messages} messages)'
@@ -928,6 +1028,12 @@ class CycleAnalyzer:
         since = now_wall_ns - self._window_ns()
         rows = self._rows.rows_from('arrival', since)
         loss_note = self._loss_note(writers, since)
+        run_loss_note = ('sequence runs of several producers could not be told apart'
+                         if self._producer_streams.ambiguous_at is not None else '')
+        if not loss_note and run_loss_note and self._totals.lost:
+            # A loss counted in a run whose producers were guessed at may be made up (a run
+            # continued by the wrong producer): never a known figure later.
+            loss_note = f'{run_loss_note} earlier in the run ({self._totals.lost} counted)'
         period = timing.period_ns if timing else None
         jitter = timing.jitter_ns if timing else None
         n = len(rows['arrival'])
@@ -946,6 +1052,13 @@ class CycleAnalyzer:
         lateness = rows['lateness'][rows['lateness'] != NO_VALUE]
         response = rows['response'][rows['response'] != NO_VALUE]
         totals = self._totals
+        producers = self._producers(since)
+        rate_wall, rate_sim = _rate(interval_wall.mean_ns), _rate(interval_sim.mean_ns)
+        if producers > 1:
+            # Each producer's intervals are its own: the topic's rate is its messages over
+            # the window, not one over their mean interval.
+            rate_wall = (n - 1) * 1e9 / span_wall if span_wall > 0 else NAN
+            rate_sim = (len(starts_sim) - 1) * 1e9 / span_sim if span_sim > 0 else NAN
         return TopicReport(
             name=self._config.name,
             topic=self._config.topic,
@@ -973,8 +1086,8 @@ class CycleAnalyzer:
             messages_lost=int(rows['lost'].sum()),
             loss_known=not loss_note,
             miss_ratio=misses / n if n else NAN,
-            rate_wall_hz=_rate(interval_wall.mean_ns),
-            rate_sim_hz=_rate(interval_sim.mean_ns),
+            rate_wall_hz=rate_wall,
+            rate_sim_hz=rate_sim,
             interval_wall=interval_wall,
             interval_sim=interval_sim,
             lateness_mean_ns=_mean(lateness),
@@ -989,7 +1102,7 @@ class CycleAnalyzer:
             age_mean_ns=_mean(age),
             age_max_ns=_max(age),
             last_arrival_wall_ns=self._last_arrival,
-            kind=self._config.kind,
+            kind=self.kind,
             period_source=timing.source if timing else '',
             foreign_stamps_total=totals.foreign,
             outages_total=totals.outages,
@@ -997,12 +1110,12 @@ class CycleAnalyzer:
             outage_max_ns=totals.outage_max_ns,
             outage_max_at_ns=totals.outage_max_at_ns,
             timing_reason=self._timing_reason,
-            counts_note=self._counts_note(),
+            counts_note=self._counts_note(since),
             clock_note=self._coarse_note,
             period_note=self._relearn_note,
             period_relearned_total=totals.relearned,
             producer_runs_total=totals.runs,
-            producers=self._producers(since),
+            producers=producers,
             unattributed_total=totals.unattributed,
             loss_note=loss_note,
             intervals_across_loss_total=totals.across_loss,
@@ -1018,6 +1131,10 @@ class CycleAnalyzer:
             unmonitored_ns=self._monitor_gaps.total_ns(now_wall_ns),
             unmonitored_messages_total=totals.unmonitored_messages,
             unmonitored_gap=self._monitor_gaps.latest,
+            unattributed_note=self._unattributed_note,
+            run_counts_note=(f'{totals.unattributed} messages not timed as cycles: '
+                             f'{self._unattributed_note}' if totals.unattributed else ''),
+            run_loss_note=run_loss_note,
         )
 
 

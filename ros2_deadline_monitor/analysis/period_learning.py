@@ -142,6 +142,34 @@ def burst_like(intervals_ns: np.ndarray, period_ns: int) -> str:
             f'{mean_ms:.4g} ms); period not learned from that window')
 
 
+RHYTHM_SLACK = 0.2
+"""An interval keeps a timer's rhythm when it lies within this share of a period of a whole
+number of periods (a late callback, a skipped period)."""
+RHYTHM_SHARE = 0.5
+"""A learning window is a timer's when at least this share of its intervals keep the rhythm
+of the period learned from them (``no_rhythm``)."""
+
+
+def no_rhythm(intervals_ns: np.ndarray, period_ns: int) -> str:
+    """Why intervals are no timer's rhythm at ``period_ns``, or '' when they are.
+
+    A timer's intervals lie near whole numbers of its period, however late a callback runs;
+    a topic published on updates (a localization pose: runs 100 ms apart between pauses of
+    1 to 2 s) has intervals on no grid, and a period learned from them would count misses
+    and skipped periods of a timer that does not exist. Too few intervals to tell: ''.
+    """
+    if len(intervals_ns) < 2 or period_ns <= 0:
+        return ''
+    slots = np.maximum(1, np.round(intervals_ns / period_ns))
+    off = np.abs(intervals_ns - slots * period_ns) / period_ns
+    fit = int(np.count_nonzero(off <= RHYTHM_SLACK))
+    if fit >= RHYTHM_SHARE * len(intervals_ns):
+        return ''
+    return (f'intervals keep no timer rhythm: {fit} of {len(intervals_ns)} lie within '
+            f'{RHYTHM_SLACK:.0%} of a whole number of the {period_ns / NS_PER_MS:.4g} ms '
+            'learned from them; period not learned from that window')
+
+
 RELEARN_MIN_INTERVALS = 100
 """A learned period is checked against blocks of at least this many later intervals (and
 ``4 x learn_intervals``); two blocks in a row that learn the same other period re-learn it."""

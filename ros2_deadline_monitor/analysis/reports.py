@@ -147,6 +147,14 @@ class TopicReport:
     """The latest re-learning of the period, '' when it was never learned again."""
     period_relearned_total: int = 0
     """Times the learned period was learned again (later intervals kept disagreeing)."""
+    unattributed_note: str = ''
+    """Why the latest unattributed messages were not timed as cycles ('' when none was)."""
+    run_counts_note: str = ''
+    """Why the whole run's misses and skipped periods are no figure although the window's
+    may be (messages of several producers were not timed as cycles); '' when they are."""
+    run_loss_note: str = ''
+    """Why the whole run's loss is no figure although the window's may be (which producer
+    sent a message was a guess: a loss counted from it would be made up); '' when known."""
 
     @property
     def counts_known(self) -> bool:
@@ -268,6 +276,9 @@ class ClockReport:
     jumps: int = 0
     non_monotonic: bool = False
     """Sim time went back more than ``NON_MONOTONIC_RESETS`` times in the window: no RTF."""
+    rtf_total_note: str = ''
+    """Why ``rtf_total`` is unknown for the rest of the run (several /clock publishers were
+    seen, or /clock went back and forth); '' while it is known."""
 
 
 @dataclass(frozen=True)

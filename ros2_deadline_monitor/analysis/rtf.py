@@ -60,6 +60,10 @@ class RtfAnalyzer:
         self.mixed = False
         """Several publishers on /clock (the session says so): their sim times alternate, so
         no RTF is measured from them (NaN), rather than one that mixes them."""
+        self.run_unknown = ''
+        """Why RTF since start is unknown for the rest of the run ('' while it is known):
+        several publishers were on /clock, or sim time went back and forth in a window. An
+        RTF since the last of thousands of resets is no figure of the run."""
         self._view: tuple[int, np.ndarray, np.ndarray] | None = None
         # Fixed bins continue across reports: the last edge evaluated and the sample at it.
         self._bin_edge: int | None = None
@@ -104,8 +108,8 @@ class RtfAnalyzer:
         """Store one /clock sample; return True at a discontinuity of sim time.
 
         Sim time going back (a reset) or jumping forward (a seek, ``is_jump``) starts a new
-        epoch: RTF, bins and the mapping of stamps to wall time start from that sample, and
-        no sim time is interpolated across it.
+        epoch: RTF and bins start from that sample, and no sim time is interpolated across
+        it.
         """
         reset = False
         last = self._last
@@ -266,23 +270,16 @@ class RtfAnalyzer:
         out[inside] = (wall[i + 1] - wall[i]) > limit_ns
         return out
 
-    def wall_at(self, sim_ns: np.ndarray) -> np.ndarray:
-        """Wall time at which sim time first reached each value, within the current epoch."""
-        wall, sim = self._chronological(self._epoch_start)
-        out = np.full(len(sim_ns), NO_VALUE, np.int64)
-        if len(sim) == 0:
-            return out
-        idx = np.searchsorted(sim, sim_ns, side='left')
-        known = (idx < len(sim)) & (sim_ns >= sim[0])
-        out[known] = wall[idx[known]]
-        return out
-
     def report(self, now_wall_ns: int) -> ClockReport:
         """Figures since the previous report; starts the next window."""
         anchor = max(self._window_start - 1, self._epoch_start)
         wall, sim = self._chronological(anchor)
         messages = self._count - max(self._window_start, self._count - self.capacity)
         resets = self._window_resets
+        if resets > NON_MONOTONIC_RESETS and not self.run_unknown:
+            self.run_unknown = (f'sim time went back {resets} times in one report window '
+                                '(/clock not monotonic: several publishers, or sources taking '
+                                'turns)')
         jumps = self._window_jumps
         self._window_start = self._count
         self._window_resets = 0
@@ -290,7 +287,8 @@ class RtfAnalyzer:
         last_wall = self._last[0] if self._last else None
         sim_now = self._last[1] if self._last else None
         rtf_total = NAN
-        if self._epoch_first and self._last and self._last[0] > self._epoch_first[0]:
+        if (self._epoch_first and self._last and self._last[0] > self._epoch_first[0]
+                and not self.run_unknown):
             rtf_total = ((self._last[1] - self._epoch_first[1])
                          / (self._last[0] - self._epoch_first[0]))
         empty = ClockReport(
@@ -300,7 +298,7 @@ class RtfAnalyzer:
             max_wall_gap_ns=NAN, max_wall_gap_at_ns=None, resets_total=self.resets_total,
             resets=resets, paused=False, last_wall_ns=last_wall,
             rtf_bin_min_run=self._bin_min_run, rtf_bin_min_run_at_ns=self._bin_min_run_at,
-            jumps_total=self.jumps_total, jumps=jumps)
+            jumps_total=self.jumps_total, jumps=jumps, rtf_total_note=self.run_unknown)
         if len(wall) < 2 or messages == 0 or self.mixed:
             return empty if not self.mixed else _unmeasured(empty)
         if resets > NON_MONOTONIC_RESETS:
@@ -336,6 +334,7 @@ class RtfAnalyzer:
             rtf_bin_min_run_at_ns=self._bin_min_run_at,
             jumps_total=self.jumps_total,
             jumps=jumps,
+            rtf_total_note=self.run_unknown,
         )
 
     def _bins(self) -> tuple[float, int | None, float]:

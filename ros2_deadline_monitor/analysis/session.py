@@ -31,7 +31,7 @@ Rules that keep live and offline figures equal for the same stream:
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 import math
@@ -65,6 +65,14 @@ from ros2_deadline_monitor.analysis.snapshot import (
     Snapshot,
     TopicSnapshot,
 )
+from ros2_deadline_monitor.analysis.transforms import (
+    is_static_topic,
+    TransformAnalyzer,
+    TransformFigures,
+    TRANSFORMS_KEPT,
+    TransformsReport,
+    writer_of,
+)
 from ros2_deadline_monitor.analysis.units import short_seconds
 from ros2_deadline_monitor.analysis.whole_run import WholeRun
 
@@ -74,6 +82,13 @@ RESETS_KEPT = 256
 """Wall times of the most recent resets kept for placing them between events; a storm of
 more resets between two reports only keeps its latest ones (every one is still counted)."""
 
+TRANSFORMS_NAMED = 5
+"""Silent transforms named in a topic's status; the rest are counted."""
+
+CLOCK_BOUND_SLACK = 1.25
+"""A sim-time timer faster than /clock is said to run at the /clock rate only when it
+measured at most this many times that rate (jitter of a few steps either way)."""
+
 NO_RUN = RunTotals()
 """The whole-run figures of a topic without a cycle yet."""
 
@@ -81,6 +96,8 @@ StampReader = Callable[[bytes], int]
 """Reads the cycle-start stamp (int ns) from a message's raw bytes; raises ``CdrError``."""
 Recorder = Callable[[int, bytes, int], None]
 """``record(arrival_wall_ns, raw, seq)``: the per-message call of one topic."""
+TransformFeed = Callable[[int, bytes], None]
+"""``feed(arrival_wall_ns, raw)``: a message of a /tf-like topic to its per-transform figures."""
 
 
 class TopicState(Enum):
@@ -126,21 +143,94 @@ class _Topic:
     seen: tuple[int, ...] = (0, 0, 0, 0, 0)
     """Foreign stamps, outages, unattributed messages, stamps going back and shared stamps
     at the previous snapshot."""
-    changes: int = 0
-    """Counts the changes to what its snapshot depends on from outside the stream: its
-    settings, what the graph and its subscription say, its timing, its event totals, its
-    appearing in the graph."""
+    version: int = 0
+    """Counts the changes to what its snapshot depends on from outside the stream
+    (``Session._changed``, the one place that counts them)."""
     run: WholeRun | None = None
     """Whole-run figures, from its first processed event on (None before: idle costs none)."""
     pace: Pace = field(default_factory=lambda: Pace())
+    transforms: TransformAnalyzer | None = None
+    """Per-transform figures of a topic laid out like ``tf2_msgs/TFMessage`` (else None)."""
     latched: int = 0
     """Messages a writer kept for late readers (``transient_local``) and delivered on
     subscribing, published before the monitor subscribed: not cycles (``Session.latched``)."""
+    last: TopicSnapshot | None = None
+    """Its snapshot of the latest report that made it afresh (``Session.snapshot(standing=)``
+    repeats it)."""
+    view: TopicView = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.view = TopicView(self)
 
 
-TopicFacts = _Topic
-"""One topic's live state as the session keeps it (``Session.facts``): read, never written,
-by a caller that decides what to report (``outputs/reporter.py``)."""
+class TopicView:
+    """What a caller deciding which topics to report afresh may read of one topic.
+
+    Read only (``Session.views``; ``outputs/reporter.py``): a topic's figures change with its
+    stream, everything else its snapshot depends on bumps ``version``. The same object
+    until the topic is removed; added again, it gets a new one.
+    """
+
+    __slots__ = ('_topic',)
+
+    def __init__(self, topic: _Topic) -> None:
+        self._topic = topic
+
+    @property
+    def version(self) -> int:
+        """Bumped at every change of what its snapshot depends on from outside the stream.
+
+        Its settings, what the graph and its subscription say, its timing or event totals,
+        its appearing in the graph, a gap of the monitor's own, a sim-time reset, the report
+        period (``Session._changed``).
+        """
+        return self._topic.version
+
+    @property
+    def unusual(self) -> bool:
+        """A message since its last fresh snapshot may change its level (``Pace``)."""
+        return self._topic.pace.unusual
+
+    @property
+    def last_arrival_ns(self) -> int:
+        """Arrival (wall ns) of its latest message recorded one by one (0: none)."""
+        return self._topic.pace.last_ns
+
+    @property
+    def recorded(self) -> int:
+        """Messages recorded so far (a count that only grows)."""
+        return self._topic.analyzer.recorded
+
+    @property
+    def silent(self) -> bool:
+        """No message recorded yet."""
+        return self._topic.analyzer.silent_so_far
+
+    @property
+    def per_transform(self) -> bool:
+        """Analyzed per transform (a ``/tf``-like topic): its figures change with time alone."""
+        return self._topic.transforms is not None
+
+    @property
+    def period_ns(self) -> int | None:
+        """The period in force (None: an event topic, or a period still learned)."""
+        timing = self._topic.analyzer.timing
+        return None if timing is None else timing.period_ns
+
+    @property
+    def event(self) -> bool:
+        """An event topic: no period paces it."""
+        return self._topic.config.kind == 'event'
+
+    @property
+    def appeared_ns(self) -> int | None:
+        """When it last appeared in the graph (None: at the session's start)."""
+        return self._topic.appeared_ns
+
+    @property
+    def held(self) -> bool:
+        """Reports asked for another level than the one shown (the hysteresis runs)."""
+        return self._topic.streak > 0
 
 
 class Pace:
@@ -151,7 +241,7 @@ class Pace:
     sequence numbers sets ``unusual``; so does a start stamp that goes back or repeats
     (all-zero stamps aside: they never count as stamps), moves by more than
     ``stamp_limit_ns`` (a skip on the timer clock, a stamp on another clock), or cannot be
-    read. Read-only outside the session.
+    read. The session marks it at every fresh snapshot of the topic (``Session._mark``).
     """
 
     __slots__ = ('floor_ns', 'last_ns', 'last_stamp_ns', 'limit_ns', 'next_seq',
@@ -168,7 +258,7 @@ class Pace:
         self.stamp_limit_ns = 0
 
     def see(self, arrival_ns: int, seq: int, stamp_ns: int = NO_VALUE) -> None:
-        """Note one message (``_Recorder`` inlines the same); ``NO_VALUE``: no stamp."""
+        """Note one message; ``NO_VALUE``: no stamp (the arrival is the cycle start)."""
         interval = arrival_ns - self.last_ns
         if interval > self.limit_ns or interval < self.floor_ns or (
                 seq != self.next_seq and seq != NO_VALUE):
@@ -188,47 +278,33 @@ class _Recorder:
 
     ``on_message`` for a type without a stamp (the arrival is the cycle start),
     ``on_stamped`` reads the stamp from the raw bytes (``MALFORMED`` when it cannot).
-    Both note the pace (``Pace.see``, inlined) and hand the event to the topic's analyzer;
-    a full pending buffer is processed at once (``Session._process_full``).
+    Both note the pace (``Pace.see``) and hand the event to the topic's analyzer; a full
+    pending buffer is processed at once (``Session._process_full``).
     """
 
-    __slots__ = ('_full', '_pace', '_read_stamp', '_record', '_topic')
+    __slots__ = ('_full', '_see', '_read_stamp', '_record', '_topic')
 
     def __init__(self, session: Session, topic_id: str, read_stamp: StampReader | None) -> None:
         topic = session._topics[topic_id]
         self._record = topic.analyzer.record
-        self._pace = topic.pace
+        self._see = topic.pace.see
         self._read_stamp = read_stamp
         self._full = session._process_full
         self._topic = topic
 
     def on_message(self, arrival_ns: int, raw: bytes, seq: int) -> None:
         """Record one message of a type without a stamp."""
-        pace = self._pace
-        interval = arrival_ns - pace.last_ns
-        if interval > pace.limit_ns or interval < pace.floor_ns or (
-                seq != pace.next_seq and seq != NO_VALUE):
-            pace.unusual = True
-        pace.last_ns, pace.next_seq = arrival_ns, seq + 1
+        self._see(arrival_ns, seq)
         if self._record(arrival_ns, NO_VALUE, seq, len(raw)):
             self._full(self._topic)
 
     def on_stamped(self, arrival_ns: int, raw: bytes, seq: int) -> None:
         """Record one message whose stamp is read from its raw bytes."""
-        pace = self._pace
-        interval = arrival_ns - pace.last_ns
-        if interval > pace.limit_ns or interval < pace.floor_ns or (
-                seq != pace.next_seq and seq != NO_VALUE):
-            pace.unusual = True
-        pace.last_ns, pace.next_seq = arrival_ns, seq + 1
         try:
             stamp = self._read_stamp(raw)
         except CdrError:
             stamp = MALFORMED
-        step = stamp - pace.last_stamp_ns
-        if step > pace.stamp_limit_ns or step < 0 or (step == 0 and stamp) or stamp == MALFORMED:
-            pace.unusual = True
-        pace.last_stamp_ns = stamp
+        self._see(arrival_ns, seq, stamp)
         if self._record(arrival_ns, stamp, seq, len(raw)):
             self._full(self._topic)
 
@@ -248,7 +324,7 @@ class Session:
         self._stats_period_ns = stats_period_ns
         self._rtf = RtfAnalyzer(bin_ns=analysis.rtf_bin_ns, capacity=clock_capacity)
         self._topics: dict[str, _Topic] = {}
-        self._facts = MappingProxyType(self._topics)
+        self._views: dict[str, TopicView] = {}
         self._invalid: dict[str, str] = {}
         self._resets = 0
         self._reset_walls: deque[int] = deque(maxlen=RESETS_KEPT)
@@ -297,7 +373,7 @@ class Session:
         if stats_period_ns is not None and stats_period_ns != self._stats_period_ns:
             self._stats_period_ns = stats_period_ns
             for topic in self._topics.values():
-                topic.changes += 1
+                self._changed(topic)
         new_analysis = analysis if analysis is not None else self._analysis
         analysis_changed = new_analysis != self._analysis
         if analysis_changed:
@@ -326,10 +402,11 @@ class Session:
             self._process_topic(topic, None, force=False)
             topic.analyzer.reconfigure(config, new_analysis)
             topic.config = config
-            topic.changes += 1
+            self._changed(topic)
         for topic_id in added:
             # Created at the session's start: the grace counts from then; later: from now.
             self._topics[topic_id].appear_pending = bool(self._reported)
+        self._views = {topic_id: topic.view for topic_id, topic in self._topics.items()}
         return Changes(tuple(added), tuple(removed), changed)
 
     # -- events -----------------------------------------------------------------------------
@@ -338,7 +415,7 @@ class Session:
         """Record one /clock sample; return True when sim time jumped back (a reset)."""
         if not self._rtf.record(wall_ns, sim_ns):
             return False
-        self._resets += 1
+        self._reset(1)
         self._reset_walls.append(self._rtf.last_wall_ns)
         return True
 
@@ -348,8 +425,9 @@ class Session:
         For a bag replay's chunk: no other event may have arrived between them.
         """
         walls = self._rtf.record_many(wall_ns, sim_ns)
-        self._resets += len(walls)
-        self._reset_walls.extend(walls.tolist())
+        if len(walls):
+            self._reset(len(walls))
+            self._reset_walls.extend(walls.tolist())
 
     def clock_samples(self, samples: Iterable[tuple[int, int]]) -> int:
         """Record ``(wall_ns, sim_ns)`` samples in arrival order; return how many were resets.
@@ -359,14 +437,47 @@ class Session:
         """
         return sum(self.clock_sample(wall, sim) for wall, sim in sorted(samples))
 
-    def recorder(self, topic_id: str, read_stamp: StampReader | None) -> Recorder:
+    def _reset(self, count: int) -> None:
+        """Count sim-time resets: every topic's snapshot depends on them."""
+        self._resets += count
+        for topic in self._topics.values():
+            self._changed(topic)
+
+    def recorder(self, topic_id: str, read_stamp: StampReader | None, *,
+                 transforms: bool = False, static: bool = False) -> Recorder:
         """Return the per-message call of one topic (O(1), no allocation, no deserializing).
 
         ``read_stamp`` None: the type carries no stamp (the arrival is the cycle start). A
         message whose stamp cannot be read counts as a message and as malformed.
+        ``transforms``: the type is laid out like ``tf2_msgs/TFMessage`` (``is_tf_layout``);
+        each message also feeds the topic's per-transform figures (``transform_feed``).
         """
         recorder = _Recorder(self, topic_id, read_stamp)
-        return recorder.on_message if read_stamp is None else recorder.on_stamped
+        record = recorder.on_message if read_stamp is None else recorder.on_stamped
+        if not transforms:
+            return record
+        feed = self.transform_feed(topic_id, static)
+
+        def record_transforms(arrival_ns: int, raw: bytes, seq: int) -> None:
+            record(arrival_ns, raw, seq)
+            feed(arrival_ns, raw)
+        return record_transforms
+
+    def transform_feed(self, topic_id: str, static: bool = False) -> TransformFeed:
+        """Analyze a topic per transform from now on; return the call that feeds a message.
+
+        For a topic laid out like ``tf2_msgs/TFMessage``: the recorder calls it after its own
+        call, the bag replay for the messages it records as columns. ``static``: its
+        publishers keep their messages for late readers (``transient_local``); a topic named
+        ``tf_static`` is static whatever it says. The figures live as long as the topic.
+        """
+        topic = self._topics[topic_id]
+        static = static or is_static_topic(topic.config.topic)
+        if topic.transforms is None:
+            topic.transforms = TransformAnalyzer(static)
+        else:
+            topic.transforms.static = static
+        return topic.transforms.record
 
     def _process_full(self, topic: _Topic) -> None:
         """Process a topic whose pending buffer is full (the per-message call found it so)."""
@@ -398,17 +509,21 @@ class Session:
         if topic.analyzer.record(arrival_ns, stamp_ns, seq, size_bytes):
             self._process_topic(topic, None, force=True)
 
-    def latched(self, topic_id: str) -> None:
+    def latched(self, topic_id: str, arrival_ns: int | None = None,
+                raw: bytes | None = None) -> None:
         """Count a latched message: published before the monitor subscribed, kept for it.
 
         A ``transient_local`` writer (a map) hands its kept messages to a reader that
         matches later. Such a message is no cycle: its interval to the next would span the
         time before the monitor existed, its stamp is as old as the run. It is counted
-        apart and named in the status; a topic with nothing else is OK, not waiting.
+        apart and named in the status; a topic with nothing else is OK, not waiting. The
+        transforms of a latched /tf_static (``raw``, arrived at ``arrival_ns``) still count.
         """
         topic = self._topics[topic_id]
         topic.latched += 1
-        topic.changes += 1
+        self._changed(topic)
+        if topic.transforms is not None and raw is not None and arrival_ns is not None:
+            topic.transforms.record(arrival_ns, raw)
 
     def unmonitored(self, topic_id: str, from_wall_ns: int, why: str) -> None:
         """Open a gap of the monitor's own: the adapter stopped receiving a topic then.
@@ -419,13 +534,13 @@ class Session:
         """
         topic = self._topics[topic_id]
         topic.analyzer.unmonitored(from_wall_ns, why)
-        topic.changes += 1
+        self._changed(topic)
 
     def monitored(self, topic_id: str, at_wall_ns: int) -> None:
         """Close the gap: the adapter receives a topic again from ``at_wall_ns`` (if open)."""
         topic = self._topics[topic_id]
         topic.analyzer.monitored(at_wall_ns)
-        topic.changes += 1
+        self._changed(topic)
 
     def dropped_by_monitor(self, topic_id: str, before_seq: int, count: int) -> None:
         """Count the ``count`` messages before ``before_seq`` as dropped by the adapter's queue.
@@ -437,9 +552,8 @@ class Session:
     def qos_deadline_missed(self, topic_id: str, count: int) -> None:
         """Count middleware 'requested deadline missed' events of one topic."""
         topic = self._topics[topic_id]
-        topic.pace.unusual = True
         topic.analyzer.record_qos_deadline_missed(count)
-        topic.changes += 1
+        self._changed(topic)
 
     def topic_status(self, topic_id: str, state: TopicState, reason: str = '', *,
                      type_name: str | None = None, publishers: tuple[str, ...] | None = None,
@@ -461,7 +575,7 @@ class Session:
                 topic.state is not TopicState.RECEIVING
                 or (writers is not None and writers > 0 and topic.writers == 0)):
             topic.appear_pending = True
-            topic.changes += 1
+            self._changed(topic)
         if offered_deadline_ns is not None:
             offered = offered_deadline_ns or None
             if offered != topic.offered_deadline_ns:
@@ -481,16 +595,22 @@ class Session:
         if receive is not None:
             topic.receive = receive
         if _told(topic) != before:
-            topic.changes += 1
+            self._changed(topic)
 
     def clock_publishers(self, count: int) -> None:
         """Note the publishers of /clock in the graph (several make sim time alternate).
 
         With several, sim time is theirs in turn: RTF and every figure on sim time are
         unknown (``RtfAnalyzer.mixed``, ``CycleAnalyzer.sim_unknown``) rather than mixed;
-        once one is left, RTF starts afresh.
+        once one is left, the window's RTF starts afresh; RTF since start stays unknown
+        (``RtfAnalyzer.run_unknown``), and so does the gate's ``min_rtf``.
         """
         mixed = count > 1
+        if mixed and 'publishers' not in self._rtf.run_unknown:
+            # The graph's count says why better than the resets it caused (seen first when
+            # the samples arrived before the graph counted the second publisher).
+            self._rtf.run_unknown = (f'{count} publishers on {self._clock_topic} during the '
+                                     'run: their sim times mixed')
         if self._rtf.mixed and not mixed:
             self._rtf.new_epoch()
         self._rtf.mixed = mixed
@@ -550,13 +670,15 @@ class Session:
         analyzer.clock_silent_after = self._clock_silent_after
         analyzer.process(self._rtf if self._rtf.has_samples and not mixed else None, walls, new,
                          horizon, final)
+        if topic.transforms is not None:
+            topic.transforms.process(None if mixed else self._rtf, horizon)
         rows = analyzer.take_rows()
         if rows is not None:
             topic.run.add(rows, analyzer.timing)
             if self.on_rows is not None:
                 self.on_rows(topic.config.name, rows)
         if analyzer.timing != timing or analyzer.event_totals != totals:
-            topic.changes += 1
+            self._changed(topic)
 
     # -- reporting --------------------------------------------------------------------------
 
@@ -573,23 +695,24 @@ class Session:
 
     def snapshot(self, now_wall_ns: int, host: HostReport | None = None,
                  stats_timer_late_ns: int = 0, *, final: bool = False,
-                 given: Mapping[str, TopicSnapshot] | None = None) -> Snapshot:
+                 standing: Collection[str] = ()) -> Snapshot:
         """Process what can be processed, then report every topic, the clock and the host.
 
         Starts the next clock window. ``final`` processes everything still pending.
-        ``given``: topics whose snapshot the caller brings (``outputs/reporter.py``): they are
-        neither processed nor reported now; their events wait for a report without them.
+        ``standing``: topics whose snapshot of their latest fresh report is repeated
+        (``outputs/reporter.py``): they are neither processed nor reported now; their events
+        wait for a report without them. A topic never reported afresh is reported anyway.
         """
-        if final or given is None:
-            given = {}
+        if final:
+            standing = ()
         horizon = self._horizon(now_wall_ns, final)
         for topic_id, topic in self._topics.items():
-            if topic_id not in given:
+            if topic_id not in standing or topic.last is None:
                 self._process(topic, horizon, final)
         clock_report = self._rtf.report(now_wall_ns)
         window_rtf = clock_report.rtf if clock_report.messages else 0.0
-        topics = [given.get(topic_id) or self._fresh_topic_snapshot(topic_id, topic, now_wall_ns,
-                                                                    window_rtf)
+        topics = [topic.last if topic_id in standing and topic.last is not None
+                  else self._fresh_topic_snapshot(topic_id, topic, now_wall_ns, window_rtf)
                   for topic_id, topic in self._topics.items()]
         self._reported = True
         topics += [TopicSnapshot(topic_id, '', '', Level.ERROR,
@@ -604,7 +727,7 @@ class Session:
             host=self._host_snapshot(host or HostReport(), stats_timer_late_ns),
         )
 
-    # -- read-only facts for a caller that decides what to report (``outputs/reporter.py``) ----
+    # -- read-only views for a caller that decides what to report (``outputs/reporter.py``) --
 
     @property
     def start_wall_ns(self) -> int:
@@ -616,19 +739,19 @@ class Session:
         """The report period in force."""
         return self._stats_period_ns
 
-    @property
-    def resets(self) -> int:
-        """Sim-time resets recorded so far (a count that only grows)."""
-        return self._resets
+    def views(self) -> Mapping[str, TopicView]:
+        """Return every topic's read-only view by id, in configuration order."""
+        return MappingProxyType(self._views)
 
-    def facts(self) -> Mapping[str, TopicFacts]:
-        """Return the live state of every topic by id, in configuration order, to read only.
+    def _changed(self, topic: _Topic) -> None:
+        """Note a change of what a topic's snapshot depends on from outside its stream.
 
-        A topic's object stays the same until it is removed; added again, it gets a new one.
+        The one place that bumps ``TopicView.version``: a caller that repeats a topic's
+        snapshot while its version stays (``outputs/reporter.py``) sees every such change.
         """
-        return self._facts
+        topic.version += 1
 
-    def mark(self, topic_id: str) -> None:
+    def _mark(self, topic: _Topic) -> None:
         """Start noting the pace of a topic anew (``Pace``), at the limits of its timing.
 
         An interval longer than the period and half the deadline may hold a miss (a message
@@ -638,7 +761,6 @@ class Session:
         and half the deadline. Without timing, every interval of a timer topic is unusual
         and none of an event topic's.
         """
-        topic = self._topics[topic_id]
         pace, timing = topic.pace, topic.analyzer.timing
         pace.unusual = False
         if timing is None:
@@ -665,10 +787,20 @@ class Session:
                                                              window_rtf))
         level, reason, notes = _stream_notes(topic, report, level, reason,
                                              self._rtf.step_ns, self._start_wall_ns)
-        return TopicSnapshot(
+        transforms = None
+        if topic.transforms is not None:
+            writer, writer_note = writer_of(topic.publishers, topic.writers,
+                                            self._arrival_timestamp == 'log_time')
+            transforms = topic.transforms.report(now_wall_ns, writer, writer_note)
+            level, reason, notes = _transform_notes(transforms, topic.config.timeout_ns, level,
+                                                    reason, notes)
+        self._mark(topic)
+        topic.last = TopicSnapshot(
             topic_id=topic_id, topic=topic.config.topic, type_name=topic.type_name,
             level=level, reason=reason, report=report, publishers=topic.publishers,
-            receive=topic.receive, run=topic.run.totals() if topic.run else NO_RUN, notes=notes)
+            receive=topic.receive, run=topic.run.totals() if topic.run else NO_RUN, notes=notes,
+            transforms=transforms)
+        return topic.last
 
     def _topic_level(self, topic: _Topic, report: TopicReport, now_wall_ns: int,
                      window_rtf: float) -> tuple[Level, str]:
@@ -763,23 +895,75 @@ def _told(topic: _Topic) -> tuple:
             topic.receive, topic.fallback, topic.analyzer.timing)
 
 
+def transform_timeout_ns(figures: TransformFigures, timeout_ns: int | None) -> int | None:
+    """How long a transform may be silent: the topic's timeout, else 10 of its mean intervals.
+
+    At least 1 s, as a topic's own timeout (``config.resolve_timing``); None for a static
+    transform or one with no interval yet (nothing to expect).
+    """
+    if figures.static:
+        return None
+    if timeout_ns is not None:
+        return timeout_ns
+    if not figures.intervals:
+        return None
+    return max(10 * figures.interval_sum_ns // figures.intervals, NS_PER_S)
+
+
+def _transform_notes(transforms: TransformsReport, timeout_ns: int | None, level: Level,
+                     reason: str, notes: tuple[str, ...]
+                     ) -> tuple[Level, str, tuple[str, ...]]:
+    """Name the transforms that fell silent (their broadcaster stopped?): WARN, not OK.
+
+    Silent: longer than ``transform_timeout_ns``. The topic itself may still be busy with
+    other broadcasters' transforms: each transform is a stream of its own.
+    """
+    silent = []
+    for figures in transforms.transforms:
+        limit = transform_timeout_ns(figures, timeout_ns)
+        if limit is not None and figures.silence_ns > limit:
+            silent.append(f'{figures.name} {short_seconds(figures.silence_ns)} s')
+    added = []
+    if silent:
+        shown = ', '.join(silent[:TRANSFORMS_NAMED])
+        more = f' and {len(silent) - TRANSFORMS_NAMED} more' if len(silent) > TRANSFORMS_NAMED \
+            else ''
+        added.append(f'{len(silent)} transform(s) silent beyond their timeout: {shown}{more}')
+        if level is Level.OK:
+            level = Level.WARN
+    if transforms.untracked:
+        added.append(f'{transforms.untracked} transforms of pairs beyond the '
+                     f'{TRANSFORMS_KEPT} tracked: counted, not analyzed')
+    if transforms.malformed:
+        added.append(f'{transforms.malformed} messages without a readable TFMessage')
+    if not added:
+        return level, reason, notes
+    return level, '; '.join([reason, *added]) if reason else '; '.join(added), (*notes, *added)
+
+
 def _latched_note(count: int) -> str:
     """Name the latched messages a topic received (``Session.latched``)."""
     return (f'latched: {count} message{"s" if count > 1 else ""}, published before the '
             'monitor started')
 
 
-def sim_timer_note(period_ns: int, clock_step_ns: float) -> str:
-    """Say that a sim-time timer faster than /clock cannot run at its rate ('' if it can).
+def sim_timer_note(period_ns: int, clock_step_ns: float, rate_hz: float) -> str:
+    """Say that a sim-time timer faster than /clock ran at the /clock rate ('' if it did not).
 
     rcl fires a sim-time timer at most once per /clock message and skips the periods in
-    between: RTF reads 1.0 while the loop runs at the /clock rate (docs/design.md, Clock and RTF).
+    between: RTF reads 1.0 while the loop runs at the /clock rate (docs/design.md, Clock and
+    RTF). Said only where the measured rate (``rate_hz``, on sim time) shows it: a simulator
+    plugin publishing in sim time is not bound by /clock (a 200 Hz IMU under a 10 Hz /clock
+    measures 200 Hz).
     """
     if not clock_step_ns > period_ns * 1.01:
         return ''
+    clock_hz = 1e9 / clock_step_ns
+    if not rate_hz <= clock_hz * CLOCK_BOUND_SLACK:  # faster than /clock, or unknown
+        return ''
     return (f'/clock every {clock_step_ns / 1e6:.4g} ms: a {1e9 / period_ns:.4g} Hz sim-time '
-            f'timer runs at most {1e9 / clock_step_ns:.4g} Hz (rcl fires it once per /clock '
-            'message and skips the periods in between)')
+            f'timer runs at most {clock_hz:.4g} Hz (rcl fires it once per /clock '
+            f'message and skips the periods in between; measured {rate_hz:.4g} Hz)')
 
 
 def unseen_notes(report: TopicReport) -> list[str]:
@@ -802,8 +986,9 @@ def unseen_notes(report: TopicReport) -> list[str]:
                      '(lost, or without a usable start) left out of the interval figures')
     if report.unlearned_total:
         why = f' (latest: {report.learn_note})' if report.learn_note else ''
-        notes.append(f'{report.unlearned_total} messages of burst-like learning windows not '
-                     f'analyzed as cycles{why}')
+        notes.append(f'{report.unlearned_total} messages of learning windows without a timer '
+                     f'rhythm timed as events (their intervals and gaps counted, no misses or '
+                     f'skipped periods){why}')
     if report.age_unknown_total:
         notes.append(f'age unknown for {report.age_unknown_total} messages: their header '
                      'stamps lay more than 1 s ahead of their arrival (on no plausible clock)')
@@ -844,11 +1029,19 @@ def _stream_notes(topic: _Topic, report: TopicReport, level: Level, reason: str,
             report.stamps_back_total, report.stamps_shared_total)
     if report.unattributed_total and several > 1:
         warn = seen[2] > topic.seen[2]
-        why = ('no sequence numbers' if not report.producer_runs_total or topic.writers > 1
-               and report.producers <= 1 else 'their sequence numbers run alike')
-        notes.append(f'per-cycle figures need one producer: {several} publishers'
-                     f'{f" ({names})" if names else ""} and {why} to tell them apart '
-                     f'({report.unattributed_total} messages not analyzed)')
+        timed = (f'{report.unattributed_total} messages timed as events: rate, intervals '
+                 'and gaps only')
+        if 'sequence runs interleave' in report.unattributed_note:
+            notes.append(f'per-cycle figures need one producer: {report.unattributed_note}'
+                         f'{f" (publishers: {names})" if names else ""} ({timed}; '
+                         'period_ms times each producer on its own grid)')
+        else:
+            why = ('no sequence numbers' if not report.producer_runs_total
+                   or topic.writers > 1 and report.producers <= 1
+                   else 'their sequence numbers run alike')
+            notes.append(f'per-cycle figures need one producer: {several} publishers'
+                         f'{f" ({names})" if names else ""} and {why} to tell them apart '
+                         f'({timed})')
     elif several > 1:
         notes.append(f'{several} producers in the window'
                      f'{f" (publishers: {names})" if names else ""}, each analyzed on its own '
@@ -881,7 +1074,7 @@ def _stream_notes(topic: _Topic, report: TopicReport, level: Level, reason: str,
         notes.append(report.clock_note)
     elif (report.timer_clock == 'sim' and report.period_ns is not None
             and report.kind == 'timer'):
-        slow = sim_timer_note(report.period_ns, clock_step_ns)
+        slow = sim_timer_note(report.period_ns, clock_step_ns, report.rate_sim_hz)
         if slow:
             notes.append(slow)
     if report.period_note:

@@ -18,6 +18,7 @@ from ros2_deadline_monitor.analysis.reports import (
     RunTotals,
     TopicReport,
 )
+from ros2_deadline_monitor.analysis.transforms import TransformsReport
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,8 @@ class TopicSnapshot:
     notes: tuple[str, ...] = ()
     """Where the topic breaks "one producer per cycle stream" or the middleware filled less
     (several producers, foreign stamps, outages, fallbacks); also in ``reason``."""
+    transforms: TransformsReport | None = None
+    """Per-transform figures of a topic laid out like ``tf2_msgs/TFMessage`` (else None)."""
 
 
 @dataclass(frozen=True)

@@ -66,7 +66,7 @@ from ros2_deadline_monitor.outputs.baseline import (
 from ros2_deadline_monitor.outputs.junit import junit_xml
 from ros2_deadline_monitor.outputs.tables import format_table, to_json, write_csv
 
-__all__ = ['build_parser', 'main']
+__all__ = ['add_arguments', 'build_parser', 'main']
 
 DESCRIPTION = """\
 Recompute the deadline monitor's analysis from a recorded rosbag2 bag (MCAP or sqlite3):
@@ -139,6 +139,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = usage.UsageParser(
         prog='analyze', description=DESCRIPTION, epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    return parser
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``analyze`` to ``parser`` (also ``ros2 deadline analyze``'s)."""
     parser.add_argument('bag', metavar='BAG', nargs='+',
                         help='bag directory (with metadata.yaml) or a single .mcap / .db3 file; '
                              'several: each is checked and one summary table printed')
@@ -184,7 +190,6 @@ def build_parser() -> argparse.ArgumentParser:
                      help='show a progress bar on stderr (default: when stderr is a terminal)')
     bar.add_argument('--no-progress', dest='progress', action='store_false',
                      help='never show a progress bar')
-    return parser
 
 
 def _overrides(args: argparse.Namespace) -> Overrides:

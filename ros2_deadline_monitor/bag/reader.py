@@ -47,6 +47,26 @@ class BagTopic:
     connections: tuple[Any, ...]
 
 
+def recorded_writers(topic: BagTopic) -> int:
+    """Count the writers a bag lists for ``topic`` (0: it does not say).
+
+    rosbag2 stores one offered QoS profile per publisher the recorder matched
+    (``offered_qos_profiles`` in ``metadata.yaml`` and in each MCAP channel), and an MCAP
+    file may hold several channels of one topic: the larger count is a lower bound (a writer
+    that joined later is not listed). A bag's messages carry no writer identity, so with
+    several their per-cycle figures cannot be told apart.
+    """
+    profiles = 0
+    for connection in topic.connections:
+        offered = getattr(getattr(connection, 'ext', None), 'offered_qos_profiles', None)
+        if isinstance(offered, str):  # older rosbags: the YAML list as it is stored
+            profiles += offered.count('history:')
+        elif offered:
+            profiles += len(offered)
+    channels = len(topic.connections) if len(topic.connections) > 1 else 0
+    return max(profiles, channels)
+
+
 class MessageBatch(NamedTuple):
     """Consecutive raw messages in log-time order, as columns over one byte buffer.
 

@@ -28,9 +28,16 @@ from ros2_deadline_monitor.analysis.reports import ClockReport
 from ros2_deadline_monitor.analysis.ring import MALFORMED, NO_VALUE
 from ros2_deadline_monitor.analysis.session import Session, TopicState
 from ros2_deadline_monitor.analysis.snapshot import Snapshot, TopicSnapshot
-from ros2_deadline_monitor.analysis.stamp_field import StampRule
+from ros2_deadline_monitor.analysis.stamp_field import StampFieldError, StampRule
+from ros2_deadline_monitor.analysis.tf_message import is_tf_layout
 from ros2_deadline_monitor.analysis.whole_run import PERCENTILE_METHOD, ValueSketch
-from ros2_deadline_monitor.bag.reader import BagSource, BagTopic, MessageBatch
+from ros2_deadline_monitor.bag.layouts import layout_from_definitions
+from ros2_deadline_monitor.bag.reader import (
+    BagSource,
+    BagTopic,
+    MessageBatch,
+    recorded_writers,
+)
 from ros2_deadline_monitor.outputs.bag_result import BagInfo, BagResult, ClockFacts, TopicFacts
 from ros2_deadline_monitor.outputs.recorded_stats import RecordedSummary
 from ros2_deadline_monitor.outputs.series import RtfWindow, Timeline, WindowSeries
@@ -93,6 +100,10 @@ class _TopicTrack:
         """The configuration in force once the first message decided an ``auto`` clock."""
         self.clock_choice = plan.clock_choice
         self.timeline = Timeline(t0_ns, span_ns) if keep_series else None
+        self.transforms = False
+        """Whether its type is laid out like ``tf2_msgs/TFMessage``: figures per transform."""
+        self.feed: Callable[[int, bytes], None] | None = None
+        """The per-transform feed, for the messages recorded as columns."""
 
     @property
     def topic_id(self) -> str:
@@ -227,6 +238,8 @@ class BagAnalysis:
         has_clock = plan.clock is not None and plan.clock.count > 0
         self.tracks = [_TopicTrack(p, analysis, bag.start_ns, span, keep_series, has_clock)
                        for p in plan.topics]
+        for track in self.tracks:
+            track.transforms = _laid_out_like_tf(bag, track.plan.bag_topic.msgtype)
         self.clock = _ClockTrack(plan.clock.name if plan.clock else '/clock', keep_series)
         if keep_series:
             by_id = {track.topic_id: track for track in self.tracks}
@@ -271,8 +284,11 @@ class BagAnalysis:
             self.session.configure({k.topic_id: k.config for k in self.tracks
                                     if k.config is not None})
             self.session.topic_status(track.topic_id, TopicState.RECEIVING,
-                                      type_name=plan.bag_topic.msgtype, fallback=BAG_STREAM)
-            record = self.session.recorder(track.topic_id, read)
+                                      type_name=plan.bag_topic.msgtype, fallback=BAG_STREAM,
+                                      writers=recorded_writers(plan.bag_topic) or None)
+            record = self.session.recorder(track.topic_id, read, transforms=track.transforms)
+            if track.transforms:
+                track.feed = self.session.transform_feed(track.topic_id)
 
             def handle(t: int, raw: bytes) -> None:
                 record(t, raw, NO_VALUE)
@@ -393,6 +409,10 @@ class BagAnalysis:
             if b > a:
                 mine = idx[a:b]
                 self.session.record_batch(track.topic_id, times[mine], stamps[a:b], sizes[mine])
+                feed = track.feed
+                if feed is not None:
+                    for k in mine.tolist():
+                        feed(int(times[k]), batch.raw(k))
         if columns.clock is not None:
             idx, sim, ok = columns.clock
             a, b = np.searchsorted(idx, (i, j)).tolist()
@@ -503,3 +523,11 @@ class BagAnalysis:
             notes=tuple(bag.notes),
             series=series,
         )
+
+
+def _laid_out_like_tf(bag: BagSource, msgtype: str) -> bool:
+    """Tell whether a bag's type is laid out like ``tf2_msgs/TFMessage`` (False if unknown)."""
+    try:
+        return is_tf_layout(layout_from_definitions(msgtype, bag.definition))
+    except (BagError, StampFieldError):
+        return False

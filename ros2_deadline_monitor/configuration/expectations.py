@@ -25,12 +25,12 @@ import math
 from typing import Any
 
 from ros2_deadline_monitor.analysis.errors import ExpectationError
-from ros2_deadline_monitor.analysis.figures import Figure, known, RUN_CLOCK, RUN_TOPIC
-from ros2_deadline_monitor.analysis.snapshot import Snapshot
+from ros2_deadline_monitor.analysis.figures import Figure, known, RUN_CLOCK, RUN_TOPIC, TRANSFORM
+from ros2_deadline_monitor.analysis.snapshot import Snapshot, TopicSnapshot
 
 __all__ = [
     'CLOCK_LIMITS', 'CLOCK_PREFIX', 'CLOCK_SUBJECT', 'EVERY_TOPIC',
-    'Expectations', 'Limit', 'LimitSpec', 'Outcome', 'TOPIC_LIMITS', 'Verdict',
+    'Expectations', 'Limit', 'LimitSpec', 'Outcome', 'TOPIC_LIMITS', 'TRANSFORM_KEYS', 'Verdict',
     'evaluate', 'expectation_names', 'expectations_from', 'is_expectation', 'known',
     'limit_value', 'parse_limit', 'topic_expectation_prefix',
 ]
@@ -80,7 +80,16 @@ TOPIC_LIMITS: tuple[LimitSpec, ...] = (
     LimitSpec('min_rate_hz', 'rate', 'min',
               'Lowest allowed mean message rate over the whole run (Hz, on the timer clock; '
               'not the lowest window).', unit='Hz'),
+    LimitSpec('max_transform_gap_ms', 'longest gap', 'max',
+              'Longest allowed time without each transform of a /tf-like topic (ms: an '
+              'interval between its arrivals, or its silence at the end; static transforms '
+              'exempt).', unit='ms'),
+    LimitSpec('min_transform_rate_hz', 'rate', 'min',
+              'Lowest allowed mean rate of each transform of a /tf-like topic (Hz; static '
+              'transforms exempt).', unit='Hz'),
 )
+TRANSFORM_KEYS = frozenset({'max_transform_gap_ms', 'min_transform_rate_hz'})
+"""Limits checked on each transform of a /tf-like topic (``TopicSnapshot.transforms``)."""
 CLOCK_LIMITS: tuple[LimitSpec, ...] = (
     LimitSpec('min_rtf', 'RTF overall', 'min',
               'Lowest allowed real time factor over the whole run.'),
@@ -89,7 +98,7 @@ CLOCK_LIMITS: tuple[LimitSpec, ...] = (
 )
 _TOPIC_SPECS = {s.key: s for s in TOPIC_LIMITS}
 _CLOCK_SPECS = {s.key: s for s in CLOCK_LIMITS}
-_TOPIC_FIGURES: dict[str, Figure] = {f.limit: f for f in RUN_TOPIC if f.limit}
+_TOPIC_FIGURES: dict[str, Figure] = {f.limit: f for f in RUN_TOPIC + TRANSFORM if f.limit}
 _CLOCK_FIGURES: dict[str, Figure] = {f.limit: f for f in RUN_CLOCK if f.limit}
 assert set(_TOPIC_FIGURES) == set(_TOPIC_SPECS) and set(_CLOCK_FIGURES) == set(_CLOCK_SPECS)
 
@@ -346,6 +355,30 @@ def _absent(why: str) -> Callable[[], str]:
     return lambda: why
 
 
+def _transform_outcomes(limit: Limit, snapshot: Snapshot, topic: TopicSnapshot, figure: Figure,
+                        own: bool) -> list[Outcome]:
+    """Check a transform limit on each transform of a topic that repeats (not static).
+
+    A limit given for every topic (a flag) leaves topics without transforms alone, and a
+    latched topic's static ones; one written for this topic fails as unknown where there is
+    no transform to check (a type not laid out like a TFMessage, none received).
+    """
+    name = topic.topic or topic.topic_id
+    transforms = topic.transforms
+    if transforms is None:
+        return [_check(limit, topic.topic_id, name, None, _absent(
+            'no transforms: the type is not laid out like tf2_msgs/TFMessage'))] if own else []
+    dynamic = transforms.dynamic()
+    if not dynamic:
+        if transforms.static and not own:
+            return []
+        why = ('only static transforms (a latched topic)' if transforms.static
+               else 'no transform received')
+        return [_check(limit, topic.topic_id, name, None, _absent(why))]
+    return [_check(limit, topic.topic_id, f'{name} {tf.name}', figure.get(snapshot, tf),
+                   lambda f=figure, t=tf: f.unknown(snapshot, t)) for tf in dynamic]
+
+
 def evaluate(expectations: Expectations, snapshot: Snapshot) -> Verdict:
     """Check every expectation against a run's snapshot (its whole-run figures).
 
@@ -359,8 +392,13 @@ def evaluate(expectations: Expectations, snapshot: Snapshot) -> Verdict:
     for topic in snapshot.topics:
         seen.add(topic.topic_id)
         name = topic.topic or topic.topic_id
+        own = {limit.key for limit in expectations.topics.get(topic.topic_id, ())}
         for limit in expectations.for_topic(topic.topic_id):
             figure = _TOPIC_FIGURES[limit.key]
+            if limit.key in TRANSFORM_KEYS:
+                outcomes += _transform_outcomes(limit, snapshot, topic, figure,
+                                                limit.key in own)
+                continue
             outcomes.append(_check(limit, topic.topic_id, name, figure.get(snapshot, topic),
                                    lambda f=figure, t=topic: f.unknown(snapshot, t)))
     if not snapshot.topics:

@@ -591,15 +591,35 @@ IGNORED_LIBRARY_PARAMETERS = {
 
 def unknown_parameter_warnings(given: Iterable[str], known: Iterable[str],
                                topic_ids: Iterable[str]) -> list[str]:
-    """One warning per given parameter that nothing uses (a typo), with a close match.
+    """One warning per given parameter that nothing uses and that may be another's.
 
-    rclpy ignores overrides of undeclared parameters silently, so ``topic.cmd.perod_ms``
-    would leave the default in force without a word. ``known``: every parameter declared,
-    the libraries' too (``diagnostic_updater.use_fqn`` is the updater's, and used).
+    rclpy ignores overrides of undeclared parameters silently, so a typo would leave the
+    default in force without a word. ``known``: every parameter declared, the libraries' too
+    (``diagnostic_updater.use_fqn`` is the updater's, and used). A typo under the monitor's
+    own prefixes is no warning: ``unknown_own_parameters`` refuses it.
     """
+    return _sort_unknown(given, known, topic_ids)[1]
+
+
+def unknown_own_parameters(given: Iterable[str], known: Iterable[str],
+                           topic_ids: Iterable[str]) -> list[str]:
+    """One line per given parameter under the monitor's own prefixes that nothing declares.
+
+    ``topic.cmd.perod_ms`` would leave the period to be learned, ``clock.expect.min_rft``
+    gate on nothing: the monitor refuses to start on them, as ``analyze`` refuses the file.
+    Names outside ``topic.``, ``clock.`` and ``all_topics.`` may be another node's (a
+    shared ``/**`` params file) and only get a warning (``unknown_parameter_warnings``).
+    """
+    return _sort_unknown(given, known, topic_ids)[0]
+
+
+def _sort_unknown(given: Iterable[str], known: Iterable[str], topic_ids: Iterable[str]
+                  ) -> tuple[list[str], list[str]]:
+    """(refusals, warnings) for the given parameters nothing declared."""
     known = set(known)
     listed = set(topic_ids)
-    warnings = []
+    refusals: list[str] = []
+    warnings: list[str] = []
     for name in sorted(set(given)):
         if name in IGNORED_LIBRARY_PARAMETERS:
             warnings.append(f'parameter {name} is ignored: {IGNORED_LIBRARY_PARAMETERS[name]}')
@@ -611,9 +631,16 @@ def unknown_parameter_warnings(given: Iterable[str], known: Iterable[str],
                 and split_topic_param(name):
             warnings.append(f'parameter {name} is ignored: {parts[1]!r} is not in {TOPICS} '
                             f'(it is used if {parts[1]!r} is added to {TOPICS} at run time)')
-            continue
-        warnings.append(f'parameter {name} is unknown and ignored{did_you_mean(name, known)}')
-    return warnings
+        elif name in template_names():
+            warnings.append(f'parameter {name} is ignored: {ALL_TOPICS} is false')
+        elif name.startswith(_STRICT_PREFIXES):
+            candidates = known | set(template_names()) | (
+                {topic_param(parts[1], spec.name) for spec in TOPIC_SPECS}
+                if len(parts) >= 3 and parts[0] == 'topic' else set())
+            refusals.append(f'unknown parameter {name}{did_you_mean(name, candidates)}')
+        else:
+            warnings.append(f'parameter {name} is unknown and ignored{did_you_mean(name, known)}')
+    return refusals, warnings
 
 
 def did_you_mean(name: str, known: Iterable[str]) -> str:
@@ -661,6 +688,8 @@ parameters (``ros2 param dump`` would be unreadable, and each parameter costs me
 
 _OWN_NAMES = frozenset([TOPICS, USE_SIM_TIME, *_GLOBALS])
 _OWN_PREFIXES = ('topic.', CLOCK_PREFIX, ALL_TOPICS_PREFIX)
+_STRICT_PREFIXES = ('topic.', 'clock.', ALL_TOPICS_PREFIX)
+"""Where an unknown name is a typo, never another node's parameter (``unknown_own_parameters``)."""
 
 
 def template_param(field: str) -> str:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Iterator, Sequence
+import difflib
 from pathlib import Path
+from typing import Any
 
 from ros2_deadline_monitor.analysis.config import check_topic_name
 from ros2_deadline_monitor.analysis.errors import ConfigError, os_error_text
@@ -25,11 +27,40 @@ class UsageError(Exception):
 
 
 class UsageParser(argparse.ArgumentParser):
-    """An ``ArgumentParser`` that raises ``UsageError`` instead of printing and exiting."""
+    """An ``ArgumentParser`` that raises ``UsageError`` instead of printing and exiting.
+
+    No abbreviations (``--period`` for ``--period-ms`` would break when a flag is added), and
+    a flag it does not know gets the closest one it does: ``--perod-ms`` would otherwise be
+    a bare "unrecognized arguments".
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """As ``ArgumentParser``, with ``allow_abbrev`` off unless asked for."""
+        kwargs.setdefault('allow_abbrev', False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        """Raise ``UsageError`` with argparse's message."""
-        raise UsageError(message)
+        """Raise ``UsageError`` with argparse's message (and the closest known flags)."""
+        raise UsageError(message + flag_suggestions(message, list(self._option_string_actions)))
+
+
+def flag_suggestions(message: str, flags: Sequence[str]) -> str:
+    """Return `` (did you mean --x?)`` for the unknown flags argparse's ``message`` names."""
+    prefix = 'unrecognized arguments: '
+    if not message.startswith(prefix):
+        return ''
+    # Compared without the dashes they all share: --bogus is not close to --jobs.
+    known = {flag[2:]: flag for flag in flags if flag.startswith('--')}
+    pairs = []
+    for arg in message[len(prefix):].split():
+        flag = arg.split('=', 1)[0]
+        match = (difflib.get_close_matches(flag[2:], list(known), n=1)
+                 if flag.startswith('--') else [])
+        pairs += [(flag, known[match[0]])] if match else []
+    if len(pairs) == 1:
+        return f' (did you mean {pairs[0][1]}?)'
+    close = [f'{match} for {flag}' for flag, match in pairs]
+    return f' (did you mean {", ".join(close)}?)' if close else ''
 
 
 def check_topic_names(topics: Sequence[str]) -> None:

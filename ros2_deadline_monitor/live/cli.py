@@ -48,7 +48,8 @@ from ros2_deadline_monitor.configuration.usage import (
 from ros2_deadline_monitor.live.rcl_arguments import init_rclpy, parse_checked, stderr_held
 from ros2_deadline_monitor.live.stop_signals import SPIN_TIMEOUT_S, StopSignals
 
-__all__ = ['build_parser', 'CommandLine', 'main', 'parse_command_line', 'topic_overrides']
+__all__ = ['add_arguments', 'build_parser', 'CommandLine', 'main', 'parse_command_line',
+           'topic_overrides']
 
 DESCRIPTION = """\
 Monitor deadline misses, skipped timer periods and intervals of ROS 2 topics next to the
@@ -64,9 +65,10 @@ and the per-topic flags apply to the TOPICs given here only (and with --all to e
 found in the graph). Precedence: flags here, then -p, then the params file.
 
 At every report (stats_period_s, 1 s by default) a line per topic goes to stdout, like
-ros2 topic hz: rate and max interval over the rolling window, then messages, misses,
-skipped and lost since start, and the level with its reason; '-' where there is nothing to
-measure. Plain text when stdout is a pipe or a file. More than 10
+ros2 topic hz: rate, max interval, misses, skipped and lost over the rolling window ('last
+N s'), then messages, misses, skipped and lost since start, the period in use and where it
+came from (given, learned, the publishers' deadline QoS), and the level with its reason; '-'
+where there is nothing to measure. Plain text when stdout is a pipe or a file. More than 10
 topics: one summary line and the 10 worst that are not OK. --quiet prints none, --watch
 shows the table instead.
 
@@ -91,7 +93,13 @@ configuration, 3 when an expectation (topic.<id>.expect.*, clock.expect.*) faile
 def build_parser() -> argparse.ArgumentParser:
     """Build the command line of ``monitor`` (ROS arguments are removed before parsing)."""
     parser = UsageParser(prog='monitor', description=DESCRIPTION, epilog=EPILOG,
-                     formatter_class=argparse.RawDescriptionHelpFormatter)
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    return parser
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``monitor`` to ``parser`` (also ``ros2 deadline monitor``'s)."""
     parser.add_argument('topics', metavar='TOPIC', nargs='*',
                         help='a topic to monitor, e.g. /demo/cmd (any type; repeat for several)')
     parser.add_argument('--all', action='store_true', dest='all_topics',
@@ -114,7 +122,6 @@ def build_parser() -> argparse.ArgumentParser:
     served.add_argument('--metrics-bind', metavar='ADDR',
                         help="address to listen on (default 127.0.0.1; '0.0.0.0' for a "
                              'Prometheus on another machine)')
-    return parser
 
 
 @dataclass(frozen=True)

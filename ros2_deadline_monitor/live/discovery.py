@@ -20,7 +20,7 @@ from rclpy.node import Node
 
 from ros2_deadline_monitor.analysis.config import TopicConfig
 from ros2_deadline_monitor.analysis.errors import ConfigError
-from ros2_deadline_monitor.configuration.excluded_topics import excluded_reason
+from ros2_deadline_monitor.configuration.excluded_topics import excluded_reason, EXCLUDED_TOPICS
 from ros2_deadline_monitor.configuration.parameters import discovered_config, template_names
 from ros2_deadline_monitor.configuration.topic_flags import topic_id
 from ros2_deadline_monitor.live.parameter_declarations import current_values, declare_template
@@ -36,6 +36,8 @@ class TopicDiscovery:
         self._template = dict(template)
         self._clock_topic = clock_topic
         self._own = node.get_fully_qualified_name()
+        self._infrastructure = {node.resolve_topic_name(name) for name in EXCLUDED_TOPICS}
+        """The infrastructure topics as remapped for this node (``-r /diagnostics:=...``)."""
         self._use_sim_time = use_sim_time
         self._ids: dict[str, str] = {}
         """Adopted topic name -> identifier."""
@@ -62,8 +64,9 @@ class TopicDiscovery:
         for name, types in names_and_types:
             if name in self._ids or name in self._excluded or name in explicit:
                 continue
-            if excluded_reason(name, types, clock_topic=self._clock_topic,
-                               own_namespace=self._own) is not None:
+            if name in self._infrastructure or excluded_reason(
+                    name, types, clock_topic=self._clock_topic,
+                    own_namespace=self._own) is not None:
                 self._excluded.add(name)
                 continue
             if self._node.count_publishers(name) == 0:

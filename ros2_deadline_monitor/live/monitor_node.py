@@ -108,8 +108,6 @@ class MonitorNode(Node):
         self._graph_gate = GraphGate(self._count_in_graph)
         self._stats_late_ns = 0
         self._metrics: metrics.MetricsEndpoint | None = None
-        self._standing: frozenset[str] = frozenset()
-        """The topics whose snapshot stood at the previous report (``snapshot``)."""
         self.report_sinks: list[Callable[[Snapshot], None]] = []
         """Called with each report's snapshot on the stats timer (the terminal lines)."""
         self.parameters = NodeParameters(self)
@@ -149,6 +147,10 @@ class MonitorNode(Node):
             topic_ids = self.parameters.declare_startup_topics()
         except ExpectationError as err:
             raise StartupError(f'invalid expectation: {err}') from None
+        try:
+            self.parameters.refuse_unknown()
+        except ConfigError as err:
+            raise StartupError(str(err)) from None
         self._expired = False
         self._verdict: Verdict | None = None
         self._host = HostSampler()
@@ -173,7 +175,9 @@ class MonitorNode(Node):
             self, settings.hardware_id, use_updater=settings.use_diagnostic_updater,
             assembler=self._stats_output.assembler, reuse=settings.reuse_reports)
         self.parameters.warn_unknown()
-        self.clock_input = ClockInput(self, self._reader, settings.clock_topic, self.session,
+        # Resolved (and remapped) here: the reader node ignores global arguments.
+        self.clock_input = ClockInput(self, self._reader,
+                                      self.resolve_topic_name(settings.clock_topic), self.session,
                                       settings.arrival_timestamp,
                                       lambda: self._settings.stats_period_ns)
         if self._reader is not None:
@@ -203,7 +207,7 @@ class MonitorNode(Node):
         if self._reader is not None:
             # Not on this node: the executor would rebuild its wait set over every one of
             # them at each wake-up (2.8 ms instead of 0.33 ms with 1,000 topics, measured).
-            self.get_logger().info(
+            self.get_logger().debug(
                 'subscriptions are taken in batches on the node '
                 f'{self._reader.get_fully_qualified_name()} (see its ros2 node info)')
         self.get_logger().debug(
@@ -503,20 +507,22 @@ class MonitorNode(Node):
     # -- reporting -----------------------------------------------------------------------
 
     def snapshot(self, *, final: bool = False) -> Snapshot:
-        """Take what the report needs and return the session's snapshot of this moment.
+        """Take what the report needs and return the reporter's snapshot of this moment.
 
-        A topic whose snapshot stands (``Reporter.standing``) is not taken: its messages wait
-        in its queue for the take timer, which takes it as often as its rate needs (with a
-        thousand slow topics, taking every queue was an eighth of a report's time). The
-        final report takes everything first.
+        The reporter decides which topics stand (``Reporter.standing``); the node only
+        skips their work. A standing topic is not taken: its messages wait in its queue for
+        the take timer, which takes it as often as its rate needs (with a thousand slow
+        topics, taking every queue was an eighth of a report's time). The final report
+        takes everything first.
 
         Nor is the session told its status again (``TopicMonitor.report_status``: its
         matched writers, a call into the middleware a topic) unless it has news: a topic
-        that stood at the previous report and has none cannot have changed since, but for
-        its matched writers, which the graph read compares at its next read and looks at
-        the topics whose writers changed (then they have news). A topic refreshed at the
-        previous report is told (its take stride follows the period that refresh learned),
-        and so is one that stood then and is refreshed now, before its refresh.
+        that stood at the previous report (``Reporter.stood``) and has none cannot have
+        changed since, but for its matched writers, which the graph read compares at its
+        next read and looks at the topics whose writers changed (then they have news). A
+        topic refreshed at the previous report is told (its take stride follows the period
+        that refresh learned), and so is one that stood then and is refreshed now, before
+        its refresh.
         """
         standing: frozenset[str] = frozenset()
         topics = self._topics
@@ -526,7 +532,7 @@ class MonitorNode(Node):
                 monitor.take_left()  # a per-message subscription's queue: the executor's lag
                 monitor.report_status()
         else:
-            stood = self._standing
+            stood = self.reporter.stood
             for topic_id, monitor in topics.items():
                 if topic_id not in stood or monitor.news or not monitor.batched:
                     monitor.report_status()
@@ -536,9 +542,10 @@ class MonitorNode(Node):
                 if monitor is not None:
                     monitor.report_status()
             self._take_for_report(standing)
-        self._standing = standing
         self._retime_takes()
-        self.session.clock_publishers(self.count_publishers(self._settings.clock_topic))
+        # Through the remapping (``-r /clock:=/sim1/clock``), as its subscription is.
+        self.session.clock_publishers(
+            self._count_in_graph(self.resolve_topic_name(self._settings.clock_topic)))
         return self.reporter.snapshot(time.time_ns(), self._host.sample(time.monotonic_ns()),
                                       self._stats_late_ns, final=final, standing=standing)
 
@@ -570,7 +577,7 @@ class MonitorNode(Node):
             self._metrics.publish(snapshot)
         self.get_logger().debug(
             f'{"final " if final else ""}report: {len(snapshot.topics)} topic(s), '
-            f'{len(self._standing)} standing, {self._stats_late_ns / 1e6:.1f} ms late, '
+            f'{len(self.reporter.stood)} standing, {self._stats_late_ns / 1e6:.1f} ms late, '
             f'took {(time.monotonic_ns() - began_ns) / 1e6:.1f} ms')
         return snapshot
 

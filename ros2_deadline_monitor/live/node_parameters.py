@@ -35,6 +35,7 @@ from ros2_deadline_monitor.configuration.parameters import (
     settings_from,
     split_topic_param,
     TOPICS,
+    unknown_own_parameters,
     unknown_parameter_warnings,
     USE_SIM_TIME,
 )
@@ -117,6 +118,17 @@ class NodeParameters:
                            if is_expectation(name)}, valid)
         self._declare(declare_expectations, valid)
         return valid
+
+    def refuse_unknown(self) -> None:
+        """Raise ``ConfigError`` for given parameters under the monitor's prefixes nobody declared.
+
+        A typo there (``topic.cmd.perod_ms``) would drop a check without a word; call it once
+        the listed topics' parameters are declared (``declare_startup_topics``).
+        """
+        refused = unknown_own_parameters(self._node._parameter_overrides,  # no getters
+                                         self._node._parameters, self.topic_ids())
+        if refused:
+            raise ConfigError('; '.join(refused))
 
     def warn_unknown(self) -> None:
         """Log the given parameters nothing declared (typos), once the libraries declared theirs.

@@ -27,9 +27,10 @@ from ros2_deadline_monitor.analysis.stamp_field import (
     StampRule,
     StringType,
 )
+from ros2_deadline_monitor.analysis.tf_message import is_tf_layout
 from ros2_deadline_monitor.live.message_types import import_message, MessageTypeError
 
-__all__ = ['message_layout', 'message_type_name', 'stamp_rule_for_class']
+__all__ = ['laid_out_like_tf', 'message_layout', 'message_type_name', 'stamp_rule_for_class']
 
 
 def message_type_name(msg_class: type) -> str:
@@ -85,3 +86,14 @@ def stamp_rule_for_class(msg_class: type, path: str = DEFAULT_STAMP_FIELD) -> St
     to a ``builtin_interfaces/Time`` that can be read from the raw bytes.
     """
     return resolve_stamp_field(message_layout(msg_class), path)
+
+
+def laid_out_like_tf(msg_class: type) -> bool:
+    """Tell whether an rclpy message class is laid out like ``tf2_msgs/TFMessage``.
+
+    False when its layout cannot be described (``read_transforms`` would not read it).
+    """
+    try:
+        return is_tf_layout(message_layout(msg_class))
+    except (StampFieldError, MessageTypeError):
+        return False

@@ -56,7 +56,7 @@ from ros2_deadline_monitor.live.qos import (
     take_depth,
     take_stride,
 )
-from ros2_deadline_monitor.live.rosidl_layouts import stamp_rule_for_class
+from ros2_deadline_monitor.live.rosidl_layouts import laid_out_like_tf, stamp_rule_for_class
 
 SEQUENCE_KEY = 'publication_sequence_number'
 UNKNOWN_NODE = '_NODE_NAME_UNKNOWN_'
@@ -111,13 +111,14 @@ class SkipLatched:
 
     A message its writer published before the subscription existed (source timestamp, on
     the system clock like ``subscribed_ns``) was kept for late readers: ``latched`` counts
-    it, the cycle analysis never sees it. Only latched topics pay the comparison.
+    it (``latched(raw, info)``: a /tf_static's transforms still count, as static ones), the
+    cycle analysis never sees it. Only latched topics pay the comparison.
     """
 
     __slots__ = ('_latched', '_on_message', '_subscribed_ns')
 
     def __init__(self, on_message: Callable[[bytes, dict[str, Any]], None], subscribed_ns: int,
-                 latched: Callable[[], None]) -> None:
+                 latched: Callable[[bytes, dict[str, Any]], None]) -> None:
         self._on_message = on_message
         self._subscribed_ns = subscribed_ns
         self._latched = latched
@@ -125,13 +126,14 @@ class SkipLatched:
     def on_any(self, raw: bytes, info: dict[str, Any]) -> None:
         """Count a latched message, hand any other to the topic's callback."""
         if 0 < (info.get(SOURCE) or 0) < self._subscribed_ns:
-            self._latched()
+            self._latched(raw, info)
             return
         self._on_message(raw, info)
 
 
 def skip_latched(on_message: Callable[[bytes, dict[str, Any]], None], subscribed_ns: int,
-                 latched: Callable[[], None]) -> Callable[[bytes, dict[str, Any]], None]:
+                 latched: Callable[[bytes, dict[str, Any]], None]
+                 ) -> Callable[[bytes, dict[str, Any]], None]:
     """Wrap a ``transient_local`` subscription's callback (``SkipLatched``)."""
     return SkipLatched(on_message, subscribed_ns, latched).on_any
 
@@ -150,7 +152,7 @@ class Drain:
 
     def __init__(self, subscription: Subscription, record: Recorder, arrival_key: str,
                  fallback: InfoFallback | None = None,
-                 latched: tuple[int, Callable[[], None]] | None = None,
+                 latched: tuple[int, Callable[[bytes, dict[str, Any]], None]] | None = None,
                  edges: list[int] | None = None) -> None:
         self._handle = subscription.handle
         self._msg_type = subscription.msg_type
@@ -180,7 +182,7 @@ class Drain:
 
 def make_drain(subscription: Subscription, record: Recorder, arrival_key: str,
                fallback: InfoFallback | None = None,
-               latched: tuple[int, Callable[[], None]] | None = None,
+               latched: tuple[int, Callable[[bytes, dict[str, Any]], None]] | None = None,
                edges: list[int] | None = None) -> Callable[[], int]:
     """Return the batch take of one topic (``Drain.drain``)."""
     return Drain(subscription, record, arrival_key, fallback, latched, edges).drain
@@ -277,6 +279,8 @@ class TopicMonitor:
         self.reason = f'waiting for a publisher on {self.config.topic}'
         self.type_name = ''
         self.stamp_rule: StampRule | None = None
+        self.transforms = False
+        """Whether the type is laid out like ``tf2_msgs/TFMessage``: figures per transform."""
         """Where the stamp is read from the raw bytes (None: the type has none)."""
         self.fallback = InfoFallback(arrival_key)
         """What the middleware leaves empty in this topic's message infos (the whole stream)."""
@@ -295,7 +299,7 @@ class TopicMonitor:
         self._reliable: bool | None = None
         self._transient_local = False
         """The subscription receives what writers kept (every publisher offered it)."""
-        self._latched: tuple[int, Callable[[], None]] | None = None
+        self._latched: tuple[int, Callable[[bytes, dict[str, Any]], None]] | None = None
         """``(subscribed_ns, count)`` of a ``transient_local`` subscription (``skip_latched``)."""
         self._logged: set[str] = set()
         self.wait_unsaid = False
@@ -503,12 +507,16 @@ class TopicMonitor:
         profile = choice.profile
         batched = self._reader is not None and profile.deadline.nanoseconds == 0
         # A leading stamp's rule reads with ``read_stamp_ns``, exactly as fast as before.
+        self.transforms = laid_out_like_tf(msg_class)
         record = self._session.recorder(
-            self.topic_id, self.stamp_rule.read if self.stamp_rule else None)
+            self.topic_id, self.stamp_rule.read if self.stamp_rule else None,
+            transforms=self.transforms, static=choice.transient_local)
         session, topic_id = self._session, self.topic_id
         subscribed_ns = time.time_ns()  # what arrives from now on is this subscription's
-        latched = ((subscribed_ns, lambda: session.latched(topic_id))
-                   if choice.transient_local else None)
+        arrival_key = self._arrival_key
+        latched = ((subscribed_ns, lambda raw, info: session.latched(
+            topic_id, info.get(arrival_key) or time.time_ns(), raw))
+            if choice.transient_local else None)
         self._latched = latched
         if batched:
             profile.depth = take_depth(config.period_ns, self._take_period_ns,
@@ -546,14 +554,18 @@ class TopicMonitor:
         self._session.topic_status(self.topic_id, self.state, type_name=type_name,
                                    publishers=self._publishers,
                                    offered_deadline_ns=self._offered_deadline_ns)
+        # In a user's words; where in the bytes the stamp is read is for a debug log.
+        stamp = ('no stamp field' if self.stamp_rule is None
+                 else f'stamp from {self.stamp_rule.path or "the message itself"}')
         self.started_unsaid = (
             f'{config.name}: monitoring {config.topic} ({type_name}, '
             f'{"reliable" if choice.reliable else "best effort"}'
-            f'{", transient local" if choice.transient_local else ""}, stamp '
-            f'{self.stamp_rule.describe() if self.stamp_rule else "not available"})')
+            f'{", transient local" if choice.transient_local else ""}, {stamp})')
+        if self.stamp_rule is not None:
+            self._logger.debug(f'{config.name}: stamp read as {self.stamp_rule.describe()}')
 
     def _create_batched(self, msg_class: type, profile: QoSProfile, record: Recorder,
-                        latched: tuple[int, Callable[[], None]] | None = None
+                        latched: tuple[int, Callable[[bytes, dict[str, Any]], None]] | None = None
                         ) -> Subscription:
         """Subscribe on the reader node, without event handlers (see the module docstring)."""
         assert self._reader is not None
@@ -692,7 +704,8 @@ class TopicMonitor:
         except (StampFieldError, MessageTypeError):
             return False  # re-subscribing says why (or falls back to arrivals)
         self.stamp_rule = rule
-        record = self._session.recorder(self.topic_id, rule.read)
+        record = self._session.recorder(self.topic_id, rule.read, transforms=self.transforms,
+                                        static=self._transient_local)
         self._drain = make_drain(self._subscription, record, self._arrival_key, self.fallback,
                                  self._latched, self._edges)
         self._reported = None  # the session's topic may be new: tell it again

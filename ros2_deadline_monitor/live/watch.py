@@ -182,6 +182,12 @@ def build_parser() -> argparse.ArgumentParser:
                'When reports stop coming, the view says "no report for N s: monitor '
                'gone?". Plain lines when stdout is not a terminal. Example: watch '
                '--namespace robot1')
+    add_arguments(parser)
+    return parser
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``watch`` to ``parser`` (also ``ros2 deadline watch``'s)."""
     parser.add_argument('--namespace', default='', metavar='NS',
                         help="namespace of the monitor (default: '', the root)")
     parser.add_argument('--node', default=NODE_NAME, metavar='NAME',
@@ -190,7 +196,6 @@ def build_parser() -> argparse.ArgumentParser:
                         help='print plain lines even in a terminal')
     parser.add_argument('--count', type=int, default=0, metavar='N',
                         help='exit after N reports (default: run until Ctrl-C)')
-    return parser
 
 
 def main(argv: list[str] | None = None) -> int:

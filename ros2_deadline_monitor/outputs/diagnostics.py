@@ -77,6 +77,9 @@ def make_status(name: str, level: Level, message: str, hardware_id: str,
                             hardware_id=hardware_id, values=pairs)
 
 
+TRANSFORMS_IN_STATUS = 100
+"""Transforms listed in a /tf-like topic's status (one key each); the rest are counted."""
+TRANSFORM_KEY = 'transform '
 EXPECTATIONS_KEY = 'expectations'
 EXPECTATION_FAILED_KEY = 'expectation failed: '
 
@@ -90,6 +93,35 @@ def key_values(table: Sequence[figures.Figure], snapshot: Snapshot,
         if text is not None:
             pairs.append((figure.key, text))
     return pairs
+
+
+def transform_values(snapshot: Snapshot, topic: TopicSnapshot) -> list[tuple[str, str]]:
+    """Keys of a /tf-like topic's transforms: ``transform <parent>-><child>`` each, one value.
+
+    The value lists the figures of ``figures.TRANSFORM_STATUS`` (rate, max interval, silence,
+    age, messages) with their units, so rqt_robot_monitor shows a transform per line; at most
+    ``TRANSFORMS_IN_STATUS`` of them, sorted by parent then child, the rest counted.
+    """
+    transforms = topic.transforms
+    if transforms is None:
+        return []
+    listed = transforms.transforms[:TRANSFORMS_IN_STATUS]
+    kind = 'static' if transforms.static else 'tracked'
+    values = [('transforms', f'{len(transforms.transforms)} {kind}')]
+    if transforms.writer_note:
+        values.append(('transforms writer', f'unknown: {transforms.writer_note}'))
+    for tf in listed:
+        parts = []
+        for figure in figures.TRANSFORM_STATUS:
+            text = figure_text(figure, snapshot, tf)
+            if text is not None:
+                parts.append(f'{figure.key} {text}')
+        if tf.writer is not None:
+            parts.append(f'writer {tf.writer}')
+        values.append((TRANSFORM_KEY + tf.name, ', '.join(parts)))
+    if len(transforms.transforms) > len(listed):
+        values.append(('transforms not listed', str(len(transforms.transforms) - len(listed))))
+    return values
 
 
 def expectation_values(outcomes: Sequence[Outcome]) -> list[tuple[str, str]]:
@@ -159,7 +191,8 @@ def statuses(snapshot: Snapshot, hardware_id: str = '',
 
     def make(topic: TopicSnapshot) -> DiagnosticStatus:
         values = ([] if topic.report is None
-                  else key_values(figures.TOPIC, snapshot, topic))
+                  else key_values(figures.TOPIC, snapshot, topic)
+                  + transform_values(snapshot, topic))
         return make_status(topic_status_name(topic.topic_id), topic.level, topic.reason,
                            hardware_id, values + about(topic.topic_id),
                            cache.previous(topic.topic_id) if cache is not None else None)

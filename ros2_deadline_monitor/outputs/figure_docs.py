@@ -15,7 +15,15 @@ from collections.abc import Callable
 from pathlib import Path
 import sys
 
-from ros2_deadline_monitor.analysis.figures import CLOCK, Figure, HOST, RUN_CLOCK, RUN_TOPIC, TOPIC
+from ros2_deadline_monitor.analysis.figures import (
+    CLOCK,
+    Figure,
+    HOST,
+    RUN_CLOCK,
+    RUN_TOPIC,
+    TOPIC,
+    TRANSFORM,
+)
 
 __all__ = ['BEGIN', 'END', 'RUN_BEGIN', 'RUN_END', 'generated_list_main', 'main', 'markdown',
            'replace_block', 'run_keys_main', 'run_markdown', 'tables']
@@ -54,7 +62,8 @@ RUN_END = '<!-- end of whole-run keys -->'
 def run_markdown() -> str:
     """Return the whole-run figures: JSON keys, the limits that bound them, columns, fields."""
     lines = []
-    for part, figures in (('topic', RUN_TOPIC), ('clock', RUN_CLOCK)):
+    for part, figures in (('topic', RUN_TOPIC), ('clock', RUN_CLOCK),
+                          ('each transform of a /tf-like topic (`transforms`)', TRANSFORM)):
         lines += ['', f'{part}:', '', '| JSON key | expectation | column | meaning | field |',
                   '|---|---|---|---|---|']
         for figure in figures:

@@ -23,6 +23,7 @@ from ros2_deadline_monitor.configuration.expectations import (
     TOPIC_LIMITS,
     Verdict,
 )
+from ros2_deadline_monitor.outputs.tables import transforms_record
 
 __all__ = ['EXIT_CONFIG_ERROR', 'EXIT_FAILED', 'EXIT_OK', 'SUMMARY_FORMAT', 'SUMMARY_VERSION',
            'exit_code', 'outcome_record', 'summary_record']
@@ -86,7 +87,7 @@ def _topic_record(snapshot: Snapshot, topic: TopicSnapshot) -> dict[str, Any]:
     if topic.report is None:
         return identity
     return {**identity, **record(RUN_TOPIC, snapshot, topic),
-            'publishers': list(topic.publishers)}
+            'publishers': list(topic.publishers), **transforms_record(snapshot, topic)}
 
 
 def _clock_record(snapshot: Snapshot, clock: ClockSnapshot) -> dict[str, Any]:

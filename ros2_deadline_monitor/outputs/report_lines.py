@@ -6,11 +6,14 @@ table of figures (``analysis/figures.py``), so a figure reads the same here as i
 
 - One line per topic, and one for the clock once /clock is heard::
 
-    /demo/cmd: 98.0 Hz, max interval 22.51 ms; since start 500 msgs, 20 misses, 10 skipped,
-    0 lost; WARN: 2 misses (response rule), 1 skipped periods in window
+    /demo/cmd: last 10.0 s 98.0 Hz, max interval 22.51 ms, 2 misses, 1 skipped, 0 lost;
+    since start 500 msgs, 20 misses, 10 skipped, 0 lost; period 10 ms (learned); WARN: 2
+    misses (response rule), 1 skipped periods in window
 
-  The rate and the longest interval are the rolling window's (the last 10 s), the counts are
-  labelled run totals, and the level's reason says what the window holds.
+  Each count says what it counts: the rolling window's (``last N s``, the span it covers
+  so far) and the run's (``since start``); then the period the counts are judged against
+  and where it came from (given, learned, the publishers' deadline QoS); the level and its
+  reason last.
 - A figure with nothing to measure reads ``-``, never 0.
 - With more than ``MAX_TOPIC_LINES`` topics (``--all`` on a busy graph) a report is one
   summary line (how many topics at each level) and the lines of the worst topics that are not
@@ -57,12 +60,18 @@ def _figure(name: str) -> Figure:
 
 RATE = _figure('rate wall')
 MAX_INTERVAL = _figure('max interval wall')
+WINDOW = _figure('window wall')
+PERIOD = _figure('period')
+PERIOD_SOURCE = _figure('period source')
 COUNTS = (('msgs', _figure('messages total'), _figure('messages')),
           ('misses', _figure('deadline misses total'), _figure('deadline misses')),
           ('skipped', _figure('skipped periods total'), _figure('skipped periods')),
           ('lost', _figure('messages lost total'), _figure('messages lost')))
 """Label, run total and window figure of each count: the total reads '-' when the window's
 figure is unknown too (lost with several writers: ``unknown (...)``)."""
+SOURCES = {'configured': 'given', 'graph deadline QoS': "the publishers' deadline QoS",
+           'learned': 'learned'}
+"""Where the period came from (the figure ``period source``), in the line's words."""
 
 
 def _known(value: object) -> bool:
@@ -95,16 +104,38 @@ def _short(reason: str) -> str:
     return reason if len(reason) <= MAX_REASON_CHARS else reason[:MAX_REASON_CHARS - 3] + '...'
 
 
+def _window_count(snapshot: Snapshot, topic: TopicSnapshot, window: Figure) -> str:
+    value = window.value(snapshot, topic)
+    return str(value) if _known(value) else NONE
+
+
+def _period(snapshot: Snapshot, topic: TopicSnapshot) -> str:
+    """Return the period the counts are judged against and its source, or why there is none."""
+    if topic.report is not None and topic.report.kind == 'event':
+        return 'no period (event topic)'
+    period = PERIOD.value(snapshot, topic)
+    if not _known(period):
+        return 'period - (not learned yet)'
+    source = PERIOD_SOURCE.value(snapshot, topic)
+    said = SOURCES.get(source, source) if isinstance(source, str) else None
+    return f'period {period:g} ms' + (f' ({said})' if said else '')
+
+
 def topic_line(snapshot: Snapshot, topic: TopicSnapshot, *, colour: bool = False) -> str:
-    """Return a topic's line: rate, max interval, run totals, level and its reason."""
+    """Return a topic's line: window figures, run totals, the period, level and reason."""
     name = topic.topic or topic.topic_id
     level = f'{_level(topic.level, colour)}: {_short(topic.reason)}'
     if topic.report is None:  # invalid settings: the reason says why
         return f'{name}: not monitored, {level}'
-    counts = ', '.join(f'{_count(snapshot, topic, total, window)} {label}'
+    window_s = WINDOW.value(snapshot, topic)
+    span = f'last {fmt.number(window_s, 1)} s' if _known(window_s) else 'window'
+    in_window = ', '.join(f'{_window_count(snapshot, topic, window)} {label}'
+                          for label, _, window in COUNTS[1:])
+    totals = ', '.join(f'{_count(snapshot, topic, total, window)} {label}'
                        for label, total, window in COUNTS)
-    return (f'{name}: {_text(RATE, snapshot, topic, 1)} Hz, max interval '
-            f'{_text(MAX_INTERVAL, snapshot, topic, 2)} ms; since start {counts}; {level}')
+    return (f'{name}: {span} {_text(RATE, snapshot, topic, 1)} Hz, max interval '
+            f'{_text(MAX_INTERVAL, snapshot, topic, 2)} ms, {in_window}; since start '
+            f'{totals}; {_period(snapshot, topic)}; {level}')
 
 
 def clock_line(snapshot: Snapshot, *, colour: bool = False) -> str | None:

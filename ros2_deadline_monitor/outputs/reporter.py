@@ -6,7 +6,9 @@ The session (``analysis/session.py``) measures: asked, it reports every topic af
 scale that costs a thousand topic reports a second for topics nothing happened on. The
 ``Reporter`` stands between the session and the outputs and decides, report by report, which
 topics' snapshots are made afresh and which keep the one of their previous refresh (they
-*stand*); the outputs then reuse what they made from a standing snapshot (``outputs/reuse.py``).
+*stand*: the session repeats it); the outputs then reuse what they made from a standing
+snapshot (``outputs/reuse.py``). It reads each topic through the session's read-only
+``TopicView`` only.
 Parameter ``reuse_reports`` false: every report is made afresh, every topic, every output.
 
 What it changes, and what it may not (``test/outputs/test_reporter.py`` checks both):
@@ -20,9 +22,11 @@ What it changes, and what it may not (``test/outputs/test_reporter.py`` checks b
   Only an OK topic without a pending level change stands, once its stamps are judged;
   anything that may change its level refreshes it at the next report: a message late enough
   to be a miss or a skip, a faster pace, a gap in the sequence numbers, a start stamp that
-  goes back, repeats, jumps or cannot be read, a QoS deadline event (``session.Pace``),
-  silence beyond its timeout, a sim-time reset, the start-up grace, a change of the graph,
-  the settings or its timing (``TopicFacts.changes``).
+  goes back, repeats, jumps or cannot be read (``TopicView.unusual``), silence beyond its
+  timeout, the start-up grace, and whatever bumps its ``TopicView.version``: a QoS
+  deadline event, a sim-time reset, a change of the graph, the settings or its timing. A
+  topic analyzed per transform (a ``/tf``) never stands: one of its transforms may fall
+  silent while the topic is busy.
 - Where the two can differ, and why:
 
   - a standing topic's figures (window figures, totals, since-last ages) lag until its
@@ -46,7 +50,7 @@ import zlib
 
 from ros2_deadline_monitor.analysis.config import MAX_PERIOD_NS, NS_PER_S
 from ros2_deadline_monitor.analysis.reports import HostReport, Level
-from ros2_deadline_monitor.analysis.session import NO_INTERVAL_ALERT, Session, TopicFacts
+from ros2_deadline_monitor.analysis.session import NO_INTERVAL_ALERT, Session, TopicView
 from ros2_deadline_monitor.analysis.snapshot import Snapshot, TopicSnapshot
 
 REFRESH_PERIODS = 10
@@ -64,7 +68,9 @@ class _Stand:
     standing topics at the cost of a few comparisons each.
     """
 
-    silent: bool
+    version: int
+    """The topic's ``TopicView.version`` at the refresh: any change refreshes it."""
+    silent: bool = False
     """Refreshed before any message: it stands until one is recorded."""
     until_ns: int = 0
     """The wall time it may stand until (``Reporter._stand_interval`` after the refresh)."""
@@ -76,22 +82,16 @@ class _Stand:
     """Silence beyond this since the last message refreshes it (the level may change)."""
     recorded_before: int = NO_INTERVAL_ALERT
     """An event topic is refreshed once it has recorded this many events."""
-    resets: int = 0
-    """The session's sim-time resets at the refresh: a later one refreshes it."""
 
 
 @dataclass(slots=True)
 class _Kept:
     """What the reporter keeps of one topic between reports."""
 
-    facts: TopicFacts
-    """The session's state of the topic (read only); another object: the topic is new."""
+    view: TopicView
+    """The session's view of the topic; another object: the topic is new."""
     stagger: int
     """Where in its turn of reports this topic is refreshed (``Reporter._refresh_turn``)."""
-    previous: TopicSnapshot | None = None
-    """The snapshot of the previous refresh, kept while it stands."""
-    changes: int = -1
-    """``facts.changes`` at the previous refresh."""
     stand: _Stand | None = None
     """How long the previous refresh may stand (None: not past the next report)."""
     slow: bool = False
@@ -111,82 +111,67 @@ class Reporter:
         """Reports so far: the refresh turns count them (``_refresh_turn``)."""
         self._slow_topics = 0
         """Topics that stand beyond a report since their last refresh."""
-        self.standing_count = 0
-        """Topics that stood at the latest report (for the log)."""
+        self.stood: frozenset[str] = frozenset()
+        """The topics whose snapshot stood at the latest report."""
 
     def standing(self, now_wall_ns: int) -> frozenset[str]:
         """Return the topics whose snapshot the next report keeps as it is (``_stands``).
 
-        For an adapter that brings in only the other topics' events before that report
-        (``snapshot(standing=...)``): a standing topic's events wait for its next refresh.
+        For an adapter that brings in only the other topics' events before that report: a
+        standing topic's events wait for its next refresh.
         """
         if not self.reuse_reports:
             return frozenset()
-        number = self._reports + 1
-        resets, kept = self.session.resets, self._kept
-        return frozenset(topic_id for topic_id, facts in self.session.facts().items()
-                         if (entry := kept.get(topic_id)) is not None and entry.facts is facts
-                         and self._stands(entry, now_wall_ns, number, resets))
+        number, kept = self._reports + 1, self._kept
+        return frozenset(topic_id for topic_id, view in self.session.views().items()
+                         if (entry := kept.get(topic_id)) is not None and entry.view is view
+                         and self._stands(entry, now_wall_ns, number))
 
     def snapshot(self, now_wall_ns: int, host: HostReport | None = None,
                  stats_timer_late_ns: int = 0, *, final: bool = False,
                  standing: frozenset[str] | None = None) -> Snapshot:
-        """Return the report of this moment: standing topics kept, the others afresh.
+        """Return the report of this moment: standing topics repeated, the others afresh.
 
         ``standing``: as ``standing`` returned just before (None: decided here). The final
         report refreshes every topic.
         """
-        session = self.session
-        if not self.reuse_reports:
-            return session.snapshot(now_wall_ns, host, stats_timer_late_ns, final=final)
-        if final:
-            standing = frozenset()
-        elif standing is None:
+        if standing is None:
             standing = self.standing(now_wall_ns)
+        snapshot = self.session.snapshot(now_wall_ns, host, stats_timer_late_ns, final=final,
+                                         standing=standing)
         self._reports += 1
-        facts, kept = session.facts(), self._kept
-        kept_now = {}
-        for topic_id in standing:
-            entry = kept.get(topic_id)
-            if (entry is not None and entry.previous is not None
-                    and entry.facts is facts.get(topic_id)):
-                kept_now[topic_id] = entry.previous
-        snapshot = session.snapshot(now_wall_ns, host, stats_timer_late_ns, final=final,
-                                    given=kept_now)
-        self.standing_count = len(kept_now)
-        self._follow(snapshot, kept_now)
+        self.stood = frozenset() if final else standing
+        if self.reuse_reports:
+            self._follow(snapshot, self.stood)
         return snapshot
 
-    def _follow(self, snapshot: Snapshot, kept_now: dict[str, TopicSnapshot]) -> None:
-        """Note each refreshed topic's snapshot and decide how long it may stand."""
-        session, kept = self.session, self._kept
-        by_id = session.facts()
-        for topic_id in [topic_id for topic_id in kept if topic_id not in by_id]:
+    def _follow(self, snapshot: Snapshot, stood: frozenset[str]) -> None:
+        """Decide how long each refreshed topic's snapshot may stand."""
+        views, kept = self.session.views(), self._kept
+        for topic_id in [topic_id for topic_id in kept if topic_id not in views]:
             self._set_slow(kept.pop(topic_id), False)
-        refreshed: list[_Kept] = []
+        refreshed: list[tuple[_Kept, TopicSnapshot]] = []
         for topic in snapshot.topics:
             topic_id = topic.topic_id
             # An invalid entry (report None) may share a monitored topic's identifier (one
             # listed twice): it is never the one kept for that topic.
-            if topic_id in kept_now or topic_id not in by_id or topic.report is None:
+            if topic_id in stood or topic_id not in views or topic.report is None:
                 continue
-            facts = by_id[topic_id]
+            view = views[topic_id]
             entry = kept.get(topic_id)
-            if entry is None or entry.facts is not facts:  # new, or removed and added again
+            if entry is None or entry.view is not view:  # new, or removed and added again
                 if entry is not None:
                     self._set_slow(entry, False)
-                entry = kept[topic_id] = _Kept(facts, zlib.crc32(topic_id.encode()))
-            entry.previous, entry.changes = topic, facts.changes
-            interval = self._routine_interval(entry)
+                entry = kept[topic_id] = _Kept(view, zlib.crc32(topic_id.encode()))
+            interval = self._routine_interval(view, topic)
             self._set_slow(entry, interval is not None
-                           and interval > session.stats_period_ns)
-            session.mark(topic_id)
-            refreshed.append(entry)
-        for entry in refreshed:  # once every slow topic is counted (the budget)
-            entry.stand = self._arm(entry, snapshot.wall_ns)
+                           and interval > self.session.stats_period_ns)
+            refreshed.append((entry, topic))
+        for entry, topic in refreshed:  # once every slow topic is counted (the budget)
+            entry.stand = self._arm(entry, topic, snapshot.wall_ns)
 
-    def _stands(self, kept: _Kept, now_wall_ns: int, report_number: int, resets: int) -> bool:
-        """Tell whether a topic's previous snapshot still stands: it is kept as it is.
+    def _stands(self, kept: _Kept, now_wall_ns: int, report_number: int) -> bool:
+        """Tell whether a topic's previous snapshot still stands: it is repeated as it is.
 
         - A topic without any message (configured, nobody publishes yet) has no figure that
           time changes: with no start-up grace running, its snapshot stands until what the
@@ -200,78 +185,73 @@ class Reporter:
           each per second).
 
         What only a refresh changes is decided there (``_arm``); here the rest is compared:
-        a change of what the snapshot depends on from outside the stream is counted where it
-        happens (``TopicFacts.changes``), so a standing topic costs a few comparisons.
+        a change of what the snapshot depends on from outside the stream bumps the view's
+        ``version``, so a standing topic costs a few comparisons.
         """
-        stand, facts = kept.stand, kept.facts
-        if stand is None or kept.changes != facts.changes:
+        stand, view = kept.stand, kept.view
+        if stand is None or stand.version != view.version:
             return False
         if stand.silent:
-            return facts.analyzer.silent_so_far
-        pace = facts.pace
-        return (not pace.unusual and resets == stand.resets
+            return view.silent
+        return (not view.unusual
                 and now_wall_ns < stand.until_ns and report_number < stand.before_report
                 and now_wall_ns >= stand.grace_over_ns
-                and now_wall_ns - pace.last_ns <= stand.timeout_ns
-                and facts.analyzer.recorded < stand.recorded_before)
+                and now_wall_ns - view.last_arrival_ns <= stand.timeout_ns
+                and view.recorded < stand.recorded_before)
 
-    def _arm(self, kept: _Kept, now_wall_ns: int) -> _Stand | None:
+    def _arm(self, kept: _Kept, topic: TopicSnapshot, now_wall_ns: int) -> _Stand | None:
         """Decide at a refresh how long its snapshot may stand (None: refreshed next report).
 
         The grace, the routine interval, the turn and the timeout become limits ``_stands``
         compares with.
         """
-        session = self.session
+        session, view = self.session, kept.view
         grace = session.analysis.thresholds.grace_ns
-        facts = kept.facts
-        analyzer = facts.analyzer
-        if analyzer.silent_so_far:
-            return None if grace else _Stand(silent=True)
-        interval = self._routine_interval(kept)
+        if view.silent:
+            return None if grace else _Stand(view.version, silent=True)
+        if view.per_transform:
+            return None  # one of its transforms falling silent shows at the next report
+        interval = self._routine_interval(view, topic)
         if interval is None:
             return None
-        assert kept.previous is not None and kept.previous.report is not None
-        report = kept.previous.report
+        assert topic.report is not None
         reports = self._turn_reports(interval)
         turn = self._refresh_turn(kept, interval, self._reports)
         return _Stand(
-            silent=False, until_ns=now_wall_ns + interval,
+            view.version, until_ns=now_wall_ns + interval,
             before_report=(turn + 1) * reports - kept.stagger % reports,
-            grace_over_ns=(facts.appeared_ns or session.start_wall_ns) + grace if grace else 0,
-            timeout_ns=NO_INTERVAL_ALERT if report.timeout_ns is None else report.timeout_ns,
-            recorded_before=(analyzer.recorded + REFRESH_PERIODS if analyzer.timing is None
-                             else NO_INTERVAL_ALERT),
-            resets=facts.resets_applied)
+            grace_over_ns=(view.appeared_ns or session.start_wall_ns) + grace if grace else 0,
+            timeout_ns=(NO_INTERVAL_ALERT if topic.report.timeout_ns is None
+                        else topic.report.timeout_ns),
+            recorded_before=(view.recorded + REFRESH_PERIODS if view.period_ns is None
+                             else NO_INTERVAL_ALERT))
 
     def _set_slow(self, kept: _Kept, slow: bool) -> None:
         """Mark a topic slow or not, keeping the count the budget reads up to date."""
         self._slow_topics += slow - kept.slow
         kept.slow = slow
 
-    def _routine_interval(self, kept: _Kept) -> int | None:
+    def _routine_interval(self, view: TopicView, topic: TopicSnapshot) -> int | None:
         """How long a refreshed topic stands when nothing happens, or None: not at all.
 
         A silent topic, a level other than OK, a streak of the hysteresis, a timer topic
         still learning its period, stamps still being judged: refreshed at every report.
         """
-        previous, facts = kept.previous, kept.facts
-        if (facts.analyzer.silent_so_far or previous is None or previous.report is None
-                or previous.level is not Level.OK or facts.streak
-                or previous.report.timing_reason == DECIDING):
+        if (view.silent or topic.report is None or topic.level is not Level.OK or view.held
+                or topic.report.timing_reason == DECIDING):
             return None
-        return self._stand_interval(facts)
+        return self._stand_interval(view)
 
-    def _stand_interval(self, facts: TopicFacts) -> int | None:
+    def _stand_interval(self, view: TopicView) -> int | None:
         """How long a topic's snapshot may stand at most, or None: refreshed at every report.
 
         ``REFRESH_PERIODS`` of a timer topic's periods, the window for an event topic (no
         period paces it; its new messages do). A timer topic still learning its period
         cannot stand.
         """
-        timing = facts.analyzer.timing
-        if timing is not None:
-            return self._refresh_interval(REFRESH_PERIODS * timing.period_ns)
-        if facts.config.kind == 'event':
+        if view.period_ns is not None:
+            return self._refresh_interval(REFRESH_PERIODS * view.period_ns)
+        if view.event:
             return self._refresh_interval(self.session.analysis.window_ns)
         return None
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import tempfile
 from typing import Any
 
-from ros2_deadline_monitor.analysis.figures import record, RUN_TOPIC
-from ros2_deadline_monitor.analysis.snapshot import Snapshot
+from ros2_deadline_monitor.analysis.figures import record, RUN_TOPIC, TRANSFORM
+from ros2_deadline_monitor.analysis.snapshot import Snapshot, TopicSnapshot
 from ros2_deadline_monitor.configuration.expectations import Verdict
 from ros2_deadline_monitor.outputs import format as fmt
 
@@ -51,6 +51,34 @@ def _ms(value: float | None) -> str:
     return fmt.NOT_AVAILABLE if value is None else f'{value:.2f}'
 
 
+TRANSFORMS_IN_SUMMARY = 50
+"""Transforms the summary lists per /tf-like topic; the rest are counted."""
+
+
+def transform_lines(snapshot: Snapshot, topic: TopicSnapshot) -> list[str]:
+    """One line per transform of a /tf-like topic: rate, longest gap, age, writer."""
+    transforms = topic.transforms
+    assert transforms is not None
+    lines = []
+    for tf in transforms.transforms[:TRANSFORMS_IN_SUMMARY]:
+        run = record(TRANSFORM, snapshot, tf)
+        if tf.static:
+            figures = f'static, {run["messages"]} messages, age {_ms(run["mean_age_ms"])} ms'
+        else:
+            figures = (f'{run["messages"]} messages, {fmt.number(run["rate_hz"], 2)} Hz, '
+                       f'longest gap {_ms(run["longest_gap_ms"])} ms, mean age '
+                       f'{_ms(run["mean_age_ms"])} ms')
+        writer = f', writer {tf.writer}' if tf.writer else ''
+        lines.append(f'  {topic.topic} {tf.name}: {figures}{writer}')
+    if transforms.writer_note:
+        lines.append(f'  {topic.topic}: writer of its transforms unknown: '
+                     f'{transforms.writer_note}')
+    rest = len(transforms.transforms) - TRANSFORMS_IN_SUMMARY
+    if rest > 0:
+        lines.append(f'  {topic.topic}: {rest} more transforms (see the summary JSON)')
+    return lines
+
+
 def summary_text(node_name: str, snapshot: Snapshot, verdict: Verdict | None = None) -> str:
     """Return totals per topic, the longest intervals ever seen and the RTF, as a table.
 
@@ -77,6 +105,8 @@ def summary_text(node_name: str, snapshot: Snapshot, verdict: Verdict | None = N
             f'{_ms(run["max_interval_sim_ms"]):>10}  {"event" if event else r.rule}')
         if topic.notes:  # several producers, foreign stamps, outages, fallbacks, /clock
             lines.append(f'  {r.topic}: ' + '; '.join(topic.notes))
+        if topic.transforms is not None:
+            lines += transform_lines(snapshot, topic)
         if not r.messages_total:
             lines.append(f'  {r.topic}: no message received: misses and skipped periods '
                          'unknown')
@@ -89,8 +119,9 @@ def summary_text(node_name: str, snapshot: Snapshot, verdict: Verdict | None = N
         lines.append('(no topics monitored)')
     clock = snapshot.clock.report
     if clock.messages_total:
+        why = f' ({clock.rtf_total_note})' if clock.rtf_total_note else ''
         lines.append(f'clock: {clock.messages_total} messages, RTF since start '
-                     f'{fmt.number(clock.rtf_total, 4)}, last window '
+                     f'{fmt.number(clock.rtf_total, 4)}{why}, last window '
                      f'{fmt.number(clock.rtf, 4)}, sim resets {clock.resets_total}')
     else:
         lines.append('clock: no /clock received')

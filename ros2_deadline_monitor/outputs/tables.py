@@ -21,6 +21,7 @@ from ros2_deadline_monitor.analysis.figures import (
     record,
     RUN_CLOCK,
     RUN_TOPIC,
+    TRANSFORM,
 )
 from ros2_deadline_monitor.analysis.reports import Level
 from ros2_deadline_monitor.analysis.snapshot import Snapshot, TopicSnapshot
@@ -98,7 +99,25 @@ def topic_record(result: BagResult, topic: TopicSnapshot, facts: TopicFacts) -> 
             'stamp': facts.stamp, 'clock_choice': facts.clock_choice,
             'kind': topic.report.kind if topic.report else None,
             **record(RUN_TOPIC, result.snapshot, topic),
-            'note': topic_note(topic, facts)}
+            'note': topic_note(topic, facts),
+            **transforms_record(result.snapshot, topic)}
+
+
+def transforms_record(snapshot: Snapshot, topic: TopicSnapshot) -> dict[str, Any]:
+    """Return ``{'transforms': [...]}`` of a /tf-like topic (one object per transform), else {}.
+
+    Each object has the keys of ``TRANSFORM`` (``analysis/figures.py``); next to them what
+    was not tracked or read, and why the writer or some ages are unknown.
+    """
+    transforms = topic.transforms
+    if transforms is None:
+        return {}
+    return {'transforms': [record(TRANSFORM, snapshot, tf) for tf in transforms.transforms],
+            'transforms_static': transforms.static,
+            'transforms_untracked': transforms.untracked,
+            'transforms_malformed': transforms.malformed,
+            'transforms_writer_note': transforms.writer_note,
+            'transforms_age_note': transforms.age_note}
 
 
 def clock_record(result: BagResult, facts: ClockFacts) -> dict[str, Any]:
@@ -142,7 +161,11 @@ def csv_rows(result: BagResult) -> list[dict[str, Any]]:
     """One row per analyzed topic, per recorded topic and for the clock."""
     rows: list[dict[str, Any]] = []
     for topic, facts in result.topics:
-        rows.append({'source': 'bag', **_flat('', topic_record(result, topic, facts))})
+        row = topic_record(result, topic, facts)
+        transforms = row.pop('transforms', ())
+        rows.append({'source': 'bag', **_flat('', row)})
+        rows += [{'source': 'transform', 'name': topic.topic_id, 'topic': topic.topic,
+                  **_flat('transform_', tf)} for tf in transforms]
     if result.clock is not None:
         rows.append({'source': 'clock', **_flat('', clock_record(result, result.clock))})
     if result.recorded is not None:
@@ -324,6 +347,32 @@ def _recorded_table(recorded: RecordedStats, t0_ns: int) -> str:
     return '\n'.join(lines)
 
 
+_TRANSFORM_COLUMNS = tuple(f for f in TRANSFORM if f.column)
+
+
+def transforms_table(snapshot: Snapshot, topic: TopicSnapshot) -> str:
+    """Return a /tf-like topic's transforms as a table: one row per parent->child pair."""
+    transforms = topic.transforms
+    assert transforms is not None
+    kind = 'static transforms' if transforms.static else 'transforms'
+    lines = [f'{topic.topic}: {len(transforms.transforms)} {kind} in '
+             f'{transforms.messages:,} messages']
+    header = [(f.column, 'l' if f.json in ('parent', 'child', 'writer') else 'r')
+              for f in _TRANSFORM_COLUMNS]
+    rows = [[_recorded_cell(f, snapshot, tf) for f in _TRANSFORM_COLUMNS]
+            for tf in transforms.transforms]
+    if rows:
+        lines.append(render(header, rows))
+    notes = [f'writer unknown: {transforms.writer_note}' if transforms.writer_note else '',
+             f'age unknown: {transforms.age_note}' if transforms.age_note else '',
+             f'{transforms.untracked:,} transforms of pairs beyond those tracked'
+             if transforms.untracked else '',
+             f'{transforms.malformed:,} messages without a readable TFMessage'
+             if transforms.malformed else '']
+    lines += [f'  {note}' for note in notes if note]
+    return '\n'.join(lines)
+
+
 def format_table(result: BagResult) -> str:
     """Return the human-readable summary printed by ``analyze``."""
     bag = result.bag
@@ -356,6 +405,9 @@ def format_table(result: BagResult) -> str:
         out += legend
         if not all(t.run.percentiles_exact in (True, None) for t, _ in result.topics):
             out.append(f'p99: {result.percentile_method}')
+    for topic, _ in result.topics:
+        if topic.transforms is not None:
+            out += ['', transforms_table(result.snapshot, topic)]
     if result.clock is not None:
         out += ['', _clock_line(result, result.clock, bag.start_ns)]
     elif result.topics:

@@ -37,7 +37,7 @@ from ros2_deadline_monitor.live.rcl_arguments import init_rclpy, parse_checked
 from ros2_deadline_monitor.live.stop_signals import StopSignals
 from ros2_deadline_monitor.record.bag_writer import BagWriter, RecordError
 
-__all__ = ['build_parser', 'CommandLine', 'main', 'parse_command_line']
+__all__ = ['add_arguments', 'build_parser', 'CommandLine', 'main', 'parse_command_line']
 
 NODE_NAME = 'record'
 TAKE_PERIOD_S = 0.1
@@ -79,6 +79,12 @@ def build_parser() -> argparse.ArgumentParser:
     """Build the command line of ``record`` (ROS arguments are removed before parsing)."""
     parser = UsageParser(prog='record', description=DESCRIPTION, epilog=EPILOG,
                          formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    return parser
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``record`` to ``parser`` (also ``ros2 deadline record``'s)."""
     parser.add_argument('topics', metavar='TOPIC', nargs='*',
                         help='a topic to record, e.g. /demo/cmd (any type; repeat for several)')
     parser.add_argument('--all', action='store_true', dest='all_topics',
@@ -90,7 +96,6 @@ def build_parser() -> argparse.ArgumentParser:
                         help="middleware timestamp logged with each message: 'source' (writer "
                              "side, the monitor's default arrival) or 'received' (reader "
                              'side); default: %(default)s')
-    return parser
 
 
 @dataclass(frozen=True)

@@ -34,13 +34,17 @@ import numpy as np
 from ros2_deadline_monitor.analysis.cdr import read_stamp_ns
 from ros2_deadline_monitor.analysis.config import Thresholds
 from ros2_deadline_monitor.analysis.cycles import count_cycles
+from ros2_deadline_monitor.configuration.usage import ros_arguments
 from ros2_deadline_monitor.outputs import format as fmt
 from ros2_deadline_monitor.tools.cycle_record import CycleRecord
 
 MS = 1_000_000
 PACKAGE = 'ros2_deadline_monitor'
-CONTROL_TOPIC = '/demo/cmd'
-STATS_TOPIC = '/deadline_monitor/stats'
+CONTROL_TOPIC = 'demo/cmd'
+STATS_TOPIC = 'deadline_monitor/stats'
+"""Both relative: in the namespace of ``demo --ros-args -r __ns:=/robot1`` (the root without)."""
+CONTROL_ID = 'cmd'
+"""The control topic's identifier in the monitor (its reports name it so, however remapped)."""
 
 
 @dataclass(frozen=True)
@@ -100,7 +104,7 @@ def executable_command(name: str) -> list[str]:
     return [sys.executable, '-m', f'{PACKAGE}.tools.{name}']
 
 
-def ros_args(params: dict[str, Any]) -> list[str]:
+def node_args(params: dict[str, Any]) -> list[str]:
     """Command-line arguments setting ROS parameters of a node (quiet logging)."""
     args = ['--ros-args', '--log-level', 'warn']
     for name, value in params.items():
@@ -155,7 +159,7 @@ def monitor_figures(messages: Sequence[Any]) -> dict[str, Any]:
     are accumulated over every report of the phase.
     """
     stats = messages[-1]
-    topic = next((t for t in stats.topics if t.topic == CONTROL_TOPIC), None)
+    topic = next((t for t in stats.topics if t.name == CONTROL_ID), None)
     bins = [m.clock.rtf_bin_min for m in messages if not math.isnan(m.clock.rtf_bin_min)]
     cgroup = any(m.host.cgroup_available for m in messages)  # else no count, not 0
     figures: dict[str, Any] = {
@@ -183,7 +187,7 @@ class StatsListener:
     times them (``truth_figures``).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, extra_ros_args: Sequence[str] = ()) -> None:
         from geometry_msgs.msg import TwistStamped
         import rclpy
         from rclpy.executors import SingleThreadedExecutor
@@ -192,7 +196,8 @@ class StatsListener:
         from ros2_deadline_monitor.msg import MonitorStats
 
         self._context = rclpy.context.Context()
-        rclpy.init(context=self._context)
+        rclpy.init(args=['--ros-args', *extra_ros_args] if extra_ros_args else None,
+                   context=self._context)
         self._node = rclpy.create_node('deadline_demo', context=self._context)
         self._lock = threading.Lock()
         self._messages: list[Any] = []
@@ -270,8 +275,14 @@ def _stop(*processes: subprocess.Popen[bytes], timeout_s: float = 5.0) -> None:
 
 def run_phase(phase: Phase, listener: StatsListener, *, duration_s: float = 5.0,
               rate_hz: float = 100.0, stall_every: int = 50,
-              workdir: Path | None = None) -> PhaseResult:
-    """Run one phase in separate processes and collect truth and monitor figures."""
+              workdir: Path | None = None, extra_ros_args: Sequence[str] = ()) -> PhaseResult:
+    """Run one phase in separate processes and collect truth and monitor figures.
+
+    ``extra_ros_args`` go to every process (a namespace, remappings: ``-r __ns:=/robot1``).
+    """
+    def ros_args(params: dict[str, Any]) -> list[str]:
+        return [*node_args(params), *extra_ros_args]
+
     result = PhaseResult(phase.name, phase.title, rate_hz, stall_every, duration_s=duration_s)
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         record_path = Path(tmp) / 'cycles.json'
@@ -337,7 +348,7 @@ def _wait_for_monitor(listener: StatsListener, cycles: int,
         messages += listener.take()
         sent += listener.take_sent()
         topic = messages and next(
-            (t for t in messages[-1].topics if t.topic == CONTROL_TOPIC), None)
+            (t for t in messages[-1].topics if t.name == CONTROL_ID), None)
         if topic and topic.messages_total >= cycles and len(sent) >= cycles:
             break
         time.sleep(0.05)
@@ -545,7 +556,15 @@ def build_parser() -> argparse.ArgumentParser:
     """Command-line interface of ``demo``."""
     parser = argparse.ArgumentParser(
         prog='demo', description='Reproduce the reference measurement live: sim_clock, a '
-        '100 Hz controller and the monitor in separate processes, six phases.')
+        '100 Hz controller and the monitor in separate processes, six phases.',
+        epilog='ROS arguments after --ros-args go to every process of the demo (e.g. '
+               '--ros-args -r __ns:=/demo1 runs it in a namespace of its own).')
+    add_arguments(parser)
+    return parser
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``demo`` to ``parser`` (also ``ros2 deadline demo``'s)."""
     parser.add_argument('--phases', nargs='+', choices=[p.name for p in PHASES],
                         default=[p.name for p in PHASES], help='phases to run (default: all)')
     parser.add_argument('--duration-s', type=float, default=5.0,
@@ -555,12 +574,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument('--stall-every', type=int, default=50,
                         help='stall every Nth cycle in the stall phases (default: 50)')
     parser.add_argument('--json', type=Path, help='also write the figures to this JSON file')
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the phases and print one table per phase; Ctrl-C, SIGTERM or SIGHUP stops them."""
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra_ros_args = [arg for section in ros_arguments(argv) for arg in section]
+    args = build_parser().parse_args(argv[:argv.index('--ros-args')] if '--ros-args' in argv
+                                     else argv)
     # SIGINT too: Python leaves SIGINT ignored when it started ignored (a background job of a
     # non-interactive shell, some CI runners), and `kill -INT` would then not stop the demo.
     # SIGHUP: a closed terminal stops the demo's children like Ctrl-C.
@@ -571,7 +592,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     try:
-        listener = StatsListener()
+        listener = StatsListener(extra_ros_args)
     except ImportError as err:
         print(f'ERROR: the demo needs the built package (its messages): {err}', file=sys.stderr)
         return 1
@@ -579,7 +600,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         for phase in (p for p in PHASES if p.name in args.phases):
             result = run_phase(phase, listener, duration_s=args.duration_s,
-                               rate_hz=args.rate_hz, stall_every=args.stall_every)
+                               rate_hz=args.rate_hz, stall_every=args.stall_every,
+                               extra_ros_args=extra_ros_args)
             results.append(result)
             print(format_phase(result), flush=True)
     except KeyboardInterrupt:

@@ -129,6 +129,10 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``demo_controller``: none (its settings are ROS parameters)."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the controller until ``duration_s``, SIGINT or SIGTERM; 2 for invalid parameters."""
     return run_node('demo_controller', build_parser(), DemoControllerNode, argv)

@@ -347,6 +347,10 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``sim_clock``: none (its settings are ROS parameters)."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the node until ``duration_s``, SIGINT or SIGTERM; 2 for invalid parameters."""
     return run_node('sim_clock', build_parser(), SimClockNode, argv)

@@ -125,7 +125,8 @@ def test_cgroup_figures_are_left_out_when_cpu_stat_is_unreadable(snapshots):
 def test_every_limit_reads_one_whole_run_figure_with_a_json_key():
     from ros2_deadline_monitor.configuration.expectations import CLOCK_LIMITS, TOPIC_LIMITS
 
-    for table, limits in ((figures.RUN_TOPIC, TOPIC_LIMITS), (figures.RUN_CLOCK, CLOCK_LIMITS)):
+    for table, limits in ((figures.RUN_TOPIC + figures.TRANSFORM, TOPIC_LIMITS),
+                          (figures.RUN_CLOCK, CLOCK_LIMITS)):
         bounded = [f for f in table if f.limit]
         assert sorted(f.limit for f in bounded) == sorted(spec.key for spec in limits)
         assert all(f.json for f in bounded)

@@ -168,11 +168,17 @@ def test_several_publishers_without_sequence_numbers_give_no_cycle_figures():
     s = session(use_sim_time=False)
     s.configure({'cmd': TopicConfig(name='cmd', topic='/cmd', period_ns=PERIOD, stamp='start')})
     s.topic_status('cmd', TopicState.RECEIVING, publishers=('/a', '/b'), writers=2)
-    end = run(s, 'cmd', [], [(w, st, NO_VALUE) for w, st, _ in sorted(a + b)])
+    events = sorted(a + b)
+    end = run(s, 'cmd', [], [(w, st, NO_VALUE) for w, st, _ in events])
     snap = s.snapshot(end + MS, final=True).topics[0]
     r = snap.report
     assert r.messages_total == 400 and r.unattributed_total == 400
-    assert r.messages == 0 and r.skipped_periods_total == 0 and r.interval_wall.count == 0
+    assert r.skipped_periods_total == 0 and r.deadline_misses_total == 0
+    assert not r.counts_known and 'per-cycle figures need one producer' in r.counts_note
+    # The topic as a whole keeps its intervals, by arrival (5 ms apart: never a period).
+    arrivals = np.array([w for w, _, _ in events], np.int64)
+    assert snap.run.interval_wall.count == 399
+    assert snap.run.interval_wall.max_ns == int(np.diff(arrivals).max())
     assert not r.loss_known
     assert snap.level is Level.WARN
     assert ('per-cycle figures need one producer: 2 publishers (/a, /b) and no sequence '

@@ -9,6 +9,7 @@ import math
 from ros2_deadline_monitor.analysis.config import AnalysisConfig, TopicConfig
 from ros2_deadline_monitor.analysis.ring import NO_VALUE
 from ros2_deadline_monitor.analysis.session import Session
+from ros2_deadline_monitor.configuration.expectations import evaluate, expectations_from
 
 MS = 1_000_000
 S = 1_000_000_000
@@ -89,8 +90,36 @@ def test_rtf_starts_afresh_once_one_clock_publisher_is_left():
     s.clock_publishers(1)
     for k in range(1000, 3000):
         s.clock_sample(OFF + k * MS, 5 * S + k * MS)
-    r = s.snapshot(OFF + 3 * S).clock.report
-    assert abs(r.rtf - 1.0) < 0.01 and abs(r.rtf_total - 1.0) < 0.01
+    snap = s.snapshot(OFF + 3 * S, final=True)
+    r = snap.clock.report
+    assert abs(r.rtf - 1.0) < 0.01
+    # Since start, sim time was two publishers' in turn: no RTF of the run, and the gate
+    # says why rather than judging the RTF of the last writer alone.
+    assert math.isnan(r.rtf_total)
+    assert r.rtf_total_note == '2 publishers on /clock during the run: their sim times mixed'
+    verdict = evaluate(expectations_from({'clock.expect.min_rtf': 0.5}, ['cmd']), snap)
+    (outcome,) = verdict.failed
+    assert outcome.measured is None and outcome.key == 'min_rtf'
+    assert outcome.reason == f'unknown: {r.rtf_total_note}'
+
+
+def test_a_clock_going_back_and_forth_leaves_the_run_without_rtf():
+    # Two /clock writers recorded in one bag (no graph to count them): every other sample
+    # goes back. The last reset's RTF is no figure of the run; min_rtf fails as unknown.
+    s = sim_session()
+    for k in range(3000):
+        s.clock_sample(OFF + k * MS, k * MS if k % 2 else 100 * S + k * MS)
+        if k % 1000 == 999:
+            s.snapshot(OFF + (k + 1) * MS)
+    for k in range(3000, 3100):  # one writer left: a quiet window ends the run
+        s.clock_sample(OFF + k * MS, 100 * S + k * MS)
+    snap = s.snapshot(OFF + 3100 * MS, final=True)
+    r = snap.clock.report
+    assert not r.non_monotonic and r.resets == 0 and abs(r.rtf - 1.0) < 0.02
+    assert math.isnan(r.rtf_total)
+    assert r.rtf_total_note.startswith('sim time went back ')
+    verdict = evaluate(expectations_from({'clock.expect.min_rtf': 0.5}, ['cmd']), snap)
+    assert [o.reason for o in verdict.failed] == [f'unknown: {r.rtf_total_note}']
 
 
 def test_clock_silent_while_the_producer_goes_on_is_no_outage_nor_foreign():

@@ -121,6 +121,39 @@ def test_gazebo_like_bag_arrivals_under_a_coarser_clock_are_unknown(gazebo: Path
     assert imu['max_interval_wall_ms'] == pytest.approx(5.0)
 
 
+@pytest.fixture
+def jittered_imu(bags, tmp_path: Path) -> tuple[Path, np.ndarray]:
+    """Write a 10 Hz /clock and a 200 Hz IMU stamped in sim time, logged 0.2-4.4 ms late."""
+    messages = bags.clock_messages(6_000 * MS, 100 * MS, 100 * MS)
+    stamps = np.arange(1200, dtype=np.int64) * 5 * MS
+    logged = T0 + stamps + np.random.default_rng(55).integers(200_000, 4_400_000, len(stamps))
+    messages += [('/imu', int(t), bags.header_cdr(int(s), b'imu'))
+                 for s, t in zip(stamps, logged, strict=True)]
+    path = bags.write(tmp_path / 'imu', 'mcap', {'/clock': CLOCK, '/imu': HEADER}, messages)
+    return path, logged
+
+
+def test_a_sim_stamped_sensor_under_a_coarse_clock_keeps_its_logged_wall_intervals(
+        jittered_imu: tuple[Path, np.ndarray], tmp_path: Path) -> None:
+    path, logged = jittered_imu
+    wall = np.diff(logged)
+    assert wall.max() <= 9_400_000
+    imu = by_topic(analyze_json(tmp_path, str(path)))['/imu']
+    assert (imu['timer_clock'], imu['start_source'], imu['period_ms']) == ('sim', 'header', 5.0)
+    assert (imu['deadline_misses'], imu['skipped_periods']) == (0, 0)
+    assert imu['max_interval_sim_ms'] == pytest.approx(5.0)
+    # The log times' own intervals, not the stamps through the /clock mapping (101 ms).
+    assert imu['max_interval_wall_ms'] == pytest.approx(wall.max() / 1e6)
+    assert 'runs at most' not in (imu['note'] or '')
+    # The plot's wall series is the same: no 0/100 ms sawtooth drawn as data.
+    result = run(path)
+    timeline = result.series['timelines']['imu']
+    wall_row = list(timeline.COLUMNS).index('interval_wall')
+    filled = timeline.b_count[wall_row] > 0
+    assert timeline.b_max[wall_row][filled].max() == wall.max()
+    assert timeline.b_min[wall_row][filled].min() == wall.min() > 0
+
+
 def test_a_sim_time_timer_faster_than_the_clock_is_explained(bags, tmp_path: Path) -> None:
     # A 100 Hz sim-time controller under a 10 Hz /clock fires once per /clock message.
     messages = bags.clock_messages(3_000 * MS, 100 * MS, 100 * MS)
@@ -130,7 +163,8 @@ def test_a_sim_time_timer_faster_than_the_clock_is_explained(bags, tmp_path: Pat
     cmd = by_topic(analyze_json(tmp_path, str(path), '--period-ms', '10'))['/cmd']
     assert cmd['skipped_periods'] == 9 * 28
     assert ('/clock every 100 ms: a 100 Hz sim-time timer runs at most 10 Hz (rcl fires it '
-            'once per /clock message and skips the periods in between)') in cmd['note']
+            'once per /clock message and skips the periods in between; measured 10 Hz)'
+            ) in cmd['note']
 
 
 def test_small_topics_show_what_is_computable(bags, tmp_path: Path) -> None:

@@ -124,7 +124,8 @@ def test_flag_limits_parse_and_validate() -> None:
 def test_names_for_declaring_parameters() -> None:
     names = expectation_names(['cmd'])
     assert 'clock.expect.min_rtf' in names and 'topic.cmd.expect.max_lost' in names
-    assert len(names) == 2 + 6
+    assert len(names) == 2 + 8
+    assert 'topic.cmd.expect.max_transform_gap_ms' in names
 
 
 # -- evaluation -------------------------------------------------------------------------------

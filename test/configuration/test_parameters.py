@@ -20,6 +20,7 @@ from ros2_deadline_monitor.configuration.parameters import (
     settings_from,
     split_topic_param,
     topic_config_from,
+    unknown_own_parameters,
     unknown_parameter_warnings,
 )
 
@@ -172,6 +173,28 @@ def test_given_parameters_nothing_declared_are_named_with_a_close_match():
     ]
     assert unknown_parameter_warnings(['diagnostic_updater.use_fqn'], ['topics'], []) == [
         'parameter diagnostic_updater.use_fqn is unknown and ignored']
+
+
+def test_a_typo_under_the_monitors_own_prefixes_is_refused_with_a_close_match():
+    known = ['topics', 'topic.imu.period_ms', 'topic.imu.name', 'clock.expect.min_rtf',
+             'camera.exposure_ms']
+    given = ['topic.imu.perod_ms', 'topic.gps.perod_ms', 'topic.gps.period_ms',
+             'clock.expect.min_rft', 'all_topics.stampp', 'all_topics.stamp',
+             'camera.exposure', 'frame_id', 'topic.imu.period_ms']
+    assert unknown_own_parameters(given, known, ['imu']) == [
+        'unknown parameter all_topics.stampp (did you mean all_topics.stamp?)',
+        'unknown parameter clock.expect.min_rft (did you mean clock.expect.min_rtf?)',
+        'unknown parameter topic.gps.perod_ms (did you mean topic.gps.period_ms?)',
+        'unknown parameter topic.imu.perod_ms (did you mean topic.imu.period_ms?)',
+    ]
+    # Another node's parameters (a shared /** file) and settings that apply later: warnings.
+    assert unknown_parameter_warnings(given, known, ['imu']) == [
+        'parameter all_topics.stamp is ignored: all_topics is false',
+        'parameter camera.exposure is unknown and ignored (did you mean camera.exposure_ms?)',
+        'parameter frame_id is unknown and ignored',
+        "parameter topic.gps.period_ms is ignored: 'gps' is not in topics (it is used if "
+        "'gps' is added to topics at run time)",
+    ]
 
 
 def test_stamp_field_is_passed_on_after_its_syntax_is_checked():

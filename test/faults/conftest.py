@@ -19,6 +19,7 @@ import time
 from typing import Any
 
 from node_fixtures import Spinner  # test/plugins: test/conftest.py puts it on sys.path
+from own_names import ros_args
 import pytest
 
 NS_PER_S = 1_000_000_000
@@ -41,7 +42,7 @@ class Participant:
         from rclpy.context import Context
 
         self.context = Context()
-        rclpy.init(context=self.context)
+        rclpy.init(args=ros_args(), context=self.context)
         self.nodes: list[Any] = []
         self.spinner: Any = None
 
@@ -166,7 +167,8 @@ def clock_process(installed_executable: Callable[[str], Path],
     def start(rtf: float = 1.0, step_ms: float = 1.0) -> subprocess.Popen:
         process = subprocess.Popen(
             [str(installed_executable('sim_clock')), '--ros-args', '--log-level', 'warn',
-             '-p', f'target_rtf:={float(rtf)}', '-p', f'step_ms:={float(step_ms)}'],
+             '-p', f'target_rtf:={float(rtf)}', '-p', f'step_ms:={float(step_ms)}',
+             *ros_args()],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         processes.append(process)
         return process
@@ -205,7 +207,8 @@ def publisher_process(processes: list[subprocess.Popen],
     def start(topic: str, msg_type: str, node_name: str = 'publisher',
               period_s: float = 0.02) -> subprocess.Popen:
         process = subprocess.Popen(
-            [sys.executable, '-c', PUBLISHER_SCRIPT, topic, msg_type, node_name, str(period_s)],
+            [sys.executable, '-c', PUBLISHER_SCRIPT, topic, msg_type, node_name, str(period_s),
+             *ros_args()],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         processes.append(process)
         return process

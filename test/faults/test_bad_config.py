@@ -14,6 +14,7 @@ from __future__ import annotations
 import signal
 import subprocess
 
+from own_names import ros_args  # test/plugins: the test's own names
 import pytest
 
 ERROR = 2
@@ -53,7 +54,8 @@ def _start(installed_executable, tmp_path, processes, text: str):
 def run(installed_executable, params, log_path):
     log = open(log_path, 'w')  # noqa: SIM115 - closed by the processes fixture
     process = subprocess.Popen(
-        [str(installed_executable('monitor')), '--ros-args', '--params-file', str(params)],
+        [str(installed_executable('monitor')), '--ros-args', '--params-file', str(params),
+         '--', *ros_args()],
         stdout=log, stderr=subprocess.STDOUT, text=True)
     process.log = log
     return process
@@ -65,9 +67,8 @@ def test_bad_topics_are_skipped_each_named_and_the_valid_one_monitored(
     settings['good'] = {'name': '/good', 'period_ms': 10.0}
     # An integer for a double is that number, in a file as with `ros2 param set`.
     settings['integer'] = {'name': '/integer', 'period_ms': 10}
-    # A typo in a key, a setting for an identifier not in the list, and a list with an
-    # invalid and a repeated identifier.
-    settings['good']['perod_ms'] = 20.0
+    # A setting for an identifier not in the list, and a list with an invalid and a
+    # repeated identifier (a typo in a key refuses the start: test_a_typo_..._refuses).
     settings['unlisted'] = {'period_ms': 10.0}
     topics = ['good', 'integer', *BAD_TOPICS, 'good', '/slash']
     process, log = _start(installed_executable, tmp_path, processes,
@@ -89,7 +90,6 @@ def test_bad_topics_are_skipped_each_named_and_the_valid_one_monitored(
     for topic_id, (_, reason) in BAD_TOPICS.items():
         assert f"topic '{topic_id}' is not monitored" in text, topic_id
         assert reason in text, reason
-    assert 'topic.good.perod_ms' in text and 'topic.good.period_ms' in text  # did you mean
     assert 'topic.unlisted.period_ms' in text and "'unlisted' is not in topics" in text
     assert "identifier 'good' is listed twice" in text
     assert 'Traceback' not in text
@@ -111,13 +111,44 @@ def test_nothing_valid_left_refuses_to_start_naming_every_reason(
     assert 'Traceback' not in text
 
 
+TYPOS = {
+    'topic.good.perod_ms: 10.0':
+        'ERROR: unknown parameter topic.good.perod_ms (did you mean topic.good.period_ms?)',
+    'topic.good.expect.max_mises: 0':
+        "unknown expectation 'max_mises' (did you mean topic.good.expect.max_misses?)",
+    'clock.expect.min_rft: 0.5': "unknown expectation 'min_rft' (did you mean "
+                                 'clock.expect.min_rtf?)',
+    'topic.unlisted.perod_ms: 10.0':
+        'ERROR: unknown parameter topic.unlisted.perod_ms (did you mean '
+        'topic.unlisted.period_ms?)',
+    'clock.rtf_window_s: 2.0': 'clock.rtf_window_s',
+}
+"""A typo under the monitor's own prefixes -> what the one ERROR line must say."""
+
+
+@pytest.mark.parametrize('typo', list(TYPOS))
+def test_a_typo_under_the_monitors_own_prefixes_refuses_to_start(
+        installed_executable, tmp_path, processes, typo):
+    # Running on would learn a period instead of the one meant, or gate on nothing; analyze
+    # refuses the same file.
+    process, log = _start(installed_executable, tmp_path, processes,
+                          _yaml(['good'], {'good': {'name': '/good'}}) + f'    {typo}\n')
+    assert process.wait(timeout=30) == ERROR
+    text = log.read_text()
+    assert TYPOS[typo] in text
+    assert [line for line in text.splitlines() if line.startswith('ERROR: ')], text
+    assert 'Traceback' not in text
+
+
 def test_a_typo_in_a_global_key_is_named(installed_executable, tmp_path, processes,
                                          observer, wait_for):
     # diagnostic_updater declares its period once the monitor's own parameters are declared
-    # (when installed): it is named as ignored either way, never as unknown.
+    # (when installed): it is named as ignored either way, never as unknown. Another node's
+    # parameters in the same /** file (camera.*, frame_id) are named and change nothing.
     process, log = _start(installed_executable, tmp_path, processes, _yaml(
         ['good'], {'good': {'name': '/good'}},
-        {'stats_perod_s': 0.5, 'diagnostic_updater.period': 2.0}))
+        {'stats_perod_s': 0.5, 'diagnostic_updater.period': 2.0, 'camera.exposure_ms': 4.0,
+         'frame_id': 'base_link'}))
     wait_for(observer.latest_stats, timeout=20.0, what='the monitor to report')
     process.send_signal(signal.SIGINT)
     assert process.wait(timeout=20) == 0
@@ -126,6 +157,8 @@ def test_a_typo_in_a_global_key_is_named(installed_executable, tmp_path, process
     assert ('diagnostic_updater.period is ignored: /diagnostics is published at every report'
             in text)
     assert 'diagnostic_updater.period is unknown' not in text
+    assert 'parameter camera.exposure_ms is unknown and ignored' in text
+    assert 'parameter frame_id is unknown and ignored' in text
 
 
 def _refused(installed_executable, *ros_args: str, program: str = 'monitor') -> str:

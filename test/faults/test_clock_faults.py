@@ -15,6 +15,8 @@ import subprocess
 import threading
 from typing import Any
 
+from own_names import ns, ros_args  # test/plugins: the test's own names
+
 OK, WARN, ERROR, STALE = 0, 1, 2, 3
 NS_PER_S = 1_000_000_000
 STEP_NS = 2_000_000
@@ -33,7 +35,7 @@ class FaultyClock:
 
         self.node = node
         self.clock_pub = node.create_publisher(ClockMsg, '/clock', QoSProfile(depth=10))
-        self.beat_pub = node.create_publisher(Header, '/beat', QoSProfile(depth=100)) \
+        self.beat_pub = node.create_publisher(Header, ns('/beat'), QoSProfile(depth=100)) \
             if beat else None
         self.sim_ns = start_sim_ns
         self.lock = threading.Lock()
@@ -78,7 +80,8 @@ class FaultyClock:
 
 
 def _monitor(start_monitor, **extra: Any) -> Any:
-    return start_monitor(topics=['beat'], topic__beat__name='/beat', topic__beat__stamp='start',
+    return start_monitor(topics=['beat'], topic__beat__name=ns('/beat'),
+                         topic__beat__stamp='start',
                          topic__beat__period_ms=10.0, topic__beat__jitter_tolerance_ms=20.0,
                          use_sim_time=True, stats_period_s=0.2, clock_timeout_s=0.5, **extra)
 
@@ -234,16 +237,17 @@ def test_two_disagreeing_clocks_are_named_and_do_not_flood(
     # counted no reset, and the test timed out (5 runs in about 225 on a loaded machine).
     second = subprocess.Popen(
         [str(installed_executable('sim_clock')), '--ros-args', '--log-level', 'warn',
-         '-p', 'start_sim_s:=100.0', '-p', 'step_ms:=2.0', '-p', 'spin_us:=0'],
+         '-p', 'start_sim_s:=100.0', '-p', 'step_ms:=2.0', '-p', 'spin_us:=0', *ros_args()],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     processes.append(second)
     monitor = _monitor(start_monitor)
     # A process with rclpy starts and is discovered in about 1 s on an idle 2-core machine;
     # 60 s bounds a loaded one.
-    wait_for(lambda: monitor.count_publishers('/clock') == 2
+    # A graph count is not remapped: the test's own /clock by its resolved name.
+    wait_for(lambda: monitor.count_publishers(ns('/clock')) == 2
              and monitor.clock_input.matched_publishers == 2, timeout=60.0,
              what=lambda: f'both /clock publishers matched by the monitor (graph: '
-                          f'{monitor.count_publishers("/clock")}, matched: '
+                          f'{monitor.count_publishers(ns("/clock"))}, matched: '
                           f'{monitor.clock_input.matched_publishers})')
 
     storm = wait_for(lambda: (s := observer.latest_stats()) and s.clock.resets_total > 20

@@ -11,6 +11,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from own_names import ns, ros_args  # test/plugins: the test's own names
 import pytest
 
 TIMEOUT_S = 30.0
@@ -48,7 +49,7 @@ rclpy.try_shutdown()
 
 
 def _producer(processes, topic: str, count: int) -> subprocess.Popen:
-    process = subprocess.Popen([sys.executable, '-c', PRODUCER, topic, str(count)],
+    process = subprocess.Popen([sys.executable, '-c', PRODUCER, topic, str(count), *ros_args()],
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     processes.append(process)
     assert process.stdout.readline().strip() == 'latched'
@@ -57,7 +58,8 @@ def _producer(processes, topic: str, count: int) -> subprocess.Popen:
 
 def _monitor(installed_executable, processes, topic: str) -> subprocess.Popen:
     process = subprocess.Popen(
-        [str(installed_executable('monitor')), topic, '--ros-args', '-p', 'stats_period_s:=0.3'],
+        [str(installed_executable('monitor')), topic, '--ros-args', '-p', 'stats_period_s:=0.3',
+         *ros_args()],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     processes.append(process)
     return process
@@ -66,8 +68,8 @@ def _monitor(installed_executable, processes, topic: str) -> subprocess.Popen:
 @pytest.mark.parametrize('count', [0, 50], ids=['map', 'latched-then-live'])
 def test_a_latched_message_is_received_counted_apart_and_named(
         installed_executable, processes, observer, wait_for, count):
-    producer = _producer(processes, '/fault/map', count)
-    _monitor(installed_executable, processes, '/fault/map')
+    producer = _producer(processes, ns('/fault/map'), count)
+    _monitor(installed_executable, processes, 'fault/map')  # relative: in the namespace
     assert producer.stdout.readline().strip() == f'sent {count}'
     note = 'latched: 1 message, published before the monitor started'
 

@@ -14,6 +14,7 @@ import threading
 from typing import Any
 
 import numpy as np
+from own_names import ns  # test/plugins: the test's own names
 
 from ros2_deadline_monitor.analysis.cycles import count_cycles
 
@@ -70,13 +71,13 @@ class StampedTimer:
 
 def test_a_lossy_reader_counts_lost_never_skipped(participant, observer, start_monitor,
                                                   wait_for, key_values):
-    start_monitor(topics=['cmd'], topic__cmd__name='/lossy/cmd', topic__cmd__period_ms=10.0,
+    start_monitor(topics=['cmd'], topic__cmd__name=ns('/lossy/cmd'), topic__cmd__period_ms=10.0,
                   topic__cmd__stamp='start', topic__cmd__rule='interval',
                   topic__cmd__jitter_tolerance_ms=JITTER_NS / MS, take_queue_depth=10,
                   topic__cmd__timeout_s=30.0, take_period_s=0.5, stats_period_s=1.0,
                   window_s=60.0)
     part = participant()
-    producer = StampedTimer(part.node('clean_controller'), '/lossy/cmd')
+    producer = StampedTimer(part.node('clean_controller'), ns('/lossy/cmd'))
     part.start()
     wait_for(lambda: (t := observer.topic_stats('cmd')) is not None and t.messages_total == 1,
              timeout=MATCH_TIMEOUT_S, what='the first message counted')
@@ -176,11 +177,11 @@ class OddStamps:
 def test_stamps_going_back_are_counted_never_skipped(participant, observer, start_monitor,
                                                      wait_for, key_values):
     # Issue 47: 1,948 skipped periods in a run of 400 slots, no note.
-    start_monitor(topics=['cmd'], topic__cmd__name='/back/cmd', topic__cmd__period_ms=20.0,
+    start_monitor(topics=['cmd'], topic__cmd__name=ns('/back/cmd'), topic__cmd__period_ms=20.0,
                   topic__cmd__stamp='start', topic__cmd__rule='interval',
                   topic__cmd__timeout_s=30.0, stats_period_s=0.5, window_s=60.0)
     part = participant()
-    producer = OddStamps(part.node('back_controller'), '/back/cmd', 20 * MS, back_every=10)
+    producer = OddStamps(part.node('back_controller'), ns('/back/cmd'), 20 * MS, back_every=10)
     part.start()
     wait_for(lambda: len(producer.starts) >= 400, timeout=40, what='400 cycles')
     sent = producer.stop()
@@ -203,11 +204,11 @@ def test_stamps_going_back_are_counted_never_skipped(participant, observer, star
 def test_bursts_sharing_a_stamp_are_said_to_share_a_slot(participant, observer, start_monitor,
                                                          wait_for, key_values):
     # Issue 47: 10 messages sharing one stamp every 100 ms, period 10 ms: 629 of 661 skipped.
-    start_monitor(topics=['cmd'], topic__cmd__name='/burst/cmd', topic__cmd__period_ms=10.0,
+    start_monitor(topics=['cmd'], topic__cmd__name=ns('/burst/cmd'), topic__cmd__period_ms=10.0,
                   topic__cmd__stamp='start', topic__cmd__timeout_s=30.0, stats_period_s=0.5,
                   window_s=60.0)
     part = participant()
-    producer = OddStamps(part.node('burst_controller'), '/burst/cmd', 100 * MS, burst=10)
+    producer = OddStamps(part.node('burst_controller'), ns('/burst/cmd'), 100 * MS, burst=10)
     part.start()
     wait_for(lambda: len(producer.starts) >= 30, timeout=40, what='30 bursts')
     sent = producer.stop()

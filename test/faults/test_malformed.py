@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import struct
 
+from own_names import ns  # test/plugins: the test's own names
 import pytest
 
 from ros2_deadline_monitor.live.parameter_declarations import GLOBAL_SPECS
@@ -51,10 +52,10 @@ def test_malformed_messages_on_the_wire_are_counted(
     from rclpy.qos import QoSProfile
     from std_msgs.msg import Header
 
-    start_monitor(topics=['raw'], topic__raw__name='/raw', topic__raw__stamp='start',
+    start_monitor(topics=['raw'], topic__raw__name=ns('/raw'), topic__raw__stamp='start',
                   stats_period_s=0.2, **mode)
     node = Node('garbage_producer', context=ros_context)
-    publisher = node.create_publisher(Header, '/raw', QoSProfile(depth=100))
+    publisher = node.create_publisher(Header, ns('/raw'), QoSProfile(depth=100))
     spin(node)
     wait_for(publisher.get_subscription_count, what='the monitor to subscribe')
     wire_bad = [raw for raw in BAD if raw]  # an empty payload is not sent by the middleware
@@ -87,9 +88,9 @@ def test_the_callback_counts_what_it_cannot_read_and_raises_nothing(
     # The info dict's real shape, from one message through a raw subscription.
     node = Node('info_probe', context=ros_context)
     infos = []
-    node.create_subscription(Header, '/probe', lambda raw, info: infos.append((raw, info)),
+    node.create_subscription(Header, ns('/probe'), lambda raw, info: infos.append((raw, info)),
                              QoSProfile(depth=10), raw=True)
-    publisher = node.create_publisher(Header, '/probe', QoSProfile(depth=10))
+    publisher = node.create_publisher(Header, ns('/probe'), QoSProfile(depth=10))
     spin(node)
     wait_for(publisher.get_subscription_count, what='the probe subscription')
     publisher.publish(Header())
@@ -97,7 +98,7 @@ def test_the_callback_counts_what_it_cannot_read_and_raises_nothing(
     assert isinstance(raw, bytes)
 
     session = Session(AnalysisConfig(), use_sim_time=False, start_wall_ns=0)
-    session.configure({'raw': TopicConfig(name='raw', topic='/raw', period_ns=10_000_000,
+    session.configure({'raw': TopicConfig(name='raw', topic=ns('/raw'), period_ns=10_000_000,
                                           stamp='start')})
     callback = make_callback(session.recorder('raw', read_stamp_ns), 'received_timestamp')
     base = int(info['received_timestamp'])

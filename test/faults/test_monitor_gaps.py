@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from own_names import ns, ros_args  # test/plugins: the test's own names
+
 TIMEOUT_S = 20.0
 
 
 def test_a_stamp_field_the_type_cannot_give_is_refused_at_run_time(
         start_monitor, publisher_process, observer, wait_for):
-    publisher_process('/fault/stamped', 'std_msgs.msg.Header', 'stamped_producer', 0.02)
-    start_monitor(topics=['stamped'], topic__stamped__name='/fault/stamped',
+    publisher_process(ns('/fault/stamped'), 'std_msgs.msg.Header', 'stamped_producer', 0.02)
+    start_monitor(topics=['stamped'], topic__stamped__name=ns('/fault/stamped'),
                   stats_period_s=0.3)
     counted = wait_for(lambda: (t := observer.topic_stats('stamped')) and t.messages_total
                        and t.messages_total, timeout=TIMEOUT_S, what='the producer counted')
@@ -79,11 +81,11 @@ def test_drops_of_the_monitors_own_queue_are_its_loss_or_unknown(ros_context, pr
 
     from ros2_deadline_monitor.live.monitor_node import MonitorNode
 
-    producer = subprocess.Popen([sys.executable, '-c', BURST_PRODUCER, '/fault/burst',
-                                 str(BURST)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                text=True)
+    producer = subprocess.Popen([sys.executable, '-c', BURST_PRODUCER, ns('/fault/burst'),
+                                 str(BURST), *ros_args()], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, text=True)
     processes.append(producer)
-    values = {'topics': ['burst'], 'topic.burst.name': '/fault/burst', 'take_period_s': 1.0,
+    values = {'topics': ['burst'], 'topic.burst.name': ns('/fault/burst'), 'take_period_s': 1.0,
               'take_queue_depth': 1000}
     node = MonitorNode(context=ros_context, parameter_overrides=[
         Parameter(name, value=value) for name, value in values.items()])
@@ -131,25 +133,25 @@ def test_a_producer_of_another_type_joining_costs_the_first_producer_nothing(
     never paused, as 300 messages lost and a 6 s outage. Its reader matches writers of its
     own type only: it keeps counting them, exactly as many as were published.
     """
-    start_monitor(topics=['shared'], topic__shared__name='/fault/shared', stats_period_s=0.2)
+    start_monitor(topics=['shared'], topic__shared__name=ns('/fault/shared'), stats_period_s=0.2)
     from rclpy.qos import QoSProfile
     from std_msgs.msg import Header
 
     producer = participant()
-    beat = make_beat(producer.node('shared_producer'), '/fault/shared', 0.02)
+    beat = make_beat(producer.node('shared_producer'), ns('/fault/shared'), 0.02)
     producer.start()
     beat.wait_matched(wait_for)  # it counts from the monitor's match on
     # Another reader keeps the producer publishing (a Beat publishes only while matched)
     # whether the monitor is subscribed or not: as a real producer does.
     witness = participant()
-    witness.node('witness').create_subscription(Header, '/fault/shared', lambda _: None,
+    witness.node('witness').create_subscription(Header, ns('/fault/shared'), lambda _: None,
                                                 QoSProfile(depth=10))
     witness.start()
     wait_for(lambda: beat.publisher.get_subscription_count() >= 2, timeout=TIMEOUT_S,
              what='the witness matched')
     wait_for(lambda: (t := observer.topic_stats('shared')) and t.messages_total > 10,
              timeout=TIMEOUT_S, what='the first producer counted')
-    other = publisher_process('/fault/shared', 'std_msgs.msg.Float64', 'other_type', 0.02)
+    other = publisher_process(ns('/fault/shared'), 'std_msgs.msg.Float64', 'other_type', 0.02)
     wait_for(lambda: (s := observer.status(': topic shared')) and 'disagree on the type'
              in s.message, timeout=60.0, what='the two types reported')
     publisher_process.stop(other)
@@ -220,7 +222,7 @@ def _slot_producer(processes, topic: str) -> Any:
 
     producer = subprocess.Popen(
         [sys.executable, '-c', SLOT_PRODUCER, topic, str(SLOTS),
-         str(round(SLOT_PERIOD_MS * 1_000_000))], stdout=subprocess.PIPE, text=True)
+         str(round(SLOT_PERIOD_MS * 1_000_000)), *ros_args()], stdout=subprocess.PIPE, text=True)
     processes.append(producer)
     return producer
 
@@ -235,7 +237,7 @@ def _gap_case(start_monitor, observer, wait_for, key_values, processes, topic_id
     names it (``why``). The timeout (2 s) is far above a stall of the producer's on a
     loaded host (0.3 s seen), which would be a real outage.
     """
-    topic = f'/gaps/{topic_id}'
+    topic = ns(f'/gaps/{topic_id}')
     start_monitor(topics=[topic_id], **{
         f'topic__{topic_id}__name': topic, f'topic__{topic_id}__period_ms': SLOT_PERIOD_MS,
         f'topic__{topic_id}__stamp': 'start', f'topic__{topic_id}__rule': 'interval',
@@ -291,7 +293,7 @@ def test_a_best_effort_publisher_joining_is_a_gap_of_the_monitors_own(
 
     def join() -> None:
         joiner = subprocess.Popen([sys.executable, '-c', SILENT_BEST_EFFORT,
-                                   '/gaps/downgrade'], stdout=subprocess.PIPE, text=True)
+                                   ns('/gaps/downgrade')], stdout=subprocess.PIPE, text=True)
         processes.append(joiner)
         assert joiner.stdout.readline().strip() == 'up'
         wait_for(lambda: (s := observer.status(': topic downgrade'))
@@ -321,7 +323,7 @@ def test_a_refused_topic_is_not_monitored_meanwhile_never_the_producers_loss(
 
     from ros2_deadline_monitor.live.monitor_node import MonitorNode
 
-    producer = _slot_producer(processes, '/gaps/refused')
+    producer = _slot_producer(processes, ns('/gaps/refused'))
     published = [0]
 
     def follow() -> None:
@@ -331,7 +333,7 @@ def test_a_refused_topic_is_not_monitored_meanwhile_never_the_producers_loss(
             elif line.startswith('published '):
                 published[0] = int(line.split()[1])
 
-    values = {'topics': ['refused'], 'topic.refused.name': '/gaps/refused',
+    values = {'topics': ['refused'], 'topic.refused.name': ns('/gaps/refused'),
               'topic.refused.period_ms': SLOT_PERIOD_MS, 'topic.refused.stamp': 'start',
               'topic.refused.rule': 'interval', 'topic.refused.timeout_s': 2.0,
               'take_period_s': 0.05}

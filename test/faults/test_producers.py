@@ -11,6 +11,7 @@ import threading
 from typing import Any
 
 import numpy as np
+from own_names import ns  # test/plugins: the test's own names
 
 from ros2_deadline_monitor.analysis.cycles import count_cycles
 
@@ -77,15 +78,15 @@ def test_a_wall_clock_producer_next_to_a_sim_producer(
         participant, observer, start_monitor, clock_process, wait_for):
     """The user's case: no absurd figure, the status says why, the sim producer is exact."""
     clock_process(rtf=0.5, step_ms=1.0)
-    start_monitor(topics=['cmd'], topic__cmd__name='/cmd', topic__cmd__period_ms=10.0,
+    start_monitor(topics=['cmd'], topic__cmd__name=ns('/cmd'), topic__cmd__period_ms=10.0,
                   topic__cmd__stamp='start', use_sim_time=True, stats_period_s=0.2)
     first = participant()
-    sim = StampedProducer(sim_node(first, 'controller'), '/cmd')
+    sim = StampedProducer(sim_node(first, 'controller'), ns('/cmd'))
     first.start()
     # 3 s of wall time at RTF 0.5: 150 cycles of sim time.
     wait_for(lambda: sim.count >= 150, timeout=30, what='the sim producer running 3 s')
     second = participant()
-    wall = StampedProducer(second.node('leftover_controller'), '/cmd')
+    wall = StampedProducer(second.node('leftover_controller'), ns('/cmd'))
     second.start()
     # WARN in a report with new foreign stamps: a report in which the loaded test process
     # delivered none keeps the note at the level of the figures.
@@ -94,7 +95,7 @@ def test_a_wall_clock_producer_next_to_a_sim_producer(
                     and t.level == WARN and t, timeout=30,
                     what='the second producer named in a WARN status')
     assert 'start stamps on the wall (Unix) clock' in both.status
-    assert '/controller' in both.status and not both.loss_known
+    assert ns('/controller') in both.status and not both.loss_known
     wait_for(lambda: wall.count >= 400, timeout=30, what='the wall producer running 4 s')
     wall.stop()
     more = sim.count + 50
@@ -117,19 +118,19 @@ def test_a_wall_clock_producer_next_to_a_sim_producer(
 
 def test_two_producers_on_one_clock_each_on_their_own_grid(
         participant, observer, start_monitor, wait_for):
-    start_monitor(topics=['cmd'], topic__cmd__name='/cmd', topic__cmd__period_ms=10.0,
+    start_monitor(topics=['cmd'], topic__cmd__name=ns('/cmd'), topic__cmd__period_ms=10.0,
                   topic__cmd__stamp='start', stats_period_s=0.2, window_s=60.0)
     first = participant()
-    a = StampedProducer(first.node('left_controller'), '/cmd')
+    a = StampedProducer(first.node('left_controller'), ns('/cmd'))
     first.start()
     wait_for(lambda: a.count >= 100, what='the first producer running')
     second = participant()
-    b = StampedProducer(second.node('right_controller'), '/cmd')
+    b = StampedProducer(second.node('right_controller'), ns('/cmd'))
     second.start()
     named = wait_for(lambda: (t := observer.topic_stats('cmd')) and t.producers == 2
                      and 'right_controller' in t.status and t, timeout=30,
                      what='both producers named')
-    assert '/left_controller' in named.status and not named.loss_known
+    assert ns('/left_controller') in named.status and not named.loss_known
     wait_for(lambda: b.count >= 300, timeout=30, what='300 cycles of the second producer')
     a.stop()
     b.stop()
@@ -151,10 +152,10 @@ def test_two_producers_on_one_clock_each_on_their_own_grid(
 
 def test_a_restart_is_an_outage_not_skipped_periods(
         participant, observer, start_monitor, wait_for):
-    start_monitor(topics=['cmd'], topic__cmd__name='/cmd', topic__cmd__period_ms=10.0,
+    start_monitor(topics=['cmd'], topic__cmd__name=ns('/cmd'), topic__cmd__period_ms=10.0,
                   topic__cmd__stamp='start', topic__cmd__timeout_s=0.5, stats_period_s=0.2)
     first = participant()
-    before = StampedProducer(first.node('controller'), '/cmd')
+    before = StampedProducer(first.node('controller'), ns('/cmd'))
     first.start()
     wait_for(lambda: before.count >= 100, what='the first run')
     before.stop()
@@ -167,7 +168,7 @@ def test_a_restart_is_an_outage_not_skipped_periods(
                     what='the timeout')
     assert gone.messages_total == before.count
     second = participant()
-    after = StampedProducer(second.node('controller'), '/cmd')
+    after = StampedProducer(second.node('controller'), ns('/cmd'))
     second.start()
     wait_for(lambda: after.count >= 100, what='the second run')
     after.stop()
@@ -194,13 +195,13 @@ def test_a_nested_stamp_is_read_from_the_raw_bytes(
                                                  child_frame_id='base_link')
         return test_msgs.TFMessageLike(transforms=[element])
 
-    start_monitor(topics=['tf', 'bad'], topic__tf__name='/tf_like', topic__tf__period_ms=10.0,
+    start_monitor(topics=['tf', 'bad'], topic__tf__name=ns('/tf_like'), topic__tf__period_ms=10.0,
                   topic__tf__stamp='start', topic__tf__stamp_field='transforms[0].header.stamp',
-                  topic__bad__name='/tf_like_bad', topic__bad__stamp='start',
+                  topic__bad__name=ns('/tf_like_bad'), topic__bad__stamp='start',
                   topic__bad__stamp_field='transforms[0].child_frame_id', stats_period_s=0.2)
     part = participant()
-    good = StampedProducer(part.node('tf_producer'), '/tf_like', make=tf_like)
-    bad = StampedProducer(part.node('tf_bad_producer'), '/tf_like_bad', make=tf_like)
+    good = StampedProducer(part.node('tf_producer'), ns('/tf_like'), make=tf_like)
+    bad = StampedProducer(part.node('tf_bad_producer'), ns('/tf_like_bad'), make=tf_like)
     part.start()
     wait_for(lambda: good.count >= 200, what='200 nested-stamp messages')
     good.stop()

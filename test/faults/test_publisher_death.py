@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 import time
 
+from own_names import ns  # test/plugins: the test's own names
+
 ERROR = 2
 NS_PER_S = 1_000_000_000
 
@@ -20,15 +22,15 @@ TIMEOUT_RE = re.compile(r'\(timeout ([0-9.]+) s\)')
 
 def test_dead_publisher_times_out_and_recovers_with_counters_kept(
         participant, make_beat, observer, start_monitor, wait_for, capfd):
-    start_monitor(topics=['beat', 'other'], topic__beat__name='/beat',
+    start_monitor(topics=['beat', 'other'], topic__beat__name=ns('/beat'),
                   topic__beat__period_ms=20.0, topic__beat__jitter_tolerance_ms=30.0,
-                  topic__beat__timeout_s=0.5, topic__other__name='/other',
+                  topic__beat__timeout_s=0.5, topic__other__name=ns('/other'),
                   topic__other__period_ms=20.0, topic__other__jitter_tolerance_ms=30.0,
                   stats_period_s=0.2, window_s=1.0)
     first = participant()
-    beat = make_beat(first.node('beat_producer'), '/beat', 0.02)
+    beat = make_beat(first.node('beat_producer'), ns('/beat'), 0.02)
     other = participant()
-    other_beat = make_beat(other.node('other_producer'), '/other', 0.02)
+    other_beat = make_beat(other.node('other_producer'), ns('/other'), 0.02)
     first.start()
     other.start()
     beat.wait_matched(wait_for)
@@ -54,7 +56,7 @@ def test_dead_publisher_times_out_and_recovers_with_counters_kept(
     assert 'no message for' not in other_stats.status, other_stats.status
 
     second = participant()
-    again = make_beat(second.node('beat_producer'), '/beat', 0.02)
+    again = make_beat(second.node('beat_producer'), ns('/beat'), 0.02)
     second.start()
     again.wait_matched(wait_for)
     # Back: no longer timed out (its level is the new run's, a loaded machine's skips too).
@@ -89,7 +91,7 @@ def test_timeout_is_stretched_by_the_rtf_under_sim_time(
             (time.time_ns(), m.clock.sec * NS_PER_S + m.clock.nanosec)),
         qos_profile_sensor_data)
     clock_watch.start()
-    start_monitor(topics=['beat'], topic__beat__name='/beat', topic__beat__period_ms=20.0,
+    start_monitor(topics=['beat'], topic__beat__name=ns('/beat'), topic__beat__period_ms=20.0,
                   topic__beat__timeout_s=0.5, use_sim_time=True, stats_period_s=0.2)
     # The stretch needs the RTF: the /clock process may be discovered seconds after the
     # in-process producer on a loaded machine, and until a sample arrives the wall timeout
@@ -97,7 +99,7 @@ def test_timeout_is_stretched_by_the_rtf_under_sim_time(
     wait_for(lambda: (s := observer.latest_stats()) is not None and s.clock.messages_total > 0
              and clock_seen, what='/clock at the monitor and at the clock watch')
     producer = participant()
-    beat = make_beat(producer.node('beat_producer'), '/beat', 0.02)
+    beat = make_beat(producer.node('beat_producer'), ns('/beat'), 0.02)
     producer.start()
     beat.wait_matched(wait_for)
 

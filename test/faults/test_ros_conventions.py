@@ -13,6 +13,7 @@ import signal
 import subprocess
 from typing import Any
 
+from own_names import namespace, ns, ros_args  # test/plugins: the test's own names
 import yaml
 
 TIMEOUT_S = 20.0
@@ -35,12 +36,12 @@ def dump(observer: Any, wait_for: Any) -> dict[str, Any]:
         for part in parents:
             level = level.setdefault(part, {})
         level[leaf] = parameter_value_to_python(value)
-    return {'/deadline_monitor': {'ros__parameters': parameters}}
+    return {ns('/deadline_monitor'): {'ros__parameters': parameters}}
 
 
 def _start(installed_executable, processes, tmp_path, *args: str) -> subprocess.Popen:
     log = open(tmp_path / f'monitor{len(processes)}.log', 'w+')  # noqa: SIM115 - processes
-    process = subprocess.Popen([str(installed_executable('monitor')), *args],
+    process = subprocess.Popen([str(installed_executable('monitor')), *args, *ros_args()],
                                stdout=log, stderr=subprocess.STDOUT, text=True)
     process.log = log
     processes.append(process)
@@ -49,12 +50,12 @@ def _start(installed_executable, processes, tmp_path, *args: str) -> subprocess.
 
 def test_a_param_dump_loads_back_as_what_was_dumped(installed_executable, processes,
                                                      observer, wait_for, tmp_path):
-    first = _start(installed_executable, processes, tmp_path, '/fault/dumped',
+    first = _start(installed_executable, processes, tmp_path, 'fault/dumped',
                    '--period-ms', '10', '--ros-args', '-p', 'stats_period_s:=0.5',
                    '-p', 'topic.fault_dumped.expect.max_misses:=5',
                    '-p', 'clock.expect.min_rtf:=0.9')
     dumped = dump(observer, wait_for)
-    values = dumped['/deadline_monitor']['ros__parameters']
+    values = dumped[ns('/deadline_monitor')]['ros__parameters']
     # Unset expectations are in the dump, as null: the case that did not load back.
     assert values['clock']['expect'] == {'min_rtf': 0.9, 'min_rtf_bin': None}
     assert values['topic']['fault_dumped']['expect']['max_lost'] is None
@@ -77,12 +78,15 @@ def test_debug_level_of_the_monitor_logger_shows_the_monitors_debug_lines(
 
     The level reached the monitor, but it had nothing to say at debug level: no line.
     """
-    publisher_process('/fault/debugged', 'std_msgs.msg.Header', 'debugged_producer', 0.02)
+    publisher_process(ns('/fault/debugged'), 'std_msgs.msg.Header', 'debugged_producer', 0.02)
     log = tmp_path / 'monitor.log'
+    # In a namespace a node's logger is named <namespace>.<node>.
+    logger = f'{namespace()[1:]}.deadline_monitor'
     with open(log, 'w') as out:
         monitor = subprocess.Popen(
-            [str(installed_executable('monitor')), '/fault/debugged', '--ros-args',
-             '--log-level', 'deadline_monitor:=debug', '-p', 'stats_period_s:=0.3'],
+            [str(installed_executable('monitor')), 'fault/debugged', '--ros-args',
+             '--log-level', f'{logger}:=debug', '-p', 'stats_period_s:=0.3',
+             *ros_args()],
             stdout=out, stderr=out, text=True)
         processes.append(monitor)
         wait_for(lambda: (t := observer.topic_stats('fault_debugged')) and t.messages_total,
@@ -90,9 +94,9 @@ def test_debug_level_of_the_monitor_logger_shows_the_monitors_debug_lines(
         monitor.send_signal(signal.SIGINT)
         assert monitor.wait(timeout=TIMEOUT_S) == 0
     debug = [line for line in log.read_text().splitlines() if line.startswith('[DEBUG]')]
-    assert debug and all('[deadline_monitor]:' in line for line in debug), debug[:5]
+    assert debug and all(f'[{logger}]:' in line for line in debug), debug[:5]
     said = '\n'.join(debug)
     assert 'take period 0.05 s' in said  # the settings in force
-    assert 'fault_debugged: subscribed to /fault/debugged: batched takes' in said
+    assert f'fault_debugged: subscribed to {ns("/fault/debugged")}: batched takes' in said
     assert 'SIGINT received: final report' not in said  # that one is info
     assert 'final report: 1 topic(s)' in said

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 
+from own_names import ros_args  # test/plugins: the test's own names
 import pytest
 
 TOPICS = 5000
@@ -38,7 +39,7 @@ from std_msgs.msg import Header
 rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
 node = rclpy.create_node('scale_producer')
 count, burst = int(sys.argv[1]), int(sys.argv[2])
-publishers = [node.create_publisher(Header, f'/scale/t{i}', QoSProfile(
+publishers = [node.create_publisher(Header, f'scale/t{i}', QoSProfile(
     depth=burst, reliability=ReliabilityPolicy.RELIABLE)) for i in range(count)]
 while not all(p.get_subscription_count() for p in publishers):
     time.sleep(0.01)
@@ -72,16 +73,18 @@ def test_sigint_soon_after_start_with_5000_topics_counts_every_queued_message(
     params = tmp_path / 'topics.yaml'
     ids = [f't{i}' for i in range(TOPICS)]
     params.write_text('/**:\n  ros__parameters:\n    topics: [' + ', '.join(ids) + ']\n'
-                      + ''.join(f'    topic.{i}.name: /scale/{i}\n' for i in ids))
+                      + ''.join(f'    topic.{i}.name: scale/{i}\n' for i in ids))
     summary = tmp_path / 'summary.json'
     log = open(tmp_path / 'monitor.log', 'w')  # noqa: SIM115 - closed by the processes fixture
     monitor = subprocess.Popen(
         [str(installed_executable('monitor')), '--ros-args', '--params-file', str(params),
-         '-p', f'summary_file:={summary}', '-p', f'take_period_s:={take_period_s}'],
+         '-p', f'summary_file:={summary}', '-p', f'take_period_s:={take_period_s}',
+         '--', *ros_args()],
         stdout=log, stderr=subprocess.STDOUT)
     monitor.log = log
     processes.append(monitor)
-    producer = subprocess.Popen([sys.executable, '-c', PRODUCER, str(ACTIVE), str(BURST)],
+    producer = subprocess.Popen([sys.executable, '-c', PRODUCER, str(ACTIVE), str(BURST),
+                                 *ros_args()],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     processes.append(producer)
     # Matched: the monitor subscribed to every active topic (and said it was monitoring).

@@ -28,9 +28,11 @@ import subprocess
 import termios
 import threading
 
+from own_names import ns, ros_args  # test/plugins: the test's own names
 import pytest
 
-TOPIC = '/fault/signals'
+TOPIC = 'fault/signals'
+"""Relative: the monitor's command line resolves it in the test's namespace."""
 PUBLISH_PERIOD_S = 0.02
 
 
@@ -65,7 +67,8 @@ def test_interrupted_demo_leaves_no_child_processes(installed_executable, tmp_pa
                                                    observer, wait_for, sig):
     log = open(tmp_path / 'demo.log', 'w')  # noqa: SIM115 - closed by the processes fixture
     demo = subprocess.Popen(
-        [str(installed_executable('demo')), '--phases', 'sim_rtf1', '--duration-s', '20'],
+        [str(installed_executable('demo')), '--phases', 'sim_rtf1', '--duration-s', '20',
+         *ros_args()],
         stdout=log, stderr=subprocess.STDOUT)
     demo.log = log
     processes.append(demo)
@@ -109,7 +112,7 @@ def _monitor_args(installed_executable, summary: Path, *extra: str) -> list[str]
     """
     return [str(installed_executable('monitor')), TOPIC, *extra, '--ros-args',
             '-p', 'stats_period_s:=0.3', '-p', f'summary_file:={summary}',
-            '-p', 'topic.fault_signals.expect.min_rate_hz:=1000.0']
+            '-p', 'topic.fault_signals.expect.min_rate_hz:=1000.0', '--', *ros_args()]
 
 
 def _wait_counting(observer, wait_for) -> None:
@@ -146,7 +149,8 @@ def _controlling_terminal() -> None:
 def test_a_closed_terminal_ends_the_run_with_its_summary(
         installed_executable, publisher_process, processes, observer, wait_for, tmp_path,
         view):
-    publisher_process(TOPIC, 'std_msgs.msg.Header', 'signals_producer', PUBLISH_PERIOD_S)
+    publisher_process(ns(f'/{TOPIC}'), 'std_msgs.msg.Header', 'signals_producer',
+                      PUBLISH_PERIOD_S)
     summary = tmp_path / 'summary.json'
     master, slave = pty.openpty()
     try:
@@ -187,7 +191,8 @@ def test_a_second_signal_does_not_change_the_exit_code(
     Repeated, a signal lands in every phase of the stop: the final report, the summary,
     the teardown of DDS and Python's finalization (where the handlers were the defaults).
     """
-    publisher_process(TOPIC, 'std_msgs.msg.Header', 'signals_producer', PUBLISH_PERIOD_S)
+    publisher_process(ns(f'/{TOPIC}'), 'std_msgs.msg.Header', 'signals_producer',
+                      PUBLISH_PERIOD_S)
     summary = tmp_path / 'summary.json'
     monitor = subprocess.Popen(_monitor_args(installed_executable, summary),
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from own_names import ns, ros_args  # test/plugins: the test's own names
 import pytest
 
 from ros2_deadline_monitor.analysis.cycles import count_cycles
@@ -88,7 +89,7 @@ def test_starved_monitor_keeps_exact_figures_and_says_it_was_late(
     from ros2_deadline_monitor.live.monitor_node import MonitorNode
 
     monitor = MonitorNode(context=ros_context, parameter_overrides=[
-        Parameter('topics', value=['cmd']), Parameter('topic.cmd.name', value=TOPIC),
+        Parameter('topics', value=['cmd']), Parameter('topic.cmd.name', value=ns(TOPIC)),
         Parameter('topic.cmd.period_ms', value=PERIOD_MS),
         Parameter('topic.cmd.jitter_tolerance_ms', value=JITTER_MS),
         Parameter('topic.cmd.rule', value='interval'),
@@ -98,12 +99,12 @@ def test_starved_monitor_keeps_exact_figures_and_says_it_was_late(
         Parameter('stats_period_s', value=0.2), Parameter('window_s', value=60.0)])
     busy = Busy(ros_context)
     spin(monitor, busy.node)  # one executor: the busy callback delays the monitor's work
-    recorder = Recorder(second_context, TOPIC)
+    recorder = Recorder(second_context, ns(TOPIC))
     spin(recorder.node, context=second_context)
 
     record_path = tmp_path / 'cycles.json'
     controller = _run(installed_executable, tmp_path, [
-        '-p', f'topic:={TOPIC}', '-p', 'rate_hz:=100.0', '-p', 'stall_ms:=30.0',
+        '-p', f'topic:={ns(TOPIC)}', '-p', 'rate_hz:=100.0', '-p', 'stall_ms:=30.0',
         '-p', 'stall_every:=25', '-p', 'duration_s:=3.0', '-p', 'wait_for_subscribers:=2',
         '-p', f'record_path:={record_path}'])
     processes.append(controller)
@@ -146,6 +147,6 @@ def _run(installed_executable, tmp_path, args):
     log = open(tmp_path / 'controller.log', 'w')  # noqa: SIM115 - closed with the process
     process = subprocess.Popen(
         [str(installed_executable('demo_controller')), '--ros-args', '--log-level', 'warn',
-         *args], stdout=log, stderr=subprocess.STDOUT)
+         *args, '--', *ros_args()], stdout=log, stderr=subprocess.STDOUT)
     process.log = log
     return process

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 import time
 
+from own_names import ns  # test/plugins: the test's own names
+
 OK, WARN, ERROR, STALE = 0, 1, 2, 3
 HELD = re.compile(r'(?P<shown>[A-Z]+) held \((?P<count>\d+) of 4 reports at (?P<asked>[A-Z]+)\): ')
 """A status the hysteresis held at its level (``level_rise_windows: 4``)."""
@@ -24,8 +26,8 @@ def _statuses(observer, suffix):
 
 def test_a_slow_topic_at_0_2_hz_is_ok_between_messages_and_learns_its_period(
         publisher_process, observer, start_monitor, wait_for, key_values):
-    start_monitor(topics=['slow'], topic__slow__name='/slow', stats_period_s=0.5)
-    publisher_process('/slow', 'std_msgs.msg.Header', 'slow_producer', 5.0)
+    start_monitor(topics=['slow'], topic__slow__name=ns('/slow'), stats_period_s=0.5)
+    publisher_process(ns('/slow'), 'std_msgs.msg.Header', 'slow_producer', 5.0)
     wait_for(lambda: (t := observer.topic_stats('slow')) and t.messages_total >= 1,
              timeout=30.0, what='the first message of the 0.2 Hz topic')
     # Learned from the first window: 4 messages spanning 15 s (not 21 spanning 100 s).
@@ -53,13 +55,13 @@ def test_an_event_topic_raises_no_alarm_where_a_timer_topic_does(
     from rclpy.qos import QoSProfile
     from std_msgs.msg import Header
 
-    start_monitor(topics=['event', 'timer'], topic__event__name='/plan_event',
-                  topic__event__kind='event', topic__timer__name='/plan_timer',
+    start_monitor(topics=['event', 'timer'], topic__event__name=ns('/plan_event'),
+                  topic__event__kind='event', topic__timer__name=ns('/plan_timer'),
                   topic__timer__period_ms=100.0, stats_period_s=0.25)
     planner = participant()
     node = planner.node('planner')
     publishers = [node.create_publisher(Header, topic, QoSProfile(depth=10))
-                  for topic in ('/plan_event', '/plan_timer')]
+                  for topic in (ns('/plan_event'), ns('/plan_timer'))]
     planner.start()
     wait_for(lambda: all(p.get_subscription_count() for p in publishers),
              what='the monitor subscribed to both topics')
@@ -102,11 +104,11 @@ def test_the_period_offered_by_the_publishers_deadline_qos_is_used(
 
     # 100 Hz with a 20 ms deadline, reports once a second: 20 intervals would be learned
     # (10 ms) long before the first report, so the offer must reach the session at once.
-    start_monitor(topics=['offered'], topic__offered__name='/offered', stats_period_s=1.0)
+    start_monitor(topics=['offered'], topic__offered__name=ns('/offered'), stats_period_s=1.0)
     producer = participant()
     node = producer.node('offering_producer')
     publisher = node.create_publisher(
-        Header, '/offered', QoSProfile(depth=10, deadline=Duration(seconds=0.02)))
+        Header, ns('/offered'), QoSProfile(depth=10, deadline=Duration(seconds=0.02)))
     node.create_timer(0.01, lambda: publisher.publish(Header()))
     producer.start()
     stats = wait_for(lambda: (t := observer.topic_stats('offered')) and t.period_ms > 0 and t,
@@ -125,14 +127,15 @@ def test_grace_keeps_a_missing_topic_stale_then_makes_it_an_error(
     from std_msgs.msg import Header
 
     producer = participant()
-    mute = producer.node('mute_producer').create_publisher(Header, '/mute', QoSProfile(depth=1))
+    mute = producer.node('mute_producer').create_publisher(Header, ns('/mute'),
+                                                           QoSProfile(depth=1))
     producer.start()
-    start_monitor(topics=['ghost', 'mute'], topic__ghost__name='/ghost',
-                  topic__mute__name='/mute', grace_s=3.0, stats_period_s=0.25)
+    start_monitor(topics=['ghost', 'mute'], topic__ghost__name=ns('/ghost'),
+                  topic__mute__name=ns('/mute'), grace_s=3.0, stats_period_s=0.25)
     wait_for(mute.get_subscription_count, what='the monitor subscribed to /mute')
     ghost = wait_for(lambda: (s := observer.status(': topic ghost')) and s.level == bytes([ERROR])
                      and s, what='the topic that never appeared reported ERROR')
-    assert ghost.message.startswith('no publisher on /ghost for ')
+    assert ghost.message.startswith(f'no publisher on {ns("/ghost")} for ')
     assert ghost.message.endswith('(grace 3 s)')
     silent = wait_for(lambda: (s := observer.status(': topic mute')) and s.level == bytes([ERROR])
                       and s, what='the topic that never published reported ERROR')
@@ -145,11 +148,11 @@ def test_grace_keeps_a_missing_topic_stale_then_makes_it_an_error(
 
 def test_a_level_rises_only_after_the_configured_number_of_reports(
         participant, make_beat, observer, start_monitor, wait_for):
-    start_monitor(topics=['beat'], topic__beat__name='/beat', topic__beat__period_ms=20.0,
+    start_monitor(topics=['beat'], topic__beat__name=ns('/beat'), topic__beat__period_ms=20.0,
                   topic__beat__jitter_tolerance_ms=30.0, topic__beat__timeout_s=0.5,
                   level_rise_windows=4, stats_period_s=0.2)
     producer = participant()
-    beat = make_beat(producer.node('beat_producer'), '/beat', 0.02)
+    beat = make_beat(producer.node('beat_producer'), ns('/beat'), 0.02)
     producer.start()
     beat.wait_matched(wait_for)
     wait_for(lambda: (t := observer.topic_stats('beat')) and t.messages_total >= 20,
@@ -177,11 +180,11 @@ def test_a_restarted_publisher_gets_the_grace_before_a_timeout_is_an_error(
     from rclpy.qos import QoSProfile
     from std_msgs.msg import Header
 
-    start_monitor(topics=['beat'], topic__beat__name='/beat', topic__beat__period_ms=20.0,
+    start_monitor(topics=['beat'], topic__beat__name=ns('/beat'), topic__beat__period_ms=20.0,
                   topic__beat__jitter_tolerance_ms=30.0, topic__beat__timeout_s=0.5,
                   grace_s=2.0, stats_period_s=0.2)
     first = participant()
-    beat = make_beat(first.node('beat_producer'), '/beat', 0.02)
+    beat = make_beat(first.node('beat_producer'), ns('/beat'), 0.02)
     first.start()
     beat.wait_matched(wait_for)
     wait_for(lambda: (t := observer.topic_stats('beat')) and t.messages_total >= 20,
@@ -192,7 +195,7 @@ def test_a_restarted_publisher_gets_the_grace_before_a_timeout_is_an_error(
              and s.message.startswith('no message for'), what='the dead publisher an ERROR')
     # The restarted node matches but takes its time to publish: within the grace, a WARN.
     second = participant()
-    publisher = second.node('beat_producer').create_publisher(Header, '/beat',
+    publisher = second.node('beat_producer').create_publisher(Header, ns('/beat'),
                                                                QoSProfile(depth=10))
     second.start()
     status = wait_for(lambda: (s := observer.status(': topic beat')) and s.level == bytes([WARN])

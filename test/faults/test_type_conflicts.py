@@ -10,6 +10,8 @@ back; the other topic keeps being monitored throughout.
 
 from __future__ import annotations
 
+from own_names import ns  # test/plugins: the test's own names
+
 OK, WARN, ERROR = 0, 1, 2
 DISCOVERY_TIMEOUT_S = 60.0
 """Bound on a publisher process appearing in or leaving the graph.
@@ -26,10 +28,10 @@ def _types(node, topic: str) -> list[str]:
 def test_type_change_between_runs_is_a_lasting_error_and_others_keep_running(
         publisher_process, observer, start_monitor, wait_for, capfd):
     stop = publisher_process.stop
-    monitor = start_monitor(topics=['changing', 'good'], topic__changing__name='/changing',
-                  topic__good__name='/good', stats_period_s=0.2)
-    publisher_process('/good', 'std_msgs.msg.Header', 'good_producer')
-    first = publisher_process('/changing', 'std_msgs.msg.Header', 'changing_producer')
+    monitor = start_monitor(topics=['changing', 'good'], topic__changing__name=ns('/changing'),
+                  topic__good__name=ns('/good'), stats_period_s=0.2)
+    publisher_process(ns('/good'), 'std_msgs.msg.Header', 'good_producer')
+    first = publisher_process(ns('/changing'), 'std_msgs.msg.Header', 'changing_producer')
     before = wait_for(lambda: (t := observer.topic_stats('changing')) and t.messages_total > 10
                       and t, what='the first run monitored')
     # Discovered on its own: on a loaded machine seconds after /changing.
@@ -38,8 +40,8 @@ def test_type_change_between_runs_is_a_lasting_error_and_others_keep_running(
     assert before.type == 'std_msgs/msg/Header'
     stop(first)
 
-    second = publisher_process('/changing', 'std_msgs.msg.Float64', 'changing_producer')
-    wait_for(lambda: 'std_msgs/msg/Float64' in _types(monitor, '/changing'),
+    second = publisher_process(ns('/changing'), 'std_msgs.msg.Float64', 'changing_producer')
+    wait_for(lambda: 'std_msgs/msg/Float64' in _types(monitor, ns('/changing')),
              timeout=DISCOVERY_TIMEOUT_S, what='the Float64 writer in the graph')
     changed = wait_for(lambda: (t := observer.topic_stats('changing')) and t.level == ERROR
                        and 'changed' in t.status and t, what='the type change reported ERROR')
@@ -61,8 +63,8 @@ def test_type_change_between_runs_is_a_lasting_error_and_others_keep_running(
 
     # The original type comes back: monitoring resumes, counting from where it was.
     assert stop(second) == 0  # a clean exit: its writer left the graph, no lease to expire
-    publisher_process('/changing', 'std_msgs.msg.Header', 'changing_producer')
-    wait_for(lambda: _types(monitor, '/changing') == ['std_msgs/msg/Header'],
+    publisher_process(ns('/changing'), 'std_msgs.msg.Header', 'changing_producer')
+    wait_for(lambda: _types(monitor, ns('/changing')) == ['std_msgs/msg/Header'],
              timeout=DISCOVERY_TIMEOUT_S, what='the Float64 writer gone, the Header one there')
     # Monitoring back means the type error is gone and messages count again; the level itself
     # may be WARN or ERROR for misses, since a loaded machine makes the producer's timer late.
@@ -72,5 +74,5 @@ def test_type_change_between_runs_is_a_lasting_error_and_others_keep_running(
                     what='monitoring back with the original type')
     assert back.type == 'std_msgs/msg/Header'
     # The refusal was a gap of the monitor's own, named (never an outage of the producer's).
-    assert ('after start (refused: type of /changing changed from std_msgs/msg/Header to '
+    assert (f'after start (refused: type of {ns("/changing")} changed from std_msgs/msg/Header to '
             "std_msgs/msg/Float64): 1 gap(s) of the monitor's own") in back.status, back.status

@@ -155,11 +155,11 @@ def launch_file(name: str) -> LaunchFile:
 
 @functools.cache
 def console_scripts() -> dict[str, str]:
-    """Entry point name -> module, from setup.cfg (the one place they are declared)."""
+    """Return executable name -> module, from setup.cfg (the one place they are declared)."""
     parser = configparser.ConfigParser(interpolation=None)
     parser.read(REPO_ROOT / 'setup.cfg', encoding='utf-8')
     scripts = {}
-    for line in parser.get('options.entry_points', 'console_scripts').strip().splitlines():
+    for line in parser.get('ros2_run', 'executables').strip().splitlines():
         name, target = (part.strip() for part in line.split('=', 1))
         scripts[name] = target.split(':', 1)[0]
     return scripts
@@ -268,7 +268,7 @@ def test_nodes_run_known_executables(name):
         assert executable is not None, f'{name}: executable must be a literal or a constant'
         if package == PACKAGE:
             assert executable in console_scripts(), (
-                f'{name}: {executable!r} is not a console_scripts entry point in setup.cfg')
+                f'{name}: {executable!r} is not a [ros2_run] executable in setup.cfg')
         else:
             assert package in EXTERNAL_PACKAGES, f'{name}: unknown package {package!r}'
             assert executable in EXTERNAL_PACKAGES[package], f'{name}: {package}/{executable}'
@@ -582,7 +582,9 @@ class LaunchRun:
             pytest.skip(f'{PACKAGE} is not installed (colcon build and source it)')
         self.statuses: set[str] = set()
         self.stats: list[Any] = []
-        self.node = Node('launch_test_listener', context=context)
+        # The launched nodes live in the root namespace (launch takes no global remapping
+        # here): the listener too, without the test context's own_names arguments.
+        self.node = Node('launch_test_listener', context=context, use_global_arguments=False)
         self.node.create_subscription(
             DiagnosticArray, '/diagnostics',
             lambda msg: self.statuses.update(s.name for s in msg.status), 10)

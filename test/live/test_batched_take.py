@@ -11,6 +11,7 @@ import threading
 import time
 from typing import Any
 
+from own_names import ns  # test/plugins: the test's own names
 import pytest
 
 NS_PER_MS = 1_000_000
@@ -163,7 +164,7 @@ def publisher(second_context: Any) -> Iterator[Callable[..., Publisher]]:
 
 
 class StatsListener:
-    """Keeps the newest ``TopicStats`` of one monitor node, by topic identifier."""
+    """Keeps the newest ``TopicStats`` of one monitor node (in the test's namespace)."""
 
     def __init__(self, context: Any, monitor_name: str) -> None:
         from rclpy.node import Node
@@ -174,7 +175,7 @@ class StatsListener:
         self.node = Node(f'{monitor_name}_listener', context=context)
         self.lock = threading.Lock()
         self.latest: dict[str, Any] = {}
-        self.node.create_subscription(MonitorStats, f'/{monitor_name}/stats', self._on_stats,
+        self.node.create_subscription(MonitorStats, f'{monitor_name}/stats', self._on_stats,
                                       QoSProfile(depth=100))
 
     def _on_stats(self, msg: Any) -> None:
@@ -195,9 +196,9 @@ def _subscribed(node: Any, topic_id: str) -> bool:
 
 def test_exact_counts_at_1khz_for_2s(ros_context, spin, observer, start_monitor, publisher,
                                      wait_for, key_values):
-    monitor = start_monitor(topics=['hz'], topic__hz__name='/hz', topic__hz__rate_hz=1000.0,
+    monitor = start_monitor(topics=['hz'], topic__hz__name=ns('/hz'), topic__hz__rate_hz=1000.0,
                             stats_period_s=0.2, take_queue_depth=2000)
-    pub = publisher('/hz')
+    pub = publisher(ns('/hz'))
     wait_for(lambda: pub.publisher.get_subscription_count() >= 1, what='the monitor to match')
     wait_for(lambda: _subscribed(monitor, 'hz'), what='the monitor to subscribe')
     pub.publish(2000, period_ns=NS_PER_MS)
@@ -223,10 +224,10 @@ def test_exact_counts_at_1khz_for_2s(ros_context, spin, observer, start_monitor,
 
 def test_tiny_queue_overflows_and_lost_is_sent_minus_received(
         ros_context, spin, observer, start_monitor, publisher, wait_for, key_values):
-    monitor = start_monitor(topics=['burst'], topic__burst__name='/burst',
+    monitor = start_monitor(topics=['burst'], topic__burst__name=ns('/burst'),
                             topic__burst__rate_hz=1000.0, stats_period_s=0.2,
                             take_period_s=0.2, take_queue_depth=5)
-    pub = publisher('/burst')
+    pub = publisher(ns('/burst'))
     wait_for(lambda: pub.publisher.get_subscription_count() >= 1, what='the monitor to match')
     wait_for(lambda: _subscribed(monitor, 'burst'), what='the monitor to subscribe')
     # A first message on its own: losses are counted from the first sequence number seen.
@@ -263,7 +264,7 @@ def test_batched_and_callback_modes_report_the_same_figures(
     from ros2_deadline_monitor.live.monitor_node import MonitorNode
 
     # Source timestamps are the writer's: both monitors see the very same stream of times.
-    settings = dict(topics=['stream'], topic__stream__name='/stream',
+    settings = dict(topics=['stream'], topic__stream__name=ns('/stream'),
                     topic__stream__period_ms=10.0, arrival_timestamp='source',
                     stats_period_s=0.2)
     batched = start_monitor(**settings)
@@ -273,7 +274,7 @@ def test_batched_and_callback_modes_report_the_same_figures(
     classic = MonitorNode('classic_monitor', context=ros_context, parameter_overrides=[
         *overrides, Parameter('take_period_s', value=0.0)])
     spin(classic, destroy=True)
-    pub = publisher('/stream')
+    pub = publisher(ns('/stream'))
     wait_for(lambda: pub.publisher.get_subscription_count() >= 2,
              what='both monitors to match')
     wait_for(lambda: _subscribed(batched, 'stream') and _subscribed(classic, 'stream'),
@@ -302,9 +303,9 @@ def test_an_event_topic_is_taken_less_often_while_quiet_and_a_burst_is_counted_e
         ros_context, spin, observer, start_monitor, publisher, wait_for):
     from ros2_deadline_monitor.live.qos import TAKE_MAX_STRIDE, TAKE_UNKNOWN_RATE_DEPTH
 
-    monitor = start_monitor(topics=['ev'], topic__ev__name='/ev', topic__ev__kind='event',
+    monitor = start_monitor(topics=['ev'], topic__ev__name=ns('/ev'), topic__ev__kind='event',
                             stats_period_s=0.2)
-    pub = publisher('/ev')
+    pub = publisher(ns('/ev'))
     wait_for(lambda: pub.publisher.get_subscription_count() >= 1, what='the monitor to match')
     wait_for(lambda: _subscribed(monitor, 'ev'), what='the monitor to subscribe')
     topic = monitor.topic_monitors['ev']
@@ -328,9 +329,9 @@ def test_a_new_subscription_is_taken_at_its_period_s_stride_again(
         ros_context, spin, observer, start_monitor, publisher, wait_for):
     from ros2_deadline_monitor.live.qos import take_stride
 
-    monitor = start_monitor(topics=['ten'], topic__ten__name='/ten', topic__ten__rate_hz=10.0,
+    monitor = start_monitor(topics=['ten'], topic__ten__name=ns('/ten'), topic__ten__rate_hz=10.0,
                             stats_period_s=0.2)
-    pub = publisher('/ten')
+    pub = publisher(ns('/ten'))
     wait_for(lambda: pub.publisher.get_subscription_count() >= 1, what='the monitor to match')
     wait_for(lambda: _subscribed(monitor, 'ten'), what='the monitor to subscribe')
     topic = monitor.topic_monitors['ten']

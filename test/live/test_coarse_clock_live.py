@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import signal
 
+from own_names import ns  # test/plugins: the test's own names
 import pytest
 
 PERIOD_NS = 10_000_000
@@ -30,15 +31,15 @@ def test_a_100_hz_sim_time_controller_under_a_10_hz_clock(
     sim_clock = run_tool('sim_clock', step_ms=1.0, publish_rate_hz=10.0, target_rtf=1.0,
                          spin_us=0, summary_path=str(summary_path))
     wait_for(lambda: clock_tracker.sim, timeout=20.0, what='/clock at the tracker')
-    start_monitor(topics=['ctrl'], topic__ctrl__name='/ctrl', topic__ctrl__period_ms=10.0,
+    start_monitor(topics=['ctrl'], topic__ctrl__name=ns('/ctrl'), topic__ctrl__period_ms=10.0,
                   topic__ctrl__stamp='start', topic__ctrl__timeout_s=60.0,
                   arrival_timestamp='source', use_sim_time=True)
     had_clock = wait_for(lambda: (s := observer.latest_stats()) is not None
                          and s.clock.messages_total > 0 and s, timeout=20.0,
                          what='/clock at the monitor')
-    times = message_times('/ctrl')
+    times = message_times(ns('/ctrl'))
     record_path = tmp_path / 'cycles.json'
-    controller = run_tool('demo_controller', rate_hz=100.0, topic='/ctrl',
+    controller = run_tool('demo_controller', rate_hz=100.0, topic=ns('/ctrl'),
                           duration_s=DURATION_S, wait_for_subscribers=2,
                           record_path=str(record_path), use_sim_time=True)
     assert controller.wait(timeout=DURATION_S + 30) == 0

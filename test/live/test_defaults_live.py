@@ -10,7 +10,10 @@ from __future__ import annotations
 import signal
 import subprocess
 
+from own_names import ns, ros_args  # test/plugins: the test's own names
+
 TOPIC = '/defaults_live/cmd'
+"""The test's own is ns(TOPIC) (own_names)."""
 TOPIC_ID = 'defaults_live_cmd'
 
 
@@ -19,19 +22,19 @@ def test_a_stalling_stamped_publisher_is_counted_exactly_without_a_flag(
         tmp_path):
     from ros2_deadline_monitor.tools.cycle_record import CycleRecord
 
-    times = message_times(TOPIC)
+    times = message_times(ns(TOPIC))
     log = open(tmp_path / 'monitor.log', 'w+')  # noqa: SIM115 - closed by `processes`
     monitor = subprocess.Popen(
-        [str(installed_executable('monitor')), TOPIC, '--ros-args', '-p',
-         'stats_period_s:=0.3'], stdout=log, stderr=subprocess.STDOUT, text=True)
+        [str(installed_executable('monitor')), TOPIC[1:], '--ros-args', '-p',
+         'stats_period_s:=0.3', *ros_args()], stdout=log, stderr=subprocess.STDOUT, text=True)
     monitor.log = log
     processes.append(monitor)
     record_path = tmp_path / 'record.json'
     controller = subprocess.Popen(
         [str(installed_executable('demo_controller')), '--ros-args',
-         '-p', f'topic:={TOPIC}', '-p', 'stall_ms:=22.0', '-p', 'stall_every:=50',
+         '-p', f'topic:={ns(TOPIC)}', '-p', 'stall_ms:=22.0', '-p', 'stall_every:=50',
          '-p', 'duration_s:=3.0', '-p', 'wait_for_subscribers:=2',
-         '-p', f'record_path:={record_path}'],
+         '-p', f'record_path:={record_path}', *ros_args()],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     processes.append(controller)
     assert controller.wait(timeout=30) == 0, controller.stdout.read()
@@ -53,4 +56,4 @@ def test_a_stalling_stamped_publisher_is_counted_exactly_without_a_flag(
     assert monitor.wait(timeout=20) == 0
     log.seek(0)
     text = log.read()
-    assert f'{TOPIC}: cycles timed by header (stamps increase on the wall clock' in text, text
+    assert f'{ns(TOPIC)}: cycles timed by header (stamps increase on the wall clock' in text, text

@@ -9,7 +9,10 @@ longest interval between cycle starts (the stamps themselves).
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
+from own_names import ns, ros_args  # test/plugins: the test's own names
 import pytest
 
 from ros2_deadline_monitor.analysis.figures import record as run_record
@@ -31,12 +34,14 @@ def test_exit_code_and_summary_equal_the_producers_record(
     from ros2_deadline_monitor.tools.cycle_record import CycleRecord
 
     period_ns = round(1e9 / rate_hz)
-    with MonitorProcess({'ctrl': '/ctrl'},
+    with MonitorProcess({'ctrl': ns('/ctrl')},
                         params={**CTRL, 'topic.ctrl.period_ms': period_ns / 1e6},
-                        expect={'ctrl': {'max_misses': 0, 'max_lost': 0}}) as monitor:
-        times = message_times('/ctrl')
+                        expect={'ctrl': {'max_misses': 0, 'max_lost': 0}},
+                        ros_args=ros_args()) as monitor:
+        times = message_times(ns('/ctrl'))
         record_path = tmp_path / 'cycles.json'
-        controller = run_tool('demo_controller', rate_hz=rate_hz, topic='/ctrl', duration_s=3.0,
+        controller = run_tool('demo_controller', rate_hz=rate_hz, topic=ns('/ctrl'),
+                              duration_s=3.0,
                               stall_ms=22.0 if stall else 0.0, stall_every=50,
                               wait_for_subscribers=2, record_path=str(record_path))
         assert controller.wait(timeout=25) == 0
@@ -64,7 +69,7 @@ def test_exit_code_and_summary_equal_the_producers_record(
     assert summary['format'] == 'ros2_deadline_monitor/summary'
     assert summary['stopped_by'] == 'signal' and summary['exit_code'] == result.exit_code
     topic = result.topic('ctrl')
-    assert topic['topic'] == '/ctrl' and topic['timer_clock'] == 'wall'
+    assert topic['topic'] == ns('/ctrl') and topic['timer_clock'] == 'wall'
     assert topic['messages'] == topic['cycles'] == sent
     assert topic['deadline_misses'] == truth.observed
     assert topic['skipped_periods'] == truth.skipped
@@ -74,11 +79,11 @@ def test_exit_code_and_summary_equal_the_producers_record(
     assert topic['rate_wall_hz'] == pytest.approx((sent - 1) * 1e9 / (starts[-1] - starts[0]))
     outcomes = {o['key']: o for o in summary['verdict']['expectations']}
     assert outcomes['max_misses'] == {
-        'topic_id': 'ctrl', 'topic': '/ctrl', 'key': 'max_misses', 'figure': 'deadline misses',
+        'topic_id': 'ctrl', 'topic': ns('/ctrl'), 'key': 'max_misses', 'figure': 'deadline misses',
         'bound': 'max', 'unit': '', 'measured': truth.observed, 'limit': 0,
         'passed': not failed, 'reason': '',
-        'line': f'{"FAIL" if failed else "ok  "} /ctrl: deadline misses {truth.observed:,}, '
-                'expected <= 0 (max_misses)'}
+        'line': f'{"FAIL" if failed else "ok  "} {ns("/ctrl")}: deadline misses '
+                f'{truth.observed:,}, expected <= 0 (max_misses)'}
     assert outcomes['max_lost']['passed'] and outcomes['max_lost']['measured'] == 0
     assert summary['verdict']['ok'] is not failed
 
@@ -90,10 +95,11 @@ def test_exit_code_and_summary_equal_the_producers_record(
     folded = run_record(RUN_TOPIC, watched.snapshot, watched.snapshot.topics[0])
     assert (folded['messages'], folded['deadline_misses']) == (sent, truth.observed)
     if failed:
-        with pytest.raises(AssertionError, match=r'FAIL /ctrl: deadline misses \d+, expected '
+        ctrl = re.escape(ns('/ctrl'))
+        with pytest.raises(AssertionError, match=rf'FAIL {ctrl}: deadline misses \d+, expected '
                                                  r'<= 0 \(max_misses\)'):
             result.assert_ok()
-        with pytest.raises(AssertionError, match=r'FAIL /ctrl: deadline misses'):
+        with pytest.raises(AssertionError, match=rf'FAIL {ctrl}: deadline misses'):
             watched.assert_ok()
     else:
         result.assert_ok()
@@ -102,7 +108,7 @@ def test_exit_code_and_summary_equal_the_producers_record(
 
 def test_duration_ends_the_run_and_an_unmeasured_figure_fails():
     result = run_monitor(duration_s=1.0, clock_expect={'min_rtf': 0.9},
-                         params={'stats_period_s': 0.2})
+                         params={'stats_period_s': 0.2}, ros_args=ros_args())
     assert result.exit_code == EXIT_FAILED, result.output
     assert result.summary['stopped_by'] == 'duration'
     assert result.summary['duration_s'] >= 1.0
@@ -112,7 +118,7 @@ def test_duration_ends_the_run_and_an_unmeasured_figure_fails():
 
 
 def test_no_expectation_exits_0():
-    result = run_monitor({'ctrl': '/ctrl'}, duration_s=0.5)
+    result = run_monitor({'ctrl': ns('/ctrl')}, duration_s=0.5, ros_args=ros_args())
     assert result.exit_code == EXIT_OK, result.output
     assert result.summary['verdict'] == {'ok': True, 'passed': 0, 'failed': 0,
                                          'expectations': []}
@@ -135,7 +141,7 @@ def test_no_expectation_exits_0():
     ({'summary_file': '/nonexistent/dir/summary.json'}, 'ERROR: summary_file: directory'),
 ], ids=['unknown-key', 'negative', 'unknown-clock-key', 'unlisted-topic', 'summary-dir'])
 def test_bad_expectations_exit_2_with_one_line(params, message):
-    monitor = MonitorProcess({'ctrl': '/ctrl'}, params=params).start()
+    monitor = MonitorProcess({'ctrl': ns('/ctrl')}, params=params, ros_args=ros_args()).start()
     result = monitor.wait(timeout_s=30.0)
     assert result.exit_code == EXIT_CONFIG_ERROR
     errors = [line for line in result.output.splitlines() if line.startswith('ERROR')]
@@ -145,7 +151,7 @@ def test_bad_expectations_exit_2_with_one_line(params, message):
 
 def test_expectations_are_parameters_validated_at_run_time(start_monitor, observer, wait_for,
                                                            key_values):
-    node = start_monitor(topics=['ctrl'], topic__ctrl__name='/ctrl',
+    node = start_monitor(topics=['ctrl'], topic__ctrl__name=ns('/ctrl'),
                          topic__ctrl__expect__max_misses=0, stats_period_s=0.2)
     assert observer.get_parameter('topic.ctrl.expect.max_misses') == 0
     assert observer.get_parameter('topic.ctrl.expect.max_skipped') is None  # unset
@@ -203,7 +209,8 @@ def test_sigterm_under_sim_time_judges_the_clock_over_the_whole_run(run_tool, ob
     run_tool('sim_clock', step_ms=1.0, target_rtf=1.0, max_lag_ms=100.0, spin_us=0)
     with MonitorProcess(params={'use_sim_time': True, 'stats_period_s': 0.3},
                         clock_expect={'min_rtf': MIN_RTF_HELD,
-                                      'min_rtf_bin': MIN_RTF_BIN_FAILED}) as monitor:
+                                      'min_rtf_bin': MIN_RTF_BIN_FAILED},
+                        ros_args=ros_args()) as monitor:
         wait_for(lambda: (s := observer.latest_stats()) is not None
                  and s.clock.messages_total > 1000, timeout=30.0,
                  what='a second of /clock at the monitor')
@@ -235,3 +242,58 @@ def test_sigterm_under_sim_time_judges_the_clock_over_the_whole_run(run_tool, ob
         'min_rtf_bin', False, clock['rtf_bin_min'])
     assert result.failures == [rtf_bin['line']]
     assert rtf_bin['line'].startswith('FAIL /clock: worst RTF window ')
+
+
+def test_two_clock_writers_leave_the_whole_run_rtf_unknown_and_the_gate_says_why(
+        installed_executable, processes, stop_process, ros_context, spin, wait_for):
+    """Two simulators on one /clock, then one: no whole-run RTF, and ``min_rtf`` says why.
+
+    After the second writer left, the window's RTF is measured again, but an RTF since the
+    last of the many resets the two caused is no figure of the run; the gate must not judge
+    it. Every name (nodes, the /clock topic) is the test's own.
+    """
+    import math
+    import subprocess
+    import uuid
+
+    from node_fixtures import Observer
+
+    unique = uuid.uuid4().hex[:8]
+    clock_topic, name = f'/clock_{unique}', f'monitor_{unique}'
+    observer = Observer(ros_context, monitor_name=name)
+    spin(observer.node, destroy=True)
+
+    def simulator(label: str, start_sim_s: float) -> subprocess.Popen:
+        process = subprocess.Popen(
+            [str(installed_executable('sim_clock')), '--ros-args', '--log-level', 'warn',
+             '-r', f'__node:=sim_{label}_{unique}', '-r', f'/clock:={clock_topic}',
+             '-p', f'start_sim_s:={start_sim_s}', '-p', 'step_ms:=2.0'],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        processes.append(process)
+        return process
+
+    with MonitorProcess(params={'use_sim_time': True, 'clock_topic': clock_topic,
+                                'stats_period_s': 0.2},
+                        clock_expect={'min_rtf': 0.5}, node_name=name) as monitor:
+        simulator('a', 100.0)
+        second = simulator('b', 500.0)
+        # A process with rclpy starts and is discovered in about 1 s on an idle 2-core
+        # machine; 60 s bounds a loaded one.
+        wait_for(lambda: (s := observer.latest_stats()) and s.clock.resets_total > 20
+                 and f'2 publishers on {clock_topic}' in s.clock.status, timeout=60.0,
+                 what='both /clock writers received and counted')
+        assert stop_process(second) == 0
+        calm = wait_for(lambda: (s := observer.latest_stats())
+                        and 'publishers on' not in s.clock.status
+                        and 'jumped back' not in s.clock.status
+                        and s.clock.messages > 10 and not math.isnan(s.clock.rtf) and s,
+                        timeout=30.0, what='one /clock writer left, its window measured')
+        assert math.isnan(calm.clock.rtf_total), calm.clock  # before: the last writer's RTF
+        result = monitor.stop()
+    why = f'2 publishers on {clock_topic} during the run: their sim times mixed'
+    assert result.exit_code == EXIT_FAILED, result.output
+    assert result.summary['clock']['rtf_total'] is None
+    assert result.failures == [f'FAIL {clock_topic}: RTF overall unknown, expected >= 0.5 '
+                               '(min_rtf): '
+                               f'unknown: {why}']
+    assert f'RTF since start n/a ({why})' in result.output

@@ -26,7 +26,10 @@ import signal
 import subprocess
 import sys
 
+from own_names import ns, ros_args  # test/plugins: the test's own names
+
 TOPIC = '/ctrl'
+"""The test's own is ns(TOPIC) (own_names)."""
 DURATION_S = 5.0
 RESET_BEFORE = (215, 235)
 """Cycles (counted from 0) before which sim time jumps back; cycle 224 stalls."""
@@ -144,14 +147,17 @@ def test_analyze_on_the_recorded_bag_gives_the_live_totals(
 
     bag = tmp_path / 'run'
     record_log = open(tmp_path / 'record.log', 'w+')  # noqa: SIM115 - closed by `processes`
-    recorder = subprocess.Popen([str(installed_executable('record')), TOPIC, '-o', str(bag)],
+    # The test's own names: the topic, and /clock as the bag holds it (remapped).
+    params = {**PARAMS, 'topic.ctrl.name': ns(TOPIC), 'clock_topic': ns('/clock')}
+    recorder = subprocess.Popen([str(installed_executable('record')), ns(TOPIC), '-o', str(bag),
+                                 *ros_args()],
                                 stdout=record_log, stderr=subprocess.STDOUT)
     recorder.log = record_log
     processes.append(recorder)
-    start_monitor(**{name.replace('.', '__'): value for name, value in PARAMS.items()})
+    start_monitor(**{name.replace('.', '__'): value for name, value in params.items()})
     producer = subprocess.Popen(
-        [sys.executable, '-c', PRODUCER, TOPIC, str(DURATION_S),
-         ','.join(map(str, RESET_BEFORE)), '2', MALFORMED.hex()],
+        [sys.executable, '-c', PRODUCER, ns(TOPIC), str(DURATION_S),
+         ','.join(map(str, RESET_BEFORE)), '2', MALFORMED.hex(), *ros_args()],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     processes.append(producer)
     out, err = producer.communicate(timeout=40)
@@ -165,7 +171,7 @@ def test_analyze_on_the_recorded_bag_gives_the_live_totals(
     assert recorder.wait(timeout=30) == 0, (tmp_path / 'record.log').read_text()
     with BagSource(bag) as source:
         assert {name: topic.count for name, topic in source.topics.items()} == {
-            TOPIC: sent['messages'], '/clock': sent['clock']}
+            ns(TOPIC): sent['messages'], ns('/clock'): sent['clock']}
     stats = wait_for(lambda: (s := observer.latest_stats()) is not None and any(
         t.name == 'ctrl' and t.messages_total >= sent['cycles'] for t in s.topics)
         and s.clock.messages_total == sent['clock'] and s, timeout=15.0,
@@ -177,7 +183,7 @@ def test_analyze_on_the_recorded_bag_gives_the_live_totals(
     live = next(t for t in stats.topics if t.name == 'ctrl')
 
     config = tmp_path / 'monitor.yaml'
-    config.write_text(yaml.safe_dump({'deadline_monitor': {'ros__parameters': PARAMS}}))
+    config.write_text(yaml.safe_dump({'deadline_monitor': {'ros__parameters': params}}))
     result_path = tmp_path / 'result.json'
     done = subprocess.run(
         [str(installed_executable('analyze')), str(bag), '--config', str(config), '--json',

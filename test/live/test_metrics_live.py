@@ -28,6 +28,7 @@ import yaml
 
 pytest.importorskip('prometheus_client')
 
+from own_names import namespace, ns, ros_args  # test/plugins: the test's own names
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 
 from ros2_deadline_monitor.analysis.figures import COUNTER  # noqa: E402
@@ -36,9 +37,10 @@ from ros2_deadline_monitor.outputs.metrics import PARTS  # noqa: E402
 REPO = Path(__file__).resolve().parents[2]
 SCRAPE_CONFIG = REPO / 'config' / 'prometheus.yml'
 TOPIC = '/metrics_test/cmd'
+"""The test's own is ns(TOPIC) (own_names)."""
 PERIOD_MS = 20.0
 # A 45 ms stall every 10th cycle of a 20 ms timer: misses and skipped periods to count.
-CONTROLLER = {'rate_hz': 1000.0 / PERIOD_MS, 'topic': TOPIC, 'stall_ms': 45.0,
+CONTROLLER = {'rate_hz': 1000.0 / PERIOD_MS, 'topic': TOPIC[1:], 'stall_ms': 45.0,
               'stall_every': 10, 'wait_for_subscribers': 1}
 
 
@@ -91,7 +93,7 @@ def compare(samples: dict, stats: object, topic_id: str, **labels: str) -> int:
     """
     [topic] = [t for t in stats.topics if t.name == topic_id]
     compared = 0
-    for part, message, where in (('topic', topic, {**labels, 'topic': TOPIC}),
+    for part, message, where in (('topic', topic, {**labels, 'topic': ns(TOPIC)}),
                                  ('clock', stats.clock, labels), ('host', stats.host, labels)):
         for spec in PARTS[part]:
             if spec.figure.field is None:
@@ -123,11 +125,11 @@ def test_a_scrape_equals_the_published_stats_of_the_same_report(
     from ros2_deadline_monitor.tools.cycle_record import CycleRecord
 
     port = free_port()
-    start_monitor(topics=['cmd'], topic__cmd__name=TOPIC, topic__cmd__period_ms=PERIOD_MS,
+    start_monitor(topics=['cmd'], topic__cmd__name=ns(TOPIC), topic__cmd__period_ms=PERIOD_MS,
                   topic__cmd__stamp='start', topic__cmd__timeout_s=60.0, stats_period_s=0.2,
                   metrics_port=port)
     url = f'http://127.0.0.1:{port}/metrics'
-    labels = {'namespace': '/', 'node': 'deadline_monitor'}
+    labels = {'namespace': namespace(), 'node': 'deadline_monitor'}
     record_path = tmp_path / 'cycles.json'
     controller = run_tool('demo_controller', duration_s=2.0, record_path=str(record_path),
                           **CONTROLLER)
@@ -148,7 +150,7 @@ def test_a_scrape_equals_the_published_stats_of_the_same_report(
 
     def all_counted():
         samples = scrape(url)
-        total = one(samples, 'deadline_monitor_topic_messages_total', **labels, topic=TOPIC)
+        total = one(samples, 'deadline_monitor_topic_messages_total', **labels, topic=ns(TOPIC))
         return total == sent and samples
 
     samples = wait_for(all_counted, timeout=20.0,
@@ -156,7 +158,7 @@ def test_a_scrape_equals_the_published_stats_of_the_same_report(
     stats = matching_report(observer, wait_for,
                             one(samples, 'deadline_monitor_report_time_seconds', **labels))
     [topic] = [t for t in stats.topics if t.name == 'cmd']
-    where = {**labels, 'topic': TOPIC}
+    where = {**labels, 'topic': ns(TOPIC)}
     assert topic.messages_total == sent
     misses = one(samples, 'deadline_monitor_topic_deadline_misses_total', **where)
     skipped = one(samples, 'deadline_monitor_topic_skipped_periods_total', **where)
@@ -173,7 +175,8 @@ def test_a_scrape_equals_the_published_stats_of_the_same_report(
 
 
 def monitor_command(installed_executable, *args: str) -> list[str]:
-    return [str(installed_executable('monitor')), *args]
+    """Return the monitor's command in the test's namespace (relative topics are its own)."""
+    return [str(installed_executable('monitor')), *args, *ros_args()]
 
 
 def test_a_taken_port_stops_the_monitor_with_one_error_line(installed_executable):
@@ -181,7 +184,7 @@ def test_a_taken_port_stops_the_monitor_with_one_error_line(installed_executable
         taken.bind(('127.0.0.1', 0))
         taken.listen()
         port = taken.getsockname()[1]
-        done = subprocess.run(monitor_command(installed_executable, TOPIC, '--metrics-port',
+        done = subprocess.run(monitor_command(installed_executable, TOPIC[1:], '--metrics-port',
                                               str(port)),
                               capture_output=True, text=True, timeout=60)
     assert done.returncode == 2, done.stdout + done.stderr
@@ -200,7 +203,7 @@ def test_without_prometheus_client_the_monitor_runs_and_says_so_once(installed_e
     env = {**os.environ,
            'PYTHONPATH': os.pathsep.join([str(hidden), os.environ.get('PYTHONPATH', '')])}
     done = subprocess.run(
-        monitor_command(installed_executable, TOPIC, '--metrics-port', str(free_port()),
+        monitor_command(installed_executable, TOPIC[1:], '--metrics-port', str(free_port()),
                         '--ros-args', '-p', 'duration_s:=1.0'),
         capture_output=True, text=True, timeout=60, env=env)
     output = done.stdout + done.stderr
@@ -284,9 +287,9 @@ def test_prometheus_scrapes_a_namespaced_monitor(prometheus_server, installed_ex
     port = free_port()
     log = open(tmp_path / 'monitor.log', 'w', encoding='utf-8')  # noqa: SIM115
     monitor = subprocess.Popen(
-        monitor_command(installed_executable, TOPIC, '--period-ms', str(PERIOD_MS),
+        monitor_command(installed_executable, ns(TOPIC), '--period-ms', str(PERIOD_MS),
                         '--stamp', 'start', '--timeout-s', '60', '--metrics-port', str(port),
-                        '--ros-args', '-r', '__ns:=/robot1', '-p', 'stats_period_s:=0.5'),
+                        '--ros-args', '-r', f'__ns:={ns("/robot1")}', '-p', 'stats_period_s:=0.5'),
         stdout=log, stderr=subprocess.STDOUT)
     monitor.log = log
     processes.append(monitor)
@@ -296,18 +299,18 @@ def test_prometheus_scrapes_a_namespaced_monitor(prometheus_server, installed_ex
                           **CONTROLLER)
     assert controller.wait(timeout=30) == 0
     sent = len(CycleRecord.load(record_path))
-    where = f'{{namespace="/robot1", topic="{TOPIC}"}}'
+    where = f'{{namespace="{ns("/robot1")}", topic="{ns(TOPIC)}"}}'
 
     def scraped_all():
         result = query(url, f'deadline_monitor_topic_messages_total{where}')
         return result and float(result[0]['value'][1]) == sent and result
 
     [series] = wait_for(scraped_all, timeout=60.0,
-                        what=f'Prometheus to hold the {sent} messages of {TOPIC}')
+                        what=f'Prometheus to hold the {sent} messages of {ns(TOPIC)}')
     assert series['metric'] == {
         '__name__': 'deadline_monitor_topic_messages_total', 'job': 'ros2_deadline_monitor',
-        'instance': f'127.0.0.1:{port}', 'namespace': '/robot1', 'node': 'deadline_monitor',
-        'topic': TOPIC}
+        'instance': f'127.0.0.1:{port}', 'namespace': ns('/robot1'), 'node': 'deadline_monitor',
+        'topic': ns(TOPIC)}
     [misses] = query(url, f'deadline_monitor_topic_deadline_misses_total{where}')
     # A window figure: its series ends when the window holds no message; any sample will do.
     [rate] = query(url, f'max_over_time(deadline_monitor_topic_rate_wall_hertz{where}[10m])')
@@ -317,7 +320,7 @@ def test_prometheus_scrapes_a_namespaced_monitor(prometheus_server, installed_ex
     assert float(level['value'][1]) in (0, 1, 2)
     # Without /clock the RTF is unknown: no series at all, while the clock's counter is 0.
     assert query(url, 'deadline_monitor_clock_rtf') == []
-    [clock] = query(url, 'deadline_monitor_clock_messages_total{namespace="/robot1"}')
+    [clock] = query(url, f'deadline_monitor_clock_messages_total{{namespace="{ns("/robot1")}"}}')
     assert float(clock['value'][1]) == 0
-    print(f'Prometheus at {url}: {sent} messages, {misses["value"][1]} misses of {TOPIC}',
+    print(f'Prometheus at {url}: {sent} messages, {misses["value"][1]} misses of {ns(TOPIC)}',
           file=sys.stderr)

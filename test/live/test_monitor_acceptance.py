@@ -17,6 +17,7 @@ sample with its receive time; a cycle whose miss depends on which view of sim ti
 
 from __future__ import annotations
 
+from own_names import ns  # test/plugins: the test's own names
 import pytest
 
 PERIOD_NS = 10_000_000
@@ -48,7 +49,7 @@ def test_monitor_reports_the_producers_ground_truth(
         wait_for(lambda: tracker.sim, timeout=20.0, what='/clock at the tracker')
     # The record ends a cycle just before it publishes: the writer-side timestamp is that
     # moment, the reader-side one adds the transport latency (ms on a loaded machine).
-    start_monitor(topics=['ctrl'], topic__ctrl__name='/ctrl', topic__ctrl__period_ms=10.0,
+    start_monitor(topics=['ctrl'], topic__ctrl__name=ns('/ctrl'), topic__ctrl__period_ms=10.0,
                   topic__ctrl__stamp='start', topic__ctrl__timeout_s=60.0,
                   arrival_timestamp='source', use_sim_time=use_sim_time)
     if use_sim_time:
@@ -57,11 +58,11 @@ def test_monitor_reports_the_producers_ground_truth(
         had_clock = wait_for(lambda: (s := observer.latest_stats()) is not None
                              and s.clock.messages_total > 0 and s, timeout=20.0,
                              what='/clock at the monitor')
-    times = message_times('/ctrl')
+    times = message_times(ns('/ctrl'))
     record_path = tmp_path / 'cycles.json'
     # The controller starts its timer only once the monitor and `times` subscribed (and
     # /clock arrived).
-    controller = run_tool('demo_controller', rate_hz=100.0, topic='/ctrl', duration_s=5.0,
+    controller = run_tool('demo_controller', rate_hz=100.0, topic=ns('/ctrl'), duration_s=5.0,
                           stall_ms=STALL_MS if stall else 0.0, stall_every=STALL_EVERY,
                           wait_for_subscribers=2, record_path=str(record_path),
                           use_sim_time=use_sim_time)

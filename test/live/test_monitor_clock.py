@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 import threading
 
+from own_names import ns  # test/plugins: the test's own names
+
 STALE = 3
 
 
@@ -46,11 +48,11 @@ def test_sim_reset_simulator_rtf_and_timer_lateness(ros_context, spin, observer,
 
     clock = SimClock(ros_context)
     spin(clock.node)
-    start_monitor(topics=['beat'], topic__beat__name='/beat', use_sim_time=True,
-                  simulator_rtf_topic='/sim_rtf', stats_period_s=0.2)
+    start_monitor(topics=['beat'], topic__beat__name=ns('/beat'), use_sim_time=True,
+                  simulator_rtf_topic=ns('/sim_rtf'), stats_period_s=0.2)
     producer = Node('producer', context=ros_context)
-    beat = producer.create_publisher(Header, '/beat', QoSProfile(depth=10))
-    rtf = producer.create_publisher(Float64, '/sim_rtf', QoSProfile(depth=10))
+    beat = producer.create_publisher(Header, ns('/beat'), QoSProfile(depth=10))
+    rtf = producer.create_publisher(Float64, ns('/sim_rtf'), QoSProfile(depth=10))
     producer.create_timer(0.01, lambda: beat.publish(Header()))
     producer.create_timer(0.05, lambda: rtf.publish(Float64(data=0.97)))
     spin(producer)
@@ -88,13 +90,13 @@ def test_middleware_deadline_events_are_counted_when_publishers_offer_one(
     from rclpy.qos import QoSProfile
     from std_msgs.msg import Header
 
-    start_monitor(topics=['offered', 'plain'], topic__offered__name='/offered',
-                  topic__offered__qos_deadline_ms=50.0, topic__plain__name='/plain',
+    start_monitor(topics=['offered', 'plain'], topic__offered__name=ns('/offered'),
+                  topic__offered__qos_deadline_ms=50.0, topic__plain__name=ns('/plain'),
                   topic__plain__qos_deadline_ms=50.0, stats_period_s=0.2)
     producer = Node('producer', context=ros_context)
     offered = producer.create_publisher(
-        Header, '/offered', QoSProfile(depth=10, deadline=Duration(nanoseconds=20_000_000)))
-    plain = producer.create_publisher(Header, '/plain', QoSProfile(depth=10))
+        Header, ns('/offered'), QoSProfile(depth=10, deadline=Duration(nanoseconds=20_000_000)))
+    plain = producer.create_publisher(Header, ns('/plain'), QoSProfile(depth=10))
     sent = {'count': 0}
 
     def publish() -> None:
@@ -124,7 +126,8 @@ def test_batched_clock_sets_ros_time_without_a_second_clock_subscription(
     spin(clock.node)
     monitor = start_monitor(use_sim_time=True, stats_period_s=0.2)
     # Only the reader node takes /clock: rclpy's per-message TimeSource subscription is gone.
-    wait_for(lambda: monitor.count_subscribers('/clock') >= 1, what='the monitor on /clock')
+    # A graph count is not remapped: the test's own /clock by its resolved name.
+    wait_for(lambda: monitor.count_subscribers(ns('/clock')) >= 1, what='the monitor on /clock')
     readers = {i.node_name for i in monitor.get_subscriptions_info_by_topic('/clock')}
     assert readers == {'deadline_monitor_reader'}
     # The node's ROS time still follows /clock: diagnostics are stamped with sim time.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from own_names import ns  # test/plugins: the test's own names
+
 STALE, ERROR = 3, 2
 
 
@@ -11,13 +13,13 @@ def test_late_topic_is_picked_up_and_missing_topic_stays_stale(
     from rclpy.qos import QoSProfile
     from std_msgs.msg import Header
 
-    start_monitor(topics=['late', 'never'], topic__late__name='/late',
-                  topic__never__name='/never', stats_period_s=0.2)
+    start_monitor(topics=['late', 'never'], topic__late__name=ns('/late'),
+                  topic__never__name=ns('/never'), stats_period_s=0.2)
     wait_for(lambda: (t := observer.topic_stats('late')) and t.level == STALE,
              what='the late topic reported STALE')
 
     node = Node('late_producer', context=ros_context)
-    publisher = node.create_publisher(Header, '/late', QoSProfile(depth=10))
+    publisher = node.create_publisher(Header, ns('/late'), QoSProfile(depth=10))
     node.create_timer(0.01, lambda: publisher.publish(Header()))
     spin(node)
     late = wait_for(lambda: (t := observer.topic_stats('late')) and t.messages_total >= 20
@@ -33,11 +35,12 @@ def test_late_topic_is_picked_up_and_missing_topic_stays_stale(
     assert never.messages_total == 0
     status = observer.status(': topic never')
     assert status.level == bytes([STALE])
-    assert 'waiting for a publisher on /never' in status.message
+    assert f'waiting for a publisher on {ns("/never")}' in status.message
     log = capfd.readouterr().err
     waits = [line for line in log.splitlines() if 'waiting for a publisher on' in line]
     assert len(waits) == 1, waits  # both topics waited from the start: one line names both
-    assert waits[0].endswith('waiting for a publisher on 2 topics: /late, /never'), waits
+    assert waits[0].endswith(
+        f'waiting for a publisher on 2 topics: {ns("/late")}, {ns("/never")}'), waits
     assert '[ERROR]' not in log
 
 
@@ -48,15 +51,15 @@ def test_a_topic_with_two_types_is_an_error_and_the_others_keep_running(
     from std_msgs.msg import Float64, Header
 
     # The good topic's tolerance is wide: this test is about types, not this machine's jitter.
-    monitor = start_monitor(topics=['mixed', 'good'], topic__mixed__name='/mixed',
-                            topic__good__name='/good', topic__good__period_ms=10.0,
+    monitor = start_monitor(topics=['mixed', 'good'], topic__mixed__name=ns('/mixed'),
+                            topic__good__name=ns('/good'), topic__good__period_ms=10.0,
                             topic__good__jitter_tolerance_ms=50.0, stats_period_s=0.2)
     # One DDS participant refuses two types on a topic: the second type comes from another.
     node = Node('mixed_producer', context=ros_context)
-    header_pub = node.create_publisher(Header, '/mixed', QoSProfile(depth=10))
-    good_pub = node.create_publisher(Header, '/good', QoSProfile(depth=10))
+    header_pub = node.create_publisher(Header, ns('/mixed'), QoSProfile(depth=10))
+    good_pub = node.create_publisher(Header, ns('/good'), QoSProfile(depth=10))
     other = Node('float_producer', context=second_context)
-    float_pub = other.create_publisher(Float64, '/mixed', QoSProfile(depth=10))
+    float_pub = other.create_publisher(Float64, ns('/mixed'), QoSProfile(depth=10))
 
     def publish() -> None:
         header_pub.publish(Header())
@@ -69,8 +72,9 @@ def test_a_topic_with_two_types_is_an_error_and_the_others_keep_running(
     # The Float64 writer is in another participant: until the monitor discovered it, /mixed
     # looks like a Header topic (on a loaded machine already ERROR for its misses). Discovery
     # takes milliseconds idle; 20 s bounds a loaded machine.
-    wait_for(lambda: len({p.topic_type for p in monitor.get_publishers_info_by_topic('/mixed')})
-             == 2, timeout=20.0, what='both types of /mixed in the graph of the monitor')
+    wait_for(lambda: len({p.topic_type
+                          for p in monitor.get_publishers_info_by_topic(ns('/mixed'))}) == 2,
+             timeout=20.0, what='both types of /mixed in the graph of the monitor')
     mixed = wait_for(lambda: (t := observer.topic_stats('mixed')) and t.level == ERROR
                      and 'disagree on the type' in t.status and t,
                      what='the mixed topic reported ERROR for its two types')
@@ -94,10 +98,10 @@ def test_with_every_topic_subscribed_the_names_are_not_read_and_a_second_type_st
     from rclpy.qos import QoSProfile
     from std_msgs.msg import Float64, Header
 
-    monitor = start_monitor(topics=['solo'], topic__solo__name='/solo_typed',
+    monitor = start_monitor(topics=['solo'], topic__solo__name=ns('/solo_typed'),
                             stats_period_s=0.2)
     node = Node('solo_producer', context=ros_context)
-    header_pub = node.create_publisher(Header, '/solo_typed', QoSProfile(depth=10))
+    header_pub = node.create_publisher(Header, ns('/solo_typed'), QoSProfile(depth=10))
     node.create_timer(0.01, lambda: header_pub.publish(Header()))
     spin(node)
     wait_for(lambda: (t := observer.topic_stats('solo')) and t.messages_total >= 10,
@@ -120,7 +124,7 @@ def test_with_every_topic_subscribed_the_names_are_not_read_and_a_second_type_st
     assert names[0] == 0
 
     other = Node('solo_float_producer', context=second_context)  # one participant, one type
-    float_pub = other.create_publisher(Float64, '/solo_typed', QoSProfile(depth=10))
+    float_pub = other.create_publisher(Float64, ns('/solo_typed'), QoSProfile(depth=10))
     other.create_timer(0.01, lambda: float_pub.publish(Float64()))
     spin(other, context=second_context)
     solo = wait_for(lambda: (t := observer.topic_stats('solo')) and t.level == ERROR
@@ -144,7 +148,7 @@ def test_with_hundreds_of_topics_a_quiet_graph_is_read_every_other_poll_and_a_la
     assert read_every(many) == 2
     names = [f'many_{i}' for i in range(many)]
     values = {'topics': names, 'stats_period_s': 0.2}
-    values.update({f'topic__{n}__name': f'/many_test/{n}' for n in names})
+    values.update({f'topic__{n}__name': ns(f'/many_test/{n}') for n in names})
     monitor = start_monitor(**values)
     wait_for(lambda: len(observer.stats) >= 3, what='three reports')
     polls, reads = [0], [0]
@@ -164,7 +168,7 @@ def test_with_hundreds_of_topics_a_quiet_graph_is_read_every_other_poll_and_a_la
     counted_polls, counted_reads = polls[0], reads[0]
     assert counted_reads <= counted_polls // 2 + 1, (counted_reads, counted_polls)
 
-    producer = late_producer('many_topics_producer', '/many_test/many_7', messages)
+    producer = late_producer('many_topics_producer', ns('/many_test/many_7'), messages)
     stats = wait_for(lambda: (t := observer.topic_stats('many_7'))
                      and t.messages_total >= messages and t, timeout=15.0,
                      what='every message of the late topic counted')
@@ -174,8 +178,6 @@ def test_with_hundreds_of_topics_a_quiet_graph_is_read_every_other_poll_and_a_la
     waits = [line for line in capfd.readouterr().err.splitlines()
              if 'waiting for a publisher on' in line]
     assert len(waits) == 1, waits[:3]
+    first_ten = ', '.join(ns(f'/many_test/many_{i}') for i in range(10))
     assert waits[0].endswith(
-        'waiting for a publisher on 300 topics: /many_test/many_0, /many_test/many_1, '
-        '/many_test/many_2, /many_test/many_3, /many_test/many_4, /many_test/many_5, '
-        '/many_test/many_6, /many_test/many_7, /many_test/many_8, /many_test/many_9 '
-        'and 290 more'), waits
+        f'waiting for a publisher on 300 topics: {first_ten} and 290 more'), waits

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import time
 
+from own_names import ros_args  # test/plugins: the test's own names
 import pytest
 import yaml
 
@@ -22,10 +23,10 @@ def run_monitor(installed_executable, tmp_path):
     """Return a function starting the installed `monitor` with ROS arguments."""
     processes = []
 
-    def start(*ros_args: str) -> subprocess.Popen:
+    def start(*args: str) -> subprocess.Popen:
         out = open(tmp_path / f'monitor{len(processes)}.log', 'w+')  # noqa: SIM115
         process = subprocess.Popen(
-            [str(installed_executable('monitor')), '--ros-args', *ros_args],
+            [str(installed_executable('monitor')), '--ros-args', *args, '--', *ros_args()],
             stdout=out, stderr=subprocess.STDOUT, text=True)
         process.log = out
         processes.append(process)
@@ -78,6 +79,7 @@ def test_shutdown_publishes_final_stats_and_a_summary(run_monitor, observer, wai
     final = wait_for(lambda: (s := observer.latest_stats()) and stamp_ns(s) >= signalled_ns
                      and s, what='the final stats, reported after the signal')
     assert sorted(t.name for t in final.topics) == ['controller', 'imu', 'whole']
+    # Absolute names (the shipped file's among them) are not the namespace's: no producer here.
     assert {t.topic for t in final.topics} == {'/demo/cmd', '/imu/data', '/w'}
     # An integer for a double parameter is taken as that number, as `ros2 param set` does.
     assert next(t for t in final.topics if t.name == 'whole').period_ms == 10.0

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import math
 
+from own_names import ns  # test/plugins: the test's own names
 
-def _producer(ros_context, spin, topic: str = '/beat'):
+
+def _producer(ros_context, spin, topic: str = ''):
     from rclpy.node import Node
     from rclpy.qos import QoSProfile
     from std_msgs.msg import Header
 
+    topic = topic or ns('/beat')
     node = Node(f'producer{topic.replace("/", "_")}', context=ros_context)
     publisher = node.create_publisher(Header, topic, QoSProfile(depth=10))
     node.create_timer(0.01, lambda: publisher.publish(
@@ -20,7 +23,7 @@ def _producer(ros_context, spin, topic: str = '/beat'):
 
 def test_period_and_tolerance_change_live_and_bad_values_change_nothing(
         ros_context, spin, observer, start_monitor, wait_for, capfd):
-    start_monitor(topics=['beat'], topic__beat__name='/beat', topic__beat__period_ms=10.0,
+    start_monitor(topics=['beat'], topic__beat__name=ns('/beat'), topic__beat__period_ms=10.0,
                   stats_period_s=0.2)
     _producer(ros_context, spin)
     wait_for(lambda: (t := observer.topic_stats('beat')) and t.messages_total > 0,
@@ -65,9 +68,9 @@ def test_period_and_tolerance_change_live_and_bad_values_change_nothing(
 
 def test_topics_are_added_and_removed_at_runtime(ros_context, spin, observer, start_monitor,
                                                  wait_for):
-    start_monitor(topics=['beat'], topic__beat__name='/beat', stats_period_s=0.2)
+    start_monitor(topics=['beat'], topic__beat__name=ns('/beat'), stats_period_s=0.2)
     _producer(ros_context, spin)
-    _producer(ros_context, spin, '/other')
+    _producer(ros_context, spin, ns('/other'))
 
     def names():
         stats = observer.latest_stats()
@@ -79,9 +82,9 @@ def test_topics_are_added_and_removed_at_runtime(ros_context, spin, observer, st
     assert observer.get_parameter('topic.other.name') == 'other'
     wait_for(lambda: (t := observer.topic_stats('other')) and t.messages_total > 0,
              what='the added topic to be monitored')
-    assert observer.topic_stats('other').topic == '/other'
+    assert observer.topic_stats('other').topic == ns('/other')
 
-    (result,) = observer.set_parameters(topic__other__name='/beat')
+    (result,) = observer.set_parameters(topic__other__name=ns('/beat'))
     assert not result.successful
     assert 'already monitored' in result.reason
     (result,) = observer.set_parameters(topics=['beat', 'beat'])
@@ -97,12 +100,12 @@ def test_topics_are_added_and_removed_at_runtime(ros_context, spin, observer, st
     # Listed again, it is declared anew: the values given at start-up apply again.
     (result,) = observer.set_parameters(topics=['other', 'beat'])
     assert result.successful, result.reason
-    assert observer.get_parameter('topic.beat.name') == '/beat'
+    assert observer.get_parameter('topic.beat.name') == ns('/beat')
 
 
 def test_stamp_field_with_bad_syntax_is_rejected_with_the_reason(
         ros_context, spin, observer, start_monitor, wait_for):
-    start_monitor(topics=['beat'], topic__beat__name='/beat', stats_period_s=0.2)
+    start_monitor(topics=['beat'], topic__beat__name=ns('/beat'), stats_period_s=0.2)
     _producer(ros_context, spin)
     wait_for(lambda: (t := observer.topic_stats('beat')) and t.messages_total > 0,
              what='messages on /beat')
@@ -141,7 +144,7 @@ def test_a_library_parameter_on_the_monitor_node_is_left_to_the_library(
             return publisher
 
     node = WithLibrary(context=ros_context, parameter_overrides=[
-        Parameter('topics', value=['beat']), Parameter('topic.beat.name', value='/beat'),
+        Parameter('topics', value=['beat']), Parameter('topic.beat.name', value=ns('/beat')),
         Parameter('stats_period_s', value=0.2)])
     spin(node, destroy=True)
     _producer(ros_context, spin)

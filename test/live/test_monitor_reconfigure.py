@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import time
 
+from own_names import ns  # test/plugins: the test's own names
+
 PERIOD_NS = 10_000_000
 STALL_EVERY = 50
 RTF = 0.5
@@ -43,15 +45,15 @@ def test_parameter_changes_mid_run_keep_the_counts_of_the_producers_record(
     from ros2_deadline_monitor.tools.cycle_record import CycleRecord
 
     run_tool('sim_clock', step_ms=1.0, target_rtf=RTF, max_lag_ms=100.0, spin_us=0)
-    start_monitor(topics=['ctrl'], topic__ctrl__name='/ctrl', topic__ctrl__period_ms=10.0,
+    start_monitor(topics=['ctrl'], topic__ctrl__name=ns('/ctrl'), topic__ctrl__period_ms=10.0,
                   topic__ctrl__stamp='start', topic__ctrl__timeout_s=60.0,
                   arrival_timestamp='source', use_sim_time=True)
-    watcher = message_times('/ctrl')
+    watcher = message_times(ns('/ctrl'))
     wait_for(lambda: clock_tracker.sim and (s := observer.latest_stats()) is not None
              and s.clock.messages_total > 0, timeout=20.0,
              what='/clock at the tracker and the monitor')
     record_path = tmp_path / 'cycles.json'
-    controller = run_tool('demo_controller', rate_hz=100.0, topic='/ctrl',
+    controller = run_tool('demo_controller', rate_hz=100.0, topic=ns('/ctrl'),
                           duration_s=DURATION_S, stall_ms=STALL_WALL_MS,
                           stall_every=STALL_EVERY, wait_for_subscribers=2,
                           record_path=str(record_path), use_sim_time=True)

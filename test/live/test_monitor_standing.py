@@ -11,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from own_names import ns  # test/plugins: the test's own names
+
 TOPIC = '/standing_silent'
+"""The test's own is ns(TOPIC) (own_names)."""
 
 
 def test_a_second_writer_reaches_a_standing_topic(
@@ -21,23 +24,23 @@ def test_a_second_writer_reaches_a_standing_topic(
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from std_msgs.msg import Header
 
-    monitor = start_monitor(topics=['silent'], topic__silent__name=TOPIC,
+    monitor = start_monitor(topics=['silent'], topic__silent__name=ns(TOPIC),
                             topic__silent__period_ms=100.0, stats_period_s=0.2)
     qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
     first = Node('standing_first_writer', context=second_context)
-    first.create_publisher(Header, TOPIC, qos)  # subscribed to, never sends
+    first.create_publisher(Header, ns(TOPIC), qos)  # subscribed to, never sends
     spin(first, context=second_context, destroy=True)
 
     def subscribed_and_standing() -> bool:
         status = observer.status('silent')
         return (status is not None and 'standing_first_writer' in publishers_value(status)
-                and 'silent' in monitor._standing)  # the node's own record of the report
+                and 'silent' in monitor.reporter.stood)  # the topics that stood at the last report
 
     wait_for(subscribed_and_standing, timeout=30.0, what='the silent topic to stand')
     assert 'standing_second_writer' not in publishers_value(observer.status('silent'))
 
     second = Node('standing_second_writer', context=second_context)
-    second.create_publisher(Header, TOPIC, qos)
+    second.create_publisher(Header, ns(TOPIC), qos)
     spin(second, context=second_context, destroy=True)
     wait_for(lambda: 'standing_second_writer' in publishers_value(observer.status('silent')),
              timeout=15.0, what='the second writer in the status')

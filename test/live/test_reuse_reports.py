@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from own_names import ns  # test/plugins: the test's own names
+
 TOPICS = ('a', 'b', 'c')
 MESSAGES = 30
 PERIOD_S = 0.2
@@ -33,7 +35,7 @@ def test_reuse_on_and_off_end_with_the_same_summary(
         values = {'topics': list(TOPICS), 'stats_period_s': 0.2, 'reuse_reports': reuse,
                   'use_diagnostic_updater': False}
         for topic_id in TOPICS:
-            values[f'topic.{topic_id}.name'] = f'/reuse_test/{topic_id}'
+            values[f'topic.{topic_id}.name'] = ns(f'/reuse_test/{topic_id}')
             values[f'topic.{topic_id}.period_ms'] = PERIOD_S * 1e3
         return MonitorNode(name, context=ros_context, parameter_overrides=[
             Parameter(key, value=value) for key, value in values.items()])
@@ -42,7 +44,8 @@ def test_reuse_on_and_off_end_with_the_same_summary(
     spinner = spin(reusing, fresh)
     producer = Node('reuse_test_producer', context=second_context)
     qos = QoSProfile(depth=MESSAGES, reliability=ReliabilityPolicy.RELIABLE)
-    publishers = [producer.create_publisher(Header, f'/reuse_test/{t}', qos) for t in TOPICS]
+    publishers = [producer.create_publisher(Header, ns(f'/reuse_test/{t}'), qos)
+                  for t in TOPICS]
     wait_for(lambda: all(p.get_subscription_count() >= 2 for p in publishers), timeout=30.0,
              what='both monitors to subscribe')
     sent = [0]
@@ -59,8 +62,8 @@ def test_reuse_on_and_off_end_with_the_same_summary(
     standing_seen = set()
 
     def done() -> bool:
-        standing_seen.update(reusing._standing)  # the node's own record of its last report
-        assert not fresh._standing  # reuse off: nothing ever stands
+        standing_seen.update(reusing.reporter.stood)  # the topics that stood at its last report
+        assert not fresh.reporter.stood  # reuse off: nothing ever stands
         return sent[0] == MESSAGES
 
     wait_for(done, timeout=MESSAGES * PERIOD_S + 30.0, what='the producer to send them all')

@@ -15,6 +15,7 @@ import threading
 import time
 from typing import Any
 
+from own_names import ns, ros_args  # test/plugins: the test's own names
 import pytest
 from rosbags.typesys import get_types_from_msg, get_typestore, Stores
 
@@ -183,14 +184,14 @@ def test_stamps_from_a_live_raw_subscription(test_msgs: Any, ros_context: Any) -
         with lock:
             received.append(raw)
 
-    node.create_subscription(test_msgs.TFMessageLike, '/tf_like', on_raw,
+    node.create_subscription(test_msgs.TFMessageLike, ns('/tf_like'), on_raw,
                              QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE),
                              raw=True)
     executor = SingleThreadedExecutor(context=ros_context)
     executor.add_node(node)
-    publisher = subprocess.Popen([sys.executable, '-c', PUBLISHER, '/tf_like', str(count),
-                                  '0.02'], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 text=True)
+    publisher = subprocess.Popen([sys.executable, '-c', PUBLISHER, ns('/tf_like'), str(count),
+                                  '0.02', *ros_args()], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60.0
         while publisher.poll() is None and time.monotonic() < deadline:

@@ -14,6 +14,7 @@ before it reads 10.000 ms and misses half of them.
 from __future__ import annotations
 
 import numpy as np
+from own_names import ns  # test/plugins: the test's own names
 
 PERIOD_NS = 10_000_000
 STALL_EVERY = 10
@@ -31,16 +32,16 @@ def test_a_cycle_one_period_late_on_a_clock_step_is_a_miss(
     from ros2_deadline_monitor.tools.cycle_record import CycleRecord
 
     run_tool('sim_clock', step_ms=1.0, target_rtf=1.0, max_lag_ms=100.0, spin_us=0)
-    start_monitor(topics=['ctrl'], topic__ctrl__name='/ctrl', topic__ctrl__period_ms=10.0,
+    start_monitor(topics=['ctrl'], topic__ctrl__name=ns('/ctrl'), topic__ctrl__period_ms=10.0,
                   topic__ctrl__stamp='start', topic__ctrl__timeout_s=60.0,
                   arrival_timestamp='source', use_sim_time=True)
     wait_for(lambda: clock_tracker.sim and (s := observer.latest_stats()) is not None
              and s.clock.messages_total > 0, timeout=20.0,
              what='/clock at the tracker and the monitor')
-    times = message_times('/ctrl')
+    times = message_times(ns('/ctrl'))
     clock_before = observer.latest_stats().clock
     record_path = tmp_path / 'cycles.json'
-    controller = run_tool('demo_controller', rate_hz=100.0, topic='/ctrl', duration_s=5.0,
+    controller = run_tool('demo_controller', rate_hz=100.0, topic=ns('/ctrl'), duration_s=5.0,
                           stall_ms=STALL_MS, stall_every=STALL_EVERY, wait_for_subscribers=2,
                           record_path=str(record_path), use_sim_time=True)
     assert controller.wait(timeout=25) == 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 
+from own_names import ns  # test/plugins: the test's own names
 import pytest
 
 
@@ -45,7 +46,7 @@ def test_raw_stamp_equals_deserialized_stamp(ros_context, spin, wait_for, type_n
     assert has_leading_stamp(msg_class, type_name)
     node = Node('stamp_test', context=ros_context)
     session = Session(AnalysisConfig(), use_sim_time=False, start_wall_ns=0)
-    session.configure({'t': TopicConfig(name='t', topic='/stamped', period_ns=10_000_000,
+    session.configure({'t': TopicConfig(name='t', topic=ns('/stamped'), period_ns=10_000_000,
                                         stamp='start')})
     record = make_callback(session.recorder('t', read_stamp_ns), 'received_timestamp')
     received = []
@@ -56,8 +57,8 @@ def test_raw_stamp_equals_deserialized_stamp(ros_context, spin, wait_for, type_n
         with lock:
             received.append(raw)
 
-    node.create_subscription(msg_class, '/stamped', on_raw, QoSProfile(depth=50), raw=True)
-    publisher = node.create_publisher(msg_class, '/stamped', QoSProfile(depth=50))
+    node.create_subscription(msg_class, ns('/stamped'), on_raw, QoSProfile(depth=50), raw=True)
+    publisher = node.create_publisher(msg_class, ns('/stamped'), QoSProfile(depth=50))
     spin(node)
     wait_for(lambda: publisher.get_subscription_count() >= 1, what='the subscription to match')
     stamps = [(-5, 999_999_999), (0, 1), (1_700_000_000, 123_456_789), (2**31 - 1, 0)]
@@ -82,12 +83,12 @@ def test_stamp_start_on_a_headerless_type_is_refused_with_the_reason(
     from rclpy.qos import QoSProfile
     from std_msgs.msg import Float64, Header
 
-    start_monitor(topics=['value', 'header'], topic__value__name='/value',
-                  topic__value__stamp='start', topic__header__name='/header',
+    start_monitor(topics=['value', 'header'], topic__value__name=ns('/value'),
+                  topic__value__stamp='start', topic__header__name=ns('/header'),
                   topic__header__stamp='start')
     node = Node('producer', context=ros_context)
-    value_pub = node.create_publisher(Float64, '/value', QoSProfile(depth=10))
-    header_pub = node.create_publisher(Header, '/header', QoSProfile(depth=10))
+    value_pub = node.create_publisher(Float64, ns('/value'), QoSProfile(depth=10))
+    header_pub = node.create_publisher(Header, ns('/header'), QoSProfile(depth=10))
 
     def publish() -> None:
         value_pub.publish(Float64(data=1.0))

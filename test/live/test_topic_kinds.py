@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from own_names import ns  # test/plugins: the test's own names
+
 from ros2_deadline_monitor.live.qos import common_offered_deadline_ns
 from ros2_deadline_monitor.outputs.summary import summary_text
 
@@ -41,13 +43,13 @@ def test_kind_and_level_settings_are_described_and_checked_live(
     from rclpy.qos import QoSProfile
     from std_msgs.msg import Header
 
-    monitor = start_monitor(topics=['plan'], topic__plan__name='/plan', stats_period_s=0.2)
+    monitor = start_monitor(topics=['plan'], topic__plan__name=ns('/plan'), stats_period_s=0.2)
     described = monitor.describe_parameters(['topic.plan.kind', 'level_rise_windows', 'grace_s'])
     assert described[0].additional_constraints == 'one of: timer, event'
     assert described[1].integer_range[0].from_value == 1
     assert described[2].floating_point_range[0].from_value == 0.0
     node = Node('planner', context=ros_context)
-    publisher = node.create_publisher(Header, '/plan', QoSProfile(depth=10))
+    publisher = node.create_publisher(Header, ns('/plan'), QoSProfile(depth=10))
     node.create_timer(0.05, lambda: publisher.publish(Header()))
     spin(node)
     wait_for(lambda: (t := observer.topic_stats('plan')) and t.messages_total > 0,

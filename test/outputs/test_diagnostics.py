@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from own_names import ns  # test/plugins: the test's own names
 import pytest
 
 from ros2_deadline_monitor.analysis.reports import Level
@@ -132,7 +133,9 @@ def test_the_updater_names_the_statuses(ros_context, spin, observer, wait_for):
     from rclpy.node import Node
     from rclpy.parameter import Parameter
 
-    node = Node('deadline_monitor', namespace='/robot', context=ros_context,
+    # /robot inside the test's namespace: a node's own __ns rule wins over the context's.
+    node = Node('deadline_monitor', context=ros_context,
+                cli_args=['--ros-args', '-r', f'__ns:={ns("/robot")}'],
                 parameter_overrides=[Parameter('diagnostic_updater.use_fqn', value=True)])
     output = diagnostics.DiagnosticsOutput(node, 'hw-1', use_updater=True)
     spin(node)
@@ -144,8 +147,8 @@ def test_the_updater_names_the_statuses(ros_context, spin, observer, wait_for):
                     if any('deadline_monitor: ' in s.name for s in a.status)]
 
     # The updater's own join of namespace and name, as its tasks would have been named.
-    assert wait_for(names, what='the array') == [['/robot/deadline_monitor: topic imu',
-                                                  '/robot/deadline_monitor: clock']]
+    assert wait_for(names, what='the array') == [[ns('/robot/deadline_monitor: topic imu'),
+                                                  ns('/robot/deadline_monitor: clock')]]
 
 
 @pytest.mark.parametrize('wanted', [False, True], ids=['direct', 'updater_if_installed'])
@@ -160,7 +163,7 @@ def test_the_monitor_publishes_through_the_updater_when_installed_and_wanted(
 
 def test_monitor_diagnostics_are_what_rqt_robot_monitor_reads(
         ros_context, spin, observer, start_monitor, wait_for, key_values):
-    start_monitor(topics=['imu'], topic__imu__name='/imu', hardware_id='robot-7',
+    start_monitor(topics=['imu'], topic__imu__name=ns('/imu'), hardware_id='robot-7',
                   stats_period_s=0.2)
 
     def array():
@@ -179,7 +182,7 @@ def test_monitor_diagnostics_are_what_rqt_robot_monitor_reads(
         assert '/' not in status.name  # rqt_robot_monitor splits its tree on '/'
     topic = next(s for s in latest.status if s.name.endswith('topic imu'))
     assert topic.level == bytes([3])  # no publisher yet: STALE
-    assert key_values(topic)['topic'] == '/imu'
+    assert key_values(topic)['topic'] == ns('/imu')
     clock = next(s for s in latest.status if s.name.endswith('clock'))
     assert clock.level == bytes([0])  # no sim time, no /clock: nothing expected
     assert 'RTF' in key_values(clock)

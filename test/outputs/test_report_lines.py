@@ -11,17 +11,45 @@ from ros2_deadline_monitor.outputs.report_lines import ReportPrinter
 
 
 def test_a_topic_line_reads_each_figure_with_its_label(snapshots):
-    line = report_lines.topic_line(snapshots.snapshot(), snapshots.topic())
-    assert line == ('/imu: 98.0 Hz, max interval 22.50 ms; since start 500 msgs, 20 misses, '
-                    '10 skipped, 1 lost; WARN: 20 misses (response rule), 10 skipped periods '
-                    'in window')
+    report = snapshots.topic_report(period_source='learned', period_learned=True)
+    line = report_lines.topic_line(snapshots.snapshot(), snapshots.topic(report=report))
+    assert line == ('/imu: last 5.0 s 98.0 Hz, max interval 22.50 ms, 20 misses, 10 skipped, '
+                    '1 lost; since start 500 msgs, 20 misses, 10 skipped, 1 lost; period 10 ms '
+                    '(learned); WARN: 20 misses (response rule), 10 skipped periods in window')
 
 
-def test_counts_are_run_totals_labelled_so(snapshots):
-    report = snapshots.topic_report(messages_total=900, messages=300,
+def test_window_counts_and_run_totals_are_labelled_apart(snapshots):
+    report = snapshots.topic_report(messages_total=900, messages=300, window_wall_ns=10 * 10**9,
                                     deadline_misses_total=38, deadline_misses=3)
     line = report_lines.topic_line(snapshots.snapshot(), snapshots.topic(report=report))
+    assert ': last 10.0 s 98.0 Hz, max interval 22.50 ms, 3 misses, 10 skipped, 1 lost; ' in line
     assert '; since start 900 msgs, 38 misses, 10 skipped, 1 lost; ' in line
+    assert line.index('since start') < line.index('period') < line.index('WARN: ')
+
+
+def test_the_period_in_use_and_where_it_came_from(snapshots):
+    def period(**changes) -> str:
+        report = snapshots.topic_report(**changes)
+        line = report_lines.topic_line(snapshots.snapshot(), snapshots.topic(report=report))
+        return line.split('; ')[2]
+
+    assert period(period_source='configured', period_ns=20_000_000) == 'period 20 ms (given)'
+    assert period(period_source='graph deadline QoS', period_ns=33_333_333) == (
+        "period 33.3333 ms (the publishers' deadline QoS)")
+    assert period(period_source='learned', period_learned=True) == 'period 10 ms (learned)'
+    assert period(period_ns=None, period_source='') == 'period - (not learned yet)'
+    assert period(kind='event') == 'no period (event topic)'
+
+
+def test_no_count_reads_0_before_the_first_message(snapshots):
+    # A configured period is known from the start; what it counts is not.
+    report = snapshots.topic_report(
+        messages_total=0, messages=0, deadline_misses_total=0, deadline_misses=0,
+        skipped_periods_total=0, skipped_periods=0, messages_lost=0, messages_lost_total=0,
+        period_source='configured')
+    line = report_lines.topic_line(snapshots.snapshot(), snapshots.topic(report=report))
+    assert ', - misses, - skipped, - lost; since start 0 msgs, - misses, - skipped, - lost; ' \
+        'period 10 ms (given); ' in line
 
 
 def test_nothing_measured_reads_a_dash_never_zero(snapshots):
@@ -30,7 +58,8 @@ def test_nothing_measured_reads_a_dash_never_zero(snapshots):
                                     loss_known=False, loss_note='several writers')
     topic = snapshots.topic(report=report, level=Level.STALE, reason='no message received yet')
     line = report_lines.topic_line(snapshots.snapshot(), topic)
-    assert line.startswith('/imu: - Hz, max interval - ms; since start 500 msgs, ')
+    assert line.startswith('/imu: last 5.0 s - Hz, max interval - ms, 20 misses, 10 skipped, '
+                           '- lost; since start 500 msgs, ')
     assert ', - lost; ' in line and line.endswith('STALE: no message received yet')
 
 
@@ -38,6 +67,7 @@ def test_an_event_topic_has_no_misses_or_skipped(snapshots):
     report = snapshots.topic_report(kind='event')
     line = report_lines.topic_line(snapshots.snapshot(), snapshots.topic(report=report))
     assert '500 msgs, - misses, - skipped, 1 lost;' in line
+    assert 'ms, - misses, - skipped, 1 lost; since' in line
 
 
 def test_an_invalid_topic_says_why(snapshots):

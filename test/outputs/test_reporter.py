@@ -192,4 +192,4 @@ def test_an_identifier_listed_twice_keeps_its_monitored_snapshot() -> None:
         assert len(monitored) == 1, k
         assert [t.reason for t in snapshot.topics if t.report is None] == [
             "invalid configuration: topics: identifier 'a' is listed twice"]
-    assert reporter.standing_count == 1  # the monitored snapshot stands
+    assert reporter.stood == {'a'}  # the monitored snapshot stands

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from own_names import ns  # test/plugins: the test's own names
 import pytest
 from rclpy.serialization import deserialize_message
 
@@ -94,7 +95,7 @@ def test_a_monitor_with_many_quiet_topics_is_read_over_dds_as_published(
         observer, start_monitor, wait_for) -> None:
     names = [f'quiet_{i}' for i in range(60)]
     values = {'topics': names, 'stats_period_s': 0.2}
-    values.update({f'topic__{n}__name': f'/serialized_test/{n}' for n in names})
+    values.update({f'topic__{n}__name': ns(f'/serialized_test/{n}') for n in names})
     values.update({f'topic__{n}__period_ms': 10.0 + i for i, n in enumerate(names)})
     start_monitor(**values)
     wait_for(lambda: len(observer.stats) >= 5 and len(observer.report_arrays()) >= 5,

@@ -14,6 +14,7 @@ import threading
 import time
 from typing import Any
 
+from own_names import ros_args
 import pytest
 
 DEFAULT_TIMEOUT_S = 10.0
@@ -96,7 +97,10 @@ class Spinner:
 
 
 class Observer:
-    """A test node that keeps what the monitor publishes and can set its parameters."""
+    """A test node that keeps what the monitor publishes and can set its parameters.
+
+    Names are relative: in the test's namespace, the test's own monitor (``own_names``).
+    """
 
     def __init__(self, context: Any, monitor_name: str = 'deadline_monitor') -> None:
         from diagnostic_msgs.msg import DiagnosticArray
@@ -111,7 +115,8 @@ class Observer:
         self.stats: list[Any] = []
         self.arrays: list[Any] = []
         self.stats_subscription = self.node.create_subscription(
-            MonitorStats, f'/{monitor_name}/stats', self._on_stats, QoSProfile(depth=100))
+            MonitorStats, f'{monitor_name}/stats', self._on_stats, QoSProfile(depth=100))
+        # /diagnostics is remapped into the test's namespace, like the monitor's.
         self.node.create_subscription(DiagnosticArray, '/diagnostics', self._on_diagnostics,
                                       QoSProfile(depth=100))
         self.params = AsyncParameterClient(self.node, monitor_name)
@@ -264,6 +269,7 @@ def run_tool(installed_executable: Callable[[str], Any], tmp_path: Any,
             if isinstance(value, bool):
                 value = 'true' if value else 'false'
             args += ['-p', f'{key}:={value}']
+        args += ['--', *ros_args()]
         log = open(tmp_path / f'{name}.log', 'w')  # noqa: SIM115 - closed by `processes`
         process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
         process.log = log

@@ -14,6 +14,7 @@ import sys
 import time
 from typing import Any
 
+from own_names import ros_args
 import pytest
 
 import ros2_deadline_monitor.tools
@@ -29,13 +30,16 @@ class Tools:
 
     @staticmethod
     def command(module: str, **params: Any) -> list[str]:
-        """Return the ``python -m`` command line running ``module`` with ROS parameters."""
+        """Return the ``python -m`` command line running ``module`` with ROS parameters.
+
+        Its nodes run in the test's namespace (``own_names.ros_args``).
+        """
         args = [sys.executable, '-m', f'ros2_deadline_monitor.tools.{module}', '--ros-args']
         for name, value in params.items():
             if isinstance(value, bool):
                 value = 'true' if value else 'false'
             args += ['-p', f'{name}:={json.dumps(value) if isinstance(value, list) else value}']
-        return args
+        return [*args, '--', *ros_args()]
 
     @staticmethod
     def env() -> dict[str, str]:

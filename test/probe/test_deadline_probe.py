@@ -2,6 +2,7 @@ import threading
 import time
 
 import numpy as np
+from own_names import ns  # test/plugins: the test's own names
 import pytest
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
@@ -68,7 +69,7 @@ def test_probe_counts_what_the_callback_itself_records(ros_context, spinning):
     from ros2_deadline_monitor.msg import TopicStats
     received = []
     listener = add(Node('listener', context=ros_context))
-    listener.create_subscription(TopicStats, '/probed/deadline_probe', received.append, 10)
+    listener.create_subscription(TopicStats, ns('/probed/deadline_probe'), received.append, 10)
     thread.start()
     assert wait_for(lambda: len(truth) >= 150)
     timer.cancel()
@@ -92,7 +93,7 @@ def test_probe_counts_what_the_callback_itself_records(ros_context, spinning):
     assert report.interval_wall.max_ns >= 20 * MS
     last = next(m for m in reversed(received) if m.messages_total == len(truth))
     assert last.deadline_misses_total == report.deadline_misses_total
-    assert last.topic == '/probed/control'
+    assert last.topic == ns('/probed/control')
 
 
 def test_probe_as_context_manager_without_publishing(ros_context):
@@ -132,12 +133,12 @@ def test_probe_and_monitor_agree_on_the_same_controller(ros_context, spinning):
     add, thread, executor = spinning
     monitor = MonitorNode(context=ros_context, parameter_overrides=[
         Parameter('topics', value=['control']),
-        Parameter('topic.control.name', value='/probed/out'),
+        Parameter('topic.control.name', value=ns('/probed/out')),
         Parameter('topic.control.period_ms', value=10.0),
         Parameter('topic.control.stamp', value='start'),
         Parameter('stats_period_s', value=0.2)])
     controller = Node('probed', context=ros_context)
-    publisher = controller.create_publisher(Header, '/probed/out', 100)
+    publisher = controller.create_publisher(Header, ns('/probed/out'), 100)
     # Not spun with the others: its queue holds every message until it is read at the end.
     listener = Node('listener', context=ros_context)
     sent = []  # (stamp, source timestamp) of each message
@@ -147,7 +148,7 @@ def test_probe_and_monitor_agree_on_the_same_controller(ros_context, spinning):
         sent.append((Time.from_msg(stamp).nanoseconds, info['source_timestamp']))
 
     listener.create_subscription(
-        Header, '/probed/out', on_message,
+        Header, ns('/probed/out'), on_message,
         QoSProfile(depth=10_000, reliability=ReliabilityPolicy.RELIABLE), raw=True)
     state = {'i': 0}
     after_publish = []  # (start, end just after publish) of each cycle

@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 
+from own_names import namespace, ns, ros_args  # test/plugins: the test's own names
 import pytest
 
 from ros2_deadline_monitor.configuration.usage import UsageError
@@ -84,7 +85,7 @@ def test_bad_paths_are_one_error_line_and_exit_2(installed_executable, tmp_path)
 
 def start_record(installed_executable, processes, tmp_path, *args: str) -> subprocess.Popen:
     log = open(tmp_path / 'record.log', 'w+')  # noqa: SIM115 - closed by `processes`
-    process = subprocess.Popen([str(installed_executable('record')), *args],
+    process = subprocess.Popen([str(installed_executable('record')), *args, *ros_args()],
                                stdout=log, stderr=subprocess.STDOUT, text=True)
     process.log = log
     processes.append(process)
@@ -103,28 +104,31 @@ def test_analyze_on_the_recorded_bag_gives_the_live_monitors_totals(
     from ros2_deadline_monitor.testing import MonitorProcess
     from ros2_deadline_monitor.tools.cycle_record import CycleRecord
 
-    params = {'use_sim_time': True, 'topics': ['cmd'], 'topic.cmd.name': TOPIC,
+    topic, clock = ns(TOPIC), ns('/clock')  # the test's own; /clock as remapped into it
+    params = {'use_sim_time': True, 'topics': ['cmd'], 'topic.cmd.name': topic,
               'topic.cmd.period_ms': 10.0, 'topic.cmd.stamp': 'start',
-              'topic.cmd.timeout_s': 60.0, 'arrival_timestamp': 'source'}
+              'topic.cmd.timeout_s': 60.0, 'arrival_timestamp': 'source',
+              'clock_topic': clock}
     run_tool('sim_clock', step_ms=1.0, target_rtf=1.0, max_lag_ms=100.0, spin_us=0)
     bag = tmp_path / 'bags' / 'run1'
-    monitor = MonitorProcess(params={**params, 'stats_period_s': 0.5}).start()
+    monitor = MonitorProcess(params={**params, 'stats_period_s': 0.5},
+                             ros_args=ros_args()).start()
     processes.append(monitor.process)
-    record = start_record(installed_executable, processes, tmp_path, TOPIC, '-o', str(bag))
+    record = start_record(installed_executable, processes, tmp_path, topic, '-o', str(bag))
     monitor.wait_ready()
     # /clock at both before the first cycle: both map every cycle's end to sim time.
     wait_for(lambda: (s := observer.latest_stats()) is not None and s.clock.messages_total > 0,
              timeout=30.0, what='/clock at the monitor')
-    wait_for(lambda: 'recording /clock (rosgraph_msgs/msg/Clock' in record_output(tmp_path),
+    wait_for(lambda: f'recording {clock} (rosgraph_msgs/msg/Clock' in record_output(tmp_path),
              timeout=30.0, what='/clock at the recorder')
     cycles_path = tmp_path / 'cycles.json'
     # Its timer starts once both the monitor and the recorder subscribed.
-    controller = run_tool('demo_controller', topic=TOPIC, use_sim_time=True, duration_s=3.0,
+    controller = run_tool('demo_controller', topic=topic, use_sim_time=True, duration_s=3.0,
                           stall_ms=22.0, stall_every=50, wait_for_subscribers=2,
                           record_path=str(cycles_path))
     assert controller.wait(timeout=60) == 0, (tmp_path / 'demo_controller.log').read_text()
     sent = len(CycleRecord.load(cycles_path))
-    assert 'recording /rec/cmd (geometry_msgs/msg/TwistStamped, reliable)' in \
+    assert f'recording {topic} (geometry_msgs/msg/TwistStamped, reliable)' in \
         record_output(tmp_path)
     wait_for(lambda: (t := observer.topic_stats('cmd')) is not None
              and t.messages_total == sent, timeout=30.0,
@@ -136,20 +140,20 @@ def test_analyze_on_the_recorded_bag_gives_the_live_monitors_totals(
     result = monitor.stop()
     assert result.exit_code == 0, result.output
     output = record_output(tmp_path)
-    assert 'recorded ' in output and f'into {bag} (/clock ' in output
-    assert f'{TOPIC} {sent})' in output
+    assert 'recorded ' in output and f'into {bag} ({clock} ' in output
+    assert f'{topic} {sent})' in output
     assert 'Traceback' not in output
 
     with AnyReader([bag]) as reader:
         counts = {c.topic: c.msgcount for c in reader.connections}
-        assert counts[TOPIC] == sent and counts['/clock'] > 0
-        assert set(counts) == {TOPIC, '/clock'}
+        assert counts[topic] == sent and counts[clock] > 0
+        assert set(counts) == {topic, clock}
         for connection in reader.connections:
             assert connection.msgdef.data.startswith(
-                {TOPIC: 'std_msgs/Header header\n',
-                 '/clock': 'builtin_interfaces/Time clock\n'}[connection.topic])
+                {topic: 'std_msgs/Header header\n',
+                 clock: 'builtin_interfaces/Time clock\n'}[connection.topic])
             assert connection.digest.startswith('RIHS01_')
-        first = next(reader.messages([c for c in reader.connections if c.topic == TOPIC]))
+        first = next(reader.messages([c for c in reader.connections if c.topic == topic]))
         assert reader.deserialize(first[2], first[0].msgtype).header.frame_id == 'demo'
 
     config = tmp_path / 'monitor.yaml'
@@ -182,21 +186,21 @@ from deadline_monitor_test_msgs.msg import MixedLayout
 count = int(sys.argv[1])
 rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
 node = rclpy.create_node('record_producer')
-latched = node.create_publisher(String, '/rec/latched', QoSProfile(
+latched = node.create_publisher(String, 'rec/latched', QoSProfile(
     depth=1, reliability=ReliabilityPolicy.RELIABLE,
     durability=DurabilityPolicy.TRANSIENT_LOCAL))
 latched.publish(String(data='map'))
 print('latched', flush=True)
 sys.stdin.readline()  # the recorder runs: now a topic it has not seen yet
-pub = node.create_publisher(MixedLayout, '/rec/late', QoSProfile(
+pub = node.create_publisher(MixedLayout, 'rec/late', QoSProfile(
     depth=count, reliability=ReliabilityPolicy.RELIABLE))
 # A best effort writer: a reliable reader would not match it.
-lossy = node.create_publisher(String, '/rec/lossy', QoSProfile(
+lossy = node.create_publisher(String, 'rec/lossy', QoSProfile(
     depth=count, reliability=ReliabilityPolicy.BEST_EFFORT))
 deadline = time.monotonic() + 30.0
 while pub.get_subscription_count() < 1 or lossy.get_subscription_count() < 1:
     if time.monotonic() > deadline:
-        sys.exit('no reader matched /rec/late and /rec/lossy')
+        sys.exit('no reader matched rec/late and rec/lossy')
     time.sleep(0.01)
 time.sleep(0.5)  # the reader's own discovery of these writers
 for i in range(count):
@@ -221,14 +225,16 @@ def test_all_records_latched_and_late_topics_and_sigterm_closes_the_bag(
 
     from ros2_deadline_monitor.bag.reader import BagSource
 
-    producer = subprocess.Popen([sys.executable, '-c', PRODUCER, '200'], stdin=subprocess.PIPE,
+    producer = subprocess.Popen([sys.executable, '-c', PRODUCER, '200', *ros_args()],
+                                stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     processes.append(producer)
     assert producer.stdout.readline().strip() == 'latched', producer.stderr.read()
     bag = tmp_path / 'run'
     record = start_record(installed_executable, processes, tmp_path, '--all', '-o', str(bag))
-    wait_for(lambda: 'recording /rec/latched (std_msgs/msg/String, reliable, transient local)'
-             in record_output(tmp_path), timeout=30.0, what='the latched topic recorded')
+    wait_for(lambda: f'recording {ns("/rec/latched")} (std_msgs/msg/String, reliable, '
+             'transient local)' in record_output(tmp_path), timeout=30.0,
+             what='the latched topic recorded')
     producer.stdin.write('go\n')
     producer.stdin.flush()
     sent = json.loads(producer.stdout.readline())
@@ -239,16 +245,20 @@ def test_all_records_latched_and_late_topics_and_sigterm_closes_the_bag(
     assert producer.wait(timeout=30) == 0
 
     output = record_output(tmp_path)
-    assert 'recording /rec/late (deadline_monitor_test_msgs/msg/MixedLayout, reliable)' in output
-    assert 'recording /rec/lossy (std_msgs/msg/String, best effort)' in output
+    assert (f'recording {ns("/rec/late")} (deadline_monitor_test_msgs/msg/MixedLayout, '
+            'reliable)') in output
+    assert f'recording {ns("/rec/lossy")} (std_msgs/msg/String, best effort)' in output
     with AnyReader([bag]) as reader:
-        counts = {c.topic: c.msgcount for c in reader.connections}
+        every = {c.topic: c.msgcount for c in reader.connections}
+        # --all records the whole domain: a neighbour's topics too; the test's are its own.
+        counts = {name: n for name, n in every.items() if name.startswith(namespace() + '/')}
         # Best effort may lose a message even here; a reliable reader would get none.
-        assert 0 < counts.pop('/rec/lossy') <= sent['lossy']
+        assert 0 < counts.pop(ns('/rec/lossy')) <= sent['lossy']
         # Neither /rosout nor /parameter_events (--all skips them as monitor --all does).
-        assert counts == {'/rec/latched': sent['latched'], '/rec/late': sent['late']}
+        assert counts == {ns('/rec/latched'): sent['latched'], ns('/rec/late'): sent['late']}
+        assert not {'/rosout', '/parameter_events'} & set(every)
         assert f'recorded {reader.message_count} messages into {bag}' in output
-        late = next(c for c in reader.connections if c.topic == '/rec/late')
+        late = next(c for c in reader.connections if c.topic == ns('/rec/late'))
         assert late.msgdef.data.startswith('bool flag\nfloat64[3] vector\n')
         assert '\nMSG: std_msgs/Header\n' in late.msgdef.data
         lasts = [reader.deserialize(raw, c.msgtype).last for c, _, raw in reader.messages([late])]
@@ -293,8 +303,10 @@ def test_a_full_disk_is_one_error_line_and_exit_1(installed_executable, processe
     import sys
 
     bag = full_disk / 'run1'
-    record = start_record(installed_executable, processes, tmp_path, '/rec/bulk', '-o', str(bag))
-    producer = subprocess.Popen([sys.executable, '-c', BULK, '/rec/bulk'], stdin=subprocess.PIPE,
+    record = start_record(installed_executable, processes, tmp_path, ns('/rec/bulk'), '-o',
+                          str(bag))
+    producer = subprocess.Popen([sys.executable, '-c', BULK, ns('/rec/bulk'), *ros_args()],
+                                stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     processes.append(producer)
     # 200 kB acknowledged by the recorder: more than the 64 kB disk holds.

@@ -2,6 +2,7 @@
 
 import math
 
+import own_names  # test/plugins: the test's own names
 import pytest
 
 from ros2_deadline_monitor.tools.cycle_record import CycleRecord
@@ -24,14 +25,18 @@ PHASE = {p.name: p for p in PHASES}
 
 @pytest.fixture(scope='module')
 def listener():
-    stats = StatsListener()
+    """Yield the demo's listener, in a namespace of this module's own (``extra_ros_args``)."""
+    own_names.begin_test()
+    stats = StatsListener(own_names.ros_args()[1:-1])
+    stats.extra_ros_args = own_names.ros_args()[1:-1]
     yield stats
     stats.close()
 
 
 @pytest.mark.parametrize('name', [p.name for p in PHASES])
 def test_monitor_counts_equal_the_controllers_record(listener, name):
-    result = run_phase(PHASE[name], listener, duration_s=3.0)
+    result = run_phase(PHASE[name], listener, duration_s=3.0,
+                       extra_ros_args=listener.extra_ros_args)
     print(format_phase(result))
     assert result.error is None
     truth, monitor = result.truth, result.monitor
@@ -161,7 +166,8 @@ def test_demo_command_prints_a_table_and_exits_cleanly(installed_executable):
     import subprocess
 
     done = subprocess.run(
-        [str(installed_executable('demo')), '--phases', 'wall_injected', '--duration-s', '1.5'],
+        [str(installed_executable('demo')), '--phases', 'wall_injected', '--duration-s', '1.5',
+         *own_names.ros_args()],
         capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert '== wall_injected' in done.stdout

@@ -29,7 +29,8 @@ from ros2_deadline_monitor.tools.waiting import WARN_AFTER_S
 
 MS = 1_000_000
 S = 1_000_000_000
-TOPIC = '/demo_test/cmd'
+TOPIC = 'demo_test/cmd'
+"""Relative: in the test's namespace, for the controller and the subscriber alike."""
 
 
 def test_stall_rule_is_the_reference_measurements():

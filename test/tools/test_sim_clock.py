@@ -222,7 +222,7 @@ class Listener:
         self.sim_ns: list[int] = []
         self.rtf: list[float] = []
         self.node.create_subscription(Clock, '/clock', self._on_clock, QoSProfile(depth=1000))
-        self.node.create_subscription(Float64, '/sim_clock/rtf',
+        self.node.create_subscription(Float64, 'sim_clock/rtf',  # in the test's namespace
                                       lambda msg: self.rtf.append(msg.data), 10)
         self.executor = SingleThreadedExecutor(context=context)
         self.executor.add_node(self.node)

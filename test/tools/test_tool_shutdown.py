@@ -9,20 +9,22 @@ from __future__ import annotations
 import signal
 import time
 
+from own_names import ns  # test/plugins: the test's own names
 import pytest
 
 ROSOUT_ERROR = "publisher's context is invalid"
 
 
-@pytest.mark.parametrize(('module', 'topic', 'summary'), [
-    ('sim_clock', '/clock', '/clock messages:'),
-    ('demo_controller', '/demo/cmd', 'stalled'),
+@pytest.mark.parametrize(('module', 'params', 'topic', 'summary'), [
+    ('sim_clock', {}, '/clock', '/clock messages:'),
+    ('demo_controller', {'topic': 'demo/cmd'}, '/demo/cmd', 'stalled'),
 ])
-def test_two_sigints_keep_the_summary_and_rosout_quiet(tools, ros_context, module, topic,
-                                                       summary):
+def test_two_sigints_keep_the_summary_and_rosout_quiet(tools, ros_context, module, params,
+                                                       topic, summary):
     from rclpy.node import Node
 
-    process = tools.start(module)
+    process = tools.start(module, **params)
+    topic = ns(topic)  # the test's own: /clock remapped, the relative name in its namespace
     # Its publisher exists once the node is up (its signal handlers are installed by then).
     node = Node('shutdown_test', context=ros_context)
     try:

@@ -1,0 +1,157 @@
+"""Per-transform figures (analysis/transforms.py) and their way through the session."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+
+from ros2_deadline_monitor.analysis.config import AnalysisConfig, TopicConfig
+from ros2_deadline_monitor.analysis.reports import Level
+from ros2_deadline_monitor.analysis.ring import NO_VALUE
+from ros2_deadline_monitor.analysis.rtf import RtfAnalyzer
+from ros2_deadline_monitor.analysis.session import Session, TopicState
+from ros2_deadline_monitor.analysis.transforms import (
+    is_static_topic,
+    TransformAnalyzer,
+    writer_of,
+)
+
+MS = 1_000_000
+T0 = 1_700_000_000_000_000_000
+
+
+def tf_cdr(pairs: list[tuple[str, str, int]]) -> bytes:
+    """Serialize a TFMessage (XCDR1 little endian) of ``(parent, child, stamp_ns)``."""
+    out = bytearray(b'\x00\x01\x00\x00') + struct.pack('<I', len(pairs))
+
+    def align(n: int) -> None:
+        out.extend(b'\0' * (-(len(out) - 4) % n))
+
+    for parent, child, stamp in pairs:
+        align(4)
+        out.extend(struct.pack('<iI', *divmod(stamp, 1_000_000_000)))
+        for name in (parent, child):
+            align(4)
+            data = name.encode() + b'\0'
+            out.extend(struct.pack('<I', len(data)) + data)
+        align(8)
+        out.extend(bytes(56))
+    return bytes(out)
+
+
+def test_interleaved_writers_each_pair_its_own_stream() -> None:
+    analyzer = TransformAnalyzer(static=False)
+    rng = np.random.default_rng(3)
+    sent: dict[tuple[str, str], list[int]] = {}
+    events = []
+    for parent, child, period in (('odom', 'base', 20 * MS), ('map', 'odom', 333 * MS)):
+        for k in range(60):
+            t = T0 + k * period + int(rng.integers(0, MS))
+            events.append((t, parent, child))
+    for t, parent, child in sorted(events):
+        analyzer.record(t, tf_cdr([(parent, child, t - 2 * MS)]))
+        sent.setdefault((parent, child), []).append(t)
+    end = max(t for t, _, _ in events) + 5 * MS
+    report = analyzer.report(end, None, 'a bag records no writer of its messages')
+    assert [f.name for f in report.transforms] == ['map->odom', 'odom->base']
+    for figures in report.transforms:
+        arrivals = np.array(sent[(figures.parent, figures.child)])
+        intervals = np.diff(arrivals)
+        assert figures.messages == len(arrivals)
+        assert figures.max_interval_ns == intervals.max()
+        assert figures.max_interval_at_ns == arrivals[1:][intervals.argmax()]
+        assert figures.rate_hz == pytest.approx(len(intervals) * 1e9 / intervals.sum())
+        assert figures.silence_ns == end - arrivals[-1]
+        assert figures.longest_gap_ns == max(intervals.max(), end - arrivals[-1])
+        assert (figures.age_mean_ns, figures.age_max_ns) == (2 * MS, 2 * MS)
+        assert figures.writer is None
+    assert report.messages == len(events) and report.malformed == report.untracked == 0
+
+
+def test_static_transforms_have_no_rate_and_no_gap() -> None:
+    analyzer = TransformAnalyzer(static=True)
+    analyzer.record(T0 + 7 * MS, tf_cdr([('base', 'imu', T0), ('base', 'gps', T0)]))
+    report = analyzer.report(T0 + 60_000 * MS, 'robot_state_publisher', '')
+    assert report.static and not report.dynamic()
+    for figures in report.transforms:
+        assert figures.static and figures.messages == 1
+        assert figures.rate_hz is None and figures.longest_gap_ns is None
+        assert figures.age_mean_ns == 7 * MS
+        assert figures.writer == 'robot_state_publisher'
+    assert is_static_topic('/tf_static') and is_static_topic('/robot1/tf_static')
+    assert not is_static_topic('/tf') and not is_static_topic('/tf_static_not')
+
+
+def test_tracked_pairs_are_bounded_and_the_rest_counted() -> None:
+    analyzer = TransformAnalyzer(static=False, kept=3)
+    for k in range(5):
+        analyzer.record(T0 + k * MS, tf_cdr([(f'p{i}', 'c', T0) for i in range(5)]))
+    report = analyzer.report(T0 + 10 * MS, None, '')
+    assert len(report.transforms) == 3
+    assert report.untracked == 5 * 2
+    assert all(f.messages == 5 for f in report.transforms)
+
+
+def test_malformed_and_unknown_ages_are_counted_not_figures() -> None:
+    analyzer = TransformAnalyzer(static=False)
+    good = tf_cdr([('a', 'b', T0)])
+    analyzer.record(T0 + MS, good)
+    analyzer.record(T0 + 2 * MS, good[:-3])  # cut inside the transform: malformed
+    analyzer.record(T0 + 3 * MS, tf_cdr([('a', 'b', 0)]))  # an unset stamp
+    analyzer.record(T0 + 4 * MS, tf_cdr([('a', 'b', T0 + 10_000 * MS)]))  # 10 s ahead
+    analyzer.record(T0 + 5 * MS, tf_cdr([('a', 'b', 5 * MS)]))  # sim time, no /clock
+    analyzer.process(None)
+    report = analyzer.report(T0 + 5 * MS, None, '')
+    (figures,) = report.transforms
+    assert report.malformed == 1 and report.messages == 5
+    assert figures.messages == 4  # the malformed message's transform was never complete
+    assert (figures.ages, figures.age_unknown, figures.age_mean_ns) == (1, 3, 1 * MS)
+    assert 'zero stamp' in report.age_note and 'without /clock' in report.age_note
+
+
+def test_sim_stamps_are_aged_through_clock_up_to_its_latest_sample() -> None:
+    clock = RtfAnalyzer(bin_ns=100 * MS, capacity=1024)
+    for k in range(11):  # /clock every 10 ms of wall, sim from 0 at RTF 1
+        clock.record(T0 + k * 10 * MS, k * 10 * MS)
+    analyzer = TransformAnalyzer(static=False)
+    analyzer.record(T0 + 25 * MS, tf_cdr([('a', 'b', 21 * MS)]))
+    analyzer.record(T0 + 105 * MS, tf_cdr([('a', 'b', 101 * MS)]))  # after the last sample
+    analyzer.process(clock, horizon_ns=clock.last_wall_ns)
+    assert analyzer.report(T0, None, '').transforms[0].ages == 1
+    clock.record(T0 + 110 * MS, 110 * MS)
+    analyzer.process(clock, horizon_ns=clock.last_wall_ns)
+    (figures,) = analyzer.report(T0 + 110 * MS, None, '').transforms
+    assert (figures.ages, figures.age_max_ns, figures.age_unknown) == (2, 4 * MS, 0)
+
+
+def test_writer_is_named_only_when_the_graph_tells() -> None:
+    assert writer_of(('/robot_state_publisher',), 1, False) == ('/robot_state_publisher', '')
+    writer, why = writer_of(('/a', '/b'), 2, False)
+    assert writer is None and why.startswith('2 publishers (/a, /b)')
+    assert writer_of(('/a',), 1, True) == (None, 'a bag records no writer of its messages')
+    assert writer_of((), 0, False) == (None, 'no publisher in the graph')
+
+
+def test_the_session_reports_each_transform_and_warns_on_a_silent_one() -> None:
+    session = Session(AnalysisConfig(), use_sim_time=False, start_wall_ns=T0)
+    session.configure({'tf': TopicConfig(name='tf', topic='/tf', kind='event')})
+    session.topic_status('tf', TopicState.RECEIVING, type_name='tf2_msgs/msg/TFMessage',
+                         publishers=('/broadcaster',), writers=1)
+    record = session.recorder('tf', None, transforms=True)
+    for k in range(100):  # odom->base at 50 Hz for 2 s; map->odom at 10 Hz for 10 s
+        t = T0 + k * 20 * MS
+        record(t, tf_cdr([('odom', 'base', t)]), NO_VALUE)
+    for k in range(100):
+        t = T0 + k * 100 * MS + MS
+        record(t, tf_cdr([('map', 'odom', t)]), NO_VALUE)
+    snapshot = session.snapshot(T0 + 10_000 * MS)
+    (topic,) = snapshot.topics
+    assert topic.transforms is not None
+    by_name = {f.name: f for f in topic.transforms.transforms}
+    assert by_name['odom->base'].messages == 100 and by_name['map->odom'].messages == 100
+    assert by_name['odom->base'].writer == '/broadcaster'
+    # odom->base has been silent 8 s, beyond 10 of its 20 ms intervals (at least 1 s).
+    assert topic.level is Level.WARN
+    assert '1 transform(s) silent beyond their timeout: odom->base 8' in topic.reason
