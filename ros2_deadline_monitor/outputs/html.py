@@ -11,8 +11,8 @@ from datetime import datetime, timezone
 from functools import partial
 from html import escape
 
-from ros2_deadline_monitor.analysis.bag_result import BagResult, ClockFacts, RecordedStats
 from ros2_deadline_monitor.outputs import format as fmt
+from ros2_deadline_monitor.outputs.bag_result import BagResult, ClockFacts, RecordedStats
 from ros2_deadline_monitor.outputs.tables import (
     recorded_clock_line,
     recorded_table,

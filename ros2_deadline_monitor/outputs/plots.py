@@ -12,11 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from ros2_deadline_monitor.analysis.bag_result import BagResult
 from ros2_deadline_monitor.analysis.errors import MonitorError
 from ros2_deadline_monitor.analysis.snapshot import TopicSnapshot
 from ros2_deadline_monitor.analysis.units import to_ms
 from ros2_deadline_monitor.analysis.whole_run import ValueSketch
+from ros2_deadline_monitor.outputs.bag_result import BagResult
 from ros2_deadline_monitor.outputs.series import Timeline
 
 __all__ = ['render_plots', 'require_matplotlib']

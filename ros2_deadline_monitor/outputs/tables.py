@@ -14,12 +14,6 @@ from functools import partial
 import math
 from typing import Any, TextIO
 
-from ros2_deadline_monitor.analysis.bag_result import (
-    BagResult,
-    ClockFacts,
-    RecordedStats,
-    TopicFacts,
-)
 from ros2_deadline_monitor.analysis.figures import (
     CONFIGURATION,
     Figure,
@@ -29,10 +23,16 @@ from ros2_deadline_monitor.analysis.figures import (
     RUN_TOPIC,
     TRANSFORM,
 )
-from ros2_deadline_monitor.analysis.recorded_stats import WORST_TOPIC
 from ros2_deadline_monitor.analysis.reports import Level
 from ros2_deadline_monitor.analysis.snapshot import Snapshot, TopicSnapshot
 from ros2_deadline_monitor.outputs import format as fmt
+from ros2_deadline_monitor.outputs.bag_result import (
+    BagResult,
+    ClockFacts,
+    RecordedStats,
+    TopicFacts,
+)
+from ros2_deadline_monitor.outputs.recorded_stats import WORST_TOPIC
 
 __all__ = ['JSON_FORMAT', 'JSON_VERSION', 'format_table', 'recorded_clock_line', 'recorded_table',
            'to_json', 'topic_note', 'write_csv']
@@ -243,11 +243,6 @@ def _cell(value: Any, digits: int) -> str:
     if isinstance(value, int):
         return f'{value:,}'
     return f'{value:.{digits}f}'
-
-
-def count_cell(value: int | None) -> str:
-    """Show a count, or '-' while it is unknown (no period learned): never a good-looking 0."""
-    return '-' if value is None else f'{value:,}'
 
 
 def topic_cells(result: BagResult, topic: TopicSnapshot) -> list[str]:
