@@ -6,7 +6,8 @@ One analysis ``Session`` serves the live node, the bag replay and the probe; its
 """
 
 from ros2_deadline_monitor.analysis.config import AnalysisConfig, Thresholds, Timing, TopicConfig
-from ros2_deadline_monitor.analysis.cycles import count_cycles, CycleAnalyzer, CycleCounts
+from ros2_deadline_monitor.analysis.cycle_counts import count_cycles, CycleCounts
+from ros2_deadline_monitor.analysis.cycles import CycleAnalyzer
 from ros2_deadline_monitor.analysis.errors import BagError, CdrError, ConfigError, MonitorError
 from ros2_deadline_monitor.analysis.reports import (
     ClockReport,

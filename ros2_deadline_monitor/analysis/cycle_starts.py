@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ros2_deadline_monitor.analysis.config import NS_PER_S
-from ros2_deadline_monitor.analysis.ring import NO_VALUE
+from ros2_deadline_monitor.analysis.config import NS_PER_S, TopicConfig
+from ros2_deadline_monitor.analysis.ring import HeldBatches, NO_VALUE
 from ros2_deadline_monitor.analysis.rtf import RtfAnalyzer
 
 EPOCH_SCALE_NS = 10**18
@@ -260,3 +260,75 @@ def place(arrival: np.ndarray, stamp: np.ndarray, use_stamp: bool, timer_clock: 
             start = np.where(silent, NO_VALUE, start)
     end = np.where(end != NO_VALUE, np.maximum(end, start), start)
     return start, end, start_wall, start
+
+
+DECIDE_MIN_INTERVALS = 3
+"""With a known period, ``stamp: auto`` decides once it holds more than twice this many
+messages (the cycles of a known period are counted without waiting for a learning window)."""
+
+
+class StampDecision:
+    """Whether header stamps start a topic's cycles: configured, or decided from the data.
+
+    ``stamp: auto`` holds the first messages (``held``, batches whose columns 1, 4 and 7 are
+    the stamps, producer streams and malformed marks) until they show whether their stamps
+    are usable cycle starts (``stamps_usable``); ``start`` and ``none`` are taken as given.
+    """
+
+    def __init__(self, stamp: str) -> None:
+        """Take the configured stamp meaning (``auto``: decide from the first messages)."""
+        self.held = HeldBatches()
+        """Messages waiting for enough of them to decide whether their stamps start cycles."""
+        self._choice: bool | None = None
+        self.reason = ''
+        """Why the cycles are timed as they are: configured, or what ``auto`` saw."""
+        self.choose(stamp)
+
+    def choose(self, stamp: str) -> None:
+        """Take a configured stamp meaning; ``auto`` decides from the next messages."""
+        if stamp == 'auto':
+            self._choice = None
+            self.reason = 'deciding from the first messages'
+        else:
+            self._choice = stamp == 'start'
+            self.reason = f'stamp: {stamp} (configured)'
+
+    @property
+    def deciding(self) -> bool:
+        """True while ``auto`` has not decided yet."""
+        return self._choice is None
+
+    @property
+    def use_stamp(self) -> bool:
+        """True when the stamp starts the cycles (configured, or decided for ``auto``)."""
+        return self._choice is True
+
+    def effective(self, config: TopicConfig) -> TopicConfig:
+        """``config`` with ``stamp: auto`` replaced by what was decided (for the rule)."""
+        if config.stamp != 'auto':
+            return config
+        return config.with_changes(stamp='start' if self.use_stamp else 'none')
+
+    def enough(self, period_known: bool, learn_intervals: int) -> bool:
+        """Tell whether the held messages suffice to judge their stamps' spacing.
+
+        As many as a period is learned from; with a known period (configured, or offered)
+        a few are enough, so its cycles are counted without waiting for 21 of them.
+        """
+        if period_known:
+            return self.held.count > 2 * DECIDE_MIN_INTERVALS
+        return self.held.count > learn_intervals
+
+    def refused(self, timer_clock: str) -> bool:
+        """Tell whether the held messages' stamps already cannot be cycle starts."""
+        cycle = ~self.held.column(7)
+        return stamps_refused(self.held.column(1)[cycle], self.held.column(4)[cycle],
+                              timer_clock)
+
+    def decide(self, timer_clock: str, clock: RtfAnalyzer | None) -> tuple[np.ndarray, ...]:
+        """Decide from the held messages and hand them back, oldest first."""
+        batch = self.held.take()
+        cycle = ~batch[7]  # a malformed message is no cycle: its stamp says nothing
+        self._choice, self.reason = stamps_usable(
+            batch[0][cycle], batch[1][cycle], batch[4][cycle], timer_clock, clock)
+        return batch

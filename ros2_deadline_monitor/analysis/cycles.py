@@ -11,8 +11,6 @@ clock, the sim-time resets and the horizon; this module holds the per-topic arit
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 
@@ -24,12 +22,17 @@ from ros2_deadline_monitor.analysis.config import (
     Timing,
     TopicConfig,
 )
+from ros2_deadline_monitor.analysis.cycle_counts import (
+    classify_misses,
+    count_cycles,
+    CycleCounts,
+    CycleTotals,
+)
 from ros2_deadline_monitor.analysis.cycle_starts import (
     ages,
     foreign_starts,
     place,
-    stamps_refused,
-    stamps_usable,
+    StampDecision,
 )
 from ros2_deadline_monitor.analysis.grid import GridState, replay
 from ros2_deadline_monitor.analysis.intervals import (
@@ -39,6 +42,7 @@ from ros2_deadline_monitor.analysis.intervals import (
     summarize_intervals,
 )
 from ros2_deadline_monitor.analysis.monitor_gaps import MonitorGaps
+from ros2_deadline_monitor.analysis.outages import Outages
 from ros2_deadline_monitor.analysis.period_learning import (
     burst_like,
     learn_period,
@@ -61,6 +65,10 @@ from ros2_deadline_monitor.analysis.ring import (
     NO_VALUE,
 )
 from ros2_deadline_monitor.analysis.rtf import RtfAnalyzer
+from ros2_deadline_monitor.analysis.several_writers import SeveralWriters
+
+__all__ = ['classify_misses', 'count_cycles', 'CycleAnalyzer', 'CycleCounts']
+"""``count_cycles`` and ``CycleCounts`` live in ``cycle_counts`` and are named here too."""
 
 NAN = float('nan')
 PENDING_CAPACITY = 1 << 16
@@ -83,78 +91,9 @@ messages per /clock step: /clock is coarser than the topic, its sim times from a
 unknown (docs/design.md, Clock and RTF)."""
 
 
-class CycleCounts(NamedTuple):
-    """Counting results of one cycle sequence."""
-
-    cycles: int
-    misses: int
-    skipped: int
-    grid_periods: int
-
-
-def classify_misses(rule: str, interval_timer_ns: np.ndarray, response_ns: np.ndarray,
-                    timing: Timing) -> np.ndarray:
-    """Deadline misses per cycle under ``rule`` (NO_VALUE intervals never miss)."""
-    if rule == 'interval':
-        known = interval_timer_ns != NO_VALUE
-        return known & (interval_timer_ns > timing.period_ns + timing.jitter_ns)
-    return response_ns > timing.deadline_ns
-
-
-def count_cycles(starts_ns: np.ndarray, ends_ns: np.ndarray, period_ns: int,
-                 deadline_ns: int | None = None, jitter_ns: int | None = None,
-                 rule: str = 'response') -> CycleCounts:
-    """Misses and skipped periods of a whole recorded cycle sequence (the ground truth).
-
-    Uses the same grid replay and miss rule as the live analyzer, so a monitor and the
-    producer's own record agree exactly. ``skipped`` includes the periods already passed when
-    the last cycle started; ``grid_periods`` counts slots from the first cycle's to the last's.
-    """
-    starts = np.asarray(starts_ns, np.int64)
-    ends = np.maximum(np.asarray(ends_ns, np.int64), starts)
-    timing = resolve_timing(
-        TopicConfig(name='truth', topic='/truth', period_ns=period_ns, deadline_ns=deadline_ns,
-                    jitter_tolerance_ns=jitter_ns, rule=rule), period_ns, False, 1.0)
-    slots, skipped = replay(starts, period_ns, GridState())
-    intervals = np.full(len(starts), NO_VALUE, np.int64)
-    intervals[1:] = np.diff(starts)
-    misses = classify_misses(rule, intervals, ends - slots, timing)
-    grid = int((slots[-1] - slots[0]) // period_ns + 1) if len(slots) else 0
-    return CycleCounts(len(starts), int(misses.sum()), int(skipped.sum()), grid)
-
-
 def _no_negative(intervals: np.ndarray) -> np.ndarray:
     """Negative intervals become NO_VALUE (NO_VALUE itself is negative and stays)."""
     return np.where(intervals < 0, NO_VALUE, intervals)
-
-
-@dataclass
-class _Totals:
-    messages: int = 0
-    misses: int = 0
-    skipped: int = 0
-    lost: int = 0
-    malformed: int = 0
-    qos_deadline_events: int = 0
-    resets: int = 0
-    foreign: int = 0
-    outages: int = 0
-    outage_ns: int = 0
-    outage_max_ns: int = 0
-    outage_max_at_ns: int | None = None
-    relearned: int = 0
-    runs: int = 0
-    unattributed: int = 0
-    cycles: int = 0
-    across_loss: int = 0
-    stamps_back: int = 0
-    stamps_shared: int = 0
-    sim_unknown: int = 0
-    foreign_ahead: int = 0
-    age_unknown: int = 0
-    unlearned: int = 0
-    unmonitored_messages: int = 0
-    lost_by_monitor: int = 0
 
 
 class CycleAnalyzer:
@@ -183,19 +122,15 @@ class CycleAnalyzer:
         self._timing: Timing | None = None
         self._learning = HeldBatches()
         """Cycles waiting for enough of them to learn the period."""
-        self._epoch = 0
-        self._gap_prev_wall = NO_VALUE
-        self._gap_prev_timer = NO_VALUE
         self._foreign_at: int | None = None
-        self._unattributed_at: int | None = None
-        self._unattributed_note = ''
-        """Why the latest messages were not timed as cycles (several producers)."""
-        self._last_serial = NO_VALUE
-        """The producer stream of the latest placed cycle (``_interleaved``)."""
         self._last_arrival: int | None = None
         self._start_source = 'arrival'
-        self._totals = _Totals()
+        self._totals = CycleTotals()
         self._producer_streams = ProducerStreams(self._totals)
+        self._outages = Outages(self._totals)
+        """Silences longer than the timeout between cycles, and the epoch they brought."""
+        self._several = SeveralWriters(self._totals)
+        """Messages of several writers that no one producer's grid may time, and why."""
         self.writers = 1
         """Publishers the graph shows (the session keeps it current): with several and no
         sequence numbers to tell them apart, no per-cycle figure is computed."""
@@ -211,11 +146,8 @@ class CycleAnalyzer:
         self.no_stamp_reason = ''
         """Why the messages' stamps cannot be read (a bag without the type's definition),
         said instead of "the messages carry no stamp" ('' when they simply carry none)."""
-        self._stamp_choice: bool | None = None
-        """Whether stamps start the cycles: decided from the data for ``stamp: auto``."""
-        self._timing_reason = ''
-        self._deciding = HeldBatches()
-        """Messages waiting for enough of them to decide whether their stamps start cycles."""
+        self._stamps = StampDecision(config.stamp)
+        """Whether header stamps start the cycles: configured, or decided for ``auto``."""
         self._period_check = PeriodCheck()
         self._relearn_note = ''
         self._coarse_note = ''
@@ -225,7 +157,6 @@ class CycleAnalyzer:
         """Cycles analyzed at the end of a run without a period (too few to learn it)."""
         self._monitor_gaps = MonitorGaps()
         """The monitor's own gaps on this topic: never an outage, a loss or an interval."""
-        self._choose_stamp_by_config()
         self._resolve()
 
     @property
@@ -233,26 +164,9 @@ class CycleAnalyzer:
         """The configuration in force."""
         return self._config
 
-    @property
-    def _use_stamp(self) -> bool:
-        """True when the stamp starts the cycles (configured, or decided for ``auto``)."""
-        return self._stamp_choice is True
-
     def _effective(self, config: TopicConfig) -> TopicConfig:
         """``config`` with ``stamp: auto`` replaced by what was decided (for the rule)."""
-        if config.stamp != 'auto':
-            return config
-        return config.with_changes(stamp='start' if self._use_stamp else 'none')
-
-    def _choose_stamp_by_config(self) -> None:
-        """Take the configured stamp meaning; ``auto`` decides from the first messages."""
-        stamp = self._config.stamp
-        if stamp == 'auto':
-            self._stamp_choice = None
-            self._timing_reason = 'deciding from the first messages'
-        else:
-            self._stamp_choice = stamp == 'start'
-            self._timing_reason = f'stamp: {stamp} (configured)'
+        return self._stamps.effective(config)
 
     @property
     def kind(self) -> str:
@@ -302,7 +216,7 @@ class CycleAnalyzer:
         old_stamp = self._config.stamp
         self._config = config
         if config.stamp != old_stamp:
-            self._choose_stamp_by_config()
+            self._stamps.choose(config.stamp)
         if analysis.window_cycles != self._analysis.window_cycles:
             self._rows = ColumnRing(analysis.window_cycles, ROW_COLUMNS)
         self._analysis = analysis
@@ -460,7 +374,7 @@ class CycleAnalyzer:
 
     def _finish(self, clock: RtfAnalyzer | None) -> None:
         """Analyze what still waits at the end of a run: few messages are still figures."""
-        if self._deciding:
+        if self._stamps.held:
             self._decide_now(clock)
         if self._learning and self._timing is None:
             batch = self._learning.take()
@@ -474,9 +388,9 @@ class CycleAnalyzer:
         grid and no interval, stamp or silence to measure from: nothing spans the gap
         (``ProducerStreams.restart``).
         """
-        self._producer_streams.restart(self._epoch)
+        self._producer_streams.restart(self._outages.epoch)
         self._period_check.forget_starts()
-        self._gap_prev_wall = self._gap_prev_timer = NO_VALUE
+        self._outages.forget()
 
     def _drop_sim_state(self) -> None:
         for stream in self._producer_streams.streams.values():
@@ -486,7 +400,7 @@ class CycleAnalyzer:
                 stream.prev_start_timer = NO_VALUE
                 stream.last_stamp = NO_VALUE
         if self._config.clock == 'sim':
-            self._gap_prev_timer = NO_VALUE
+            self._outages.forget_timer()
             self._rows.clear()
 
     def _process(self, arrival: np.ndarray, stamp: np.ndarray, seq: np.ndarray,
@@ -494,8 +408,8 @@ class CycleAnalyzer:
         self._totals.messages += len(arrival)
         self._last_arrival = int(arrival[-1])
         active_ns = max(self._timing.timeout_ns if self._timing else NS_PER_S, NS_PER_S)
-        streams, lost, fresh, guessed = self._producer_streams.split(arrival, seq, stamp,
-                                                              self._epoch, active_ns)
+        streams, lost, fresh, guessed = self._producer_streams.split(
+            arrival, seq, stamp, self._outages.epoch, active_ns)
         malformed = stamp == MALFORMED
         if malformed.any():
             self._totals.malformed += int(malformed.sum())
@@ -505,52 +419,36 @@ class CycleAnalyzer:
             self._totals.sim_unknown += len(arrival)
             for stream in self._producer_streams.streams.values():
                 stream.anchor(stream.epoch)
-            self._gap_prev_timer = NO_VALUE
+            self._outages.forget_timer()
             return
         if self.writers > 1 and not known_seq(seq):
             # Several producers and nothing to tell them apart: their cycles would share one
             # grid. Counted, timed as the topic's events (rate, intervals and gaps by
             # arrival), never as cycles (the status says why).
-            self._unattributed(arrival, f'{self.writers} writers and no sequence numbers to '
-                                        'tell them apart')
+            self._several.count(arrival, f'{self.writers} writers and no sequence numbers to '
+                                         'tell them apart')
             self._topic_events(arrival, stamp, size, lost, streams, clock)
             return
         guessed = guessed if guessed is not None else np.zeros(len(arrival), bool)
-        if self._stamp_choice is None:
+        if self._stamps.deciding:
             # stamp: auto: the first messages decide whether their stamps start the cycles.
-            self._deciding.add((arrival, stamp, size, lost, streams, fresh, guessed, malformed))
-            if (not self._stamps_refused() and not self._enough_to_decide()
-                    and not self._spans_a_window(self._deciding, arrival)):
+            held = self._stamps.held
+            held.add((arrival, stamp, size, lost, streams, fresh, guessed, malformed))
+            if (not self._stamps.refused(self._config.clock)
+                    and not self._stamps.enough(self._timing is not None,
+                                                self._analysis.learn_intervals)
+                    and not self._spans_a_window(held, arrival)):
                 return
             self._decide_now(clock)
             return
         self._cycles(arrival, stamp, size, lost, streams, fresh, guessed, malformed, clock)
 
-    def _enough_to_decide(self) -> bool:
-        """Tell whether the waiting messages suffice to judge their stamps' spacing.
-
-        As many as a period is learned from; with a known period (configured, or offered)
-        a few are enough, so its cycles are counted without waiting for 21 of them.
-        """
-        if self._timing is not None:
-            return self._deciding.count > 2 * LEARN_MIN_INTERVALS
-        return self._deciding.count > self._analysis.learn_intervals
-
-    def _stamps_refused(self) -> bool:
-        """Tell whether the waiting messages' stamps already cannot be cycle starts."""
-        cycle = ~self._deciding.column(7)
-        stamp = self._deciding.column(1)[cycle]
-        streams = self._deciding.column(4)[cycle]
-        return stamps_refused(stamp, streams, self._config.clock)
-
     def _decide_now(self, clock: RtfAnalyzer | None) -> None:
         """Decide the start source from the waiting messages, then analyze them."""
-        batch = self._deciding.take()
+        batch = self._stamps.decide(self._config.clock, clock)
         cycle = ~batch[7]  # a malformed message is no cycle: its stamp says nothing
-        self._stamp_choice, self._timing_reason = stamps_usable(
-            batch[0][cycle], batch[1][cycle], batch[4][cycle], self._config.clock, clock)
         if self.no_stamp_reason and not (batch[1][cycle] != NO_VALUE).any():
-            self._timing_reason = self.no_stamp_reason
+            self._stamps.reason = self.no_stamp_reason
         if self._timing is not None:
             self._timing = resolve_timing(self._effective(self._config), self._timing.period_ns,
                                           self._timing.learned, self._analysis.target_rtf,
@@ -561,21 +459,22 @@ class CycleAnalyzer:
                 lost: np.ndarray, streams: np.ndarray, fresh: np.ndarray,
                 guessed: np.ndarray, malformed: np.ndarray, clock: RtfAnalyzer | None) -> None:
         """Place the cycles (start source decided), learn the period, analyze."""
-        self._start_source = ('header' if self._use_stamp
+        self._start_source = ('header' if self._stamps.use_stamp
                               and bool((stamp != NO_VALUE).any()) else 'arrival')
         foreign = self._foreign(arrival, stamp, clock)
         start_timer, end_timer, start_wall, start_sim = place(
-            arrival, np.where(foreign, NO_VALUE, stamp), self._use_stamp, self._config.clock,
-            clock, self._analysis.thresholds.clock_timeout_ns, self.clock_silent_after)
+            arrival, np.where(foreign, NO_VALUE, stamp), self._stamps.use_stamp,
+            self._config.clock, clock, self._analysis.thresholds.clock_timeout_ns,
+            self.clock_silent_after)
         age, unknown_ages = ages(arrival, stamp, end_timer, self._config.clock, clock)
         self._totals.age_unknown += unknown_ages
         placed = (start_timer != NO_VALUE) & ~malformed & ~foreign
         attributed = np.ones(len(arrival), bool)
         if guessed is not None and guessed.any():
             # Its producer is a guess: counted as a message, never as a cycle.
-            self._unattributed(arrival[guessed], 'the sequence numbers of several producers '
-                                                 'run alike: which one sent a message was a '
-                                                 'guess')
+            self._several.count(arrival[guessed], 'the sequence numbers of several producers '
+                                                  'run alike: which one sent a message was '
+                                                  'a guess')
             placed &= ~guessed
             attributed = ~guessed
         if self._start_source == 'header':
@@ -584,7 +483,7 @@ class CycleAnalyzer:
         absent = self._unseen_before(streams, lost, placed, attributed)
         # Several producers at once: their events interleave, or which one sent an event was
         # a guess (numbered alike), whether or not those events are placed.
-        several = self._interleaved(streams)
+        several = self._several.interleaving(streams)
         if not several and guessed is not None and guessed.any():
             several = len(np.unique(streams))
         lost = self._producer_streams.producer_lost(arrival, lost)
@@ -600,7 +499,7 @@ class CycleAnalyzer:
             absent = absent[keep]
         batch = (arrival, age, size, lost, start_timer, end_timer, start_wall, start_sim,
                  streams, fresh, absent)
-        if self._config.clock == 'sim' and not self._use_stamp and clock is not None:
+        if self._config.clock == 'sim' and not self._stamps.use_stamp and clock is not None:
             self._check_clock_resolution(start_sim, streams, clock)
         if several > 1 and not self._period_given:
             # A period learned from several producers' cycles is none of theirs (10, 50 and
@@ -608,9 +507,10 @@ class CycleAnalyzer:
             if self._learning:  # cycles held to learn from: no period is learned from them
                 self._learning.add(batch)
                 batch = self._learning.take()
-            self._unattributed(batch[0], f'several producers at once ({several} sequence '
-                                         'runs interleave) and no configured period: a '
-                                         'period learned from them would be none of theirs')
+            self._several.count(batch[0], f'several producers at once ({several} sequence '
+                                          'runs interleave) and no configured period: '
+                                          'a period learned from them would be none of '
+                                          'theirs')
             self._analyze(*batch, cycles=False)
             return
         if self._coarse_note:
@@ -771,30 +671,6 @@ class CycleAnalyzer:
         return self._config.period_ns is not None or (
             self._timing is not None and not self._timing.learned)
 
-    def _interleaved(self, streams: np.ndarray) -> int:
-        """Count the producers whose cycles interleave in this batch (0: one at a time).
-
-        Producer streams that take turns (a restart: the old run ends, a new one begins)
-        are one producer at a time; streams that alternate are several at once.
-        """
-        last = self._last_serial
-        if len(streams):
-            self._last_serial = int(streams[-1])
-        if len(streams) < 2 and last == NO_VALUE:
-            return 0
-        serials = streams if last == NO_VALUE else np.concatenate(([last], streams))
-        changes = int(np.count_nonzero(serials[1:] != serials[:-1]))
-        distinct = len(np.unique(serials))
-        return distinct if changes >= distinct else 0
-
-    def _unattributed(self, arrival: np.ndarray, why: str) -> None:
-        """Count messages no producer's grid may time, and why (the latest reason)."""
-        if not len(arrival):  # a batch whose cycles all went to learning: nothing to count
-            return
-        self._totals.unattributed += len(arrival)
-        self._unattributed_at = int(arrival[-1])
-        self._unattributed_note = why
-
     def _topic_events(self, arrival: np.ndarray, stamp: np.ndarray, size: np.ndarray,
                       lost: np.ndarray, streams: np.ndarray, clock: RtfAnalyzer | None) -> None:
         """Time messages as the topic's events by arrival: intervals and gaps, no grid."""
@@ -810,7 +686,7 @@ class CycleAnalyzer:
     def _foreign(self, arrival: np.ndarray, stamp: np.ndarray,
                  clock: RtfAnalyzer | None) -> np.ndarray:
         """Start stamps that cannot be on the timer clock (``foreign_starts``), counted."""
-        if not self._use_stamp:
+        if not self._stamps.use_stamp:
             return np.zeros(len(arrival), bool)
         foreign, ahead = foreign_starts(arrival, stamp, self._config.clock, clock)
         if foreign.any():
@@ -821,39 +697,11 @@ class CycleAnalyzer:
 
     def _outage_epochs(self, arrival: np.ndarray, end_timer: np.ndarray,
                        absent: np.ndarray) -> np.ndarray | None:
-        """Count silences longer than the timeout; return each event's epoch (None: no new one).
-
-        The silence is measured on the timer clock between consecutive cycles of the topic
-        (any producer), so a paused simulator is no outage, and reported on the wall clock.
-        Every stream re-anchors its grid at a new epoch: a restart or an outage is one
-        figure, not thousands of skipped periods.
-        """
+        """Count the outages among these cycles (``Outages.epochs``); each event's epoch."""
         timing = self._timing
         # An event topic has an outage only with a configured timeout.
         timeout = timing.timeout_ns if timing is not None else self._config.timeout_ns
-        gap_wall = diff_with(self._gap_prev_wall, arrival)
-        gap_timer = diff_with(self._gap_prev_timer, end_timer)
-        self._monitor_gaps.not_across(arrival, gap_timer)  # the monitor's silence: no outage
-        self._gap_prev_wall = int(arrival[-1])
-        self._gap_prev_timer = int(end_timer[-1])
-        if timeout is None:
-            return None
-        # Cycles the producer ran unseen in the gap (lost, not placed) split it: a silence
-        # is one longer than the timeout between any two of its cycles, spread evenly.
-        outage = (gap_timer != NO_VALUE) & (gap_timer / (absent + 1) > timeout)
-        if not outage.any():
-            return None
-        durations = np.where(gap_wall[outage] != NO_VALUE, gap_wall[outage], gap_timer[outage])
-        totals = self._totals
-        totals.outages += int(outage.sum())
-        totals.outage_ns += int(durations.sum())
-        longest = int(np.argmax(durations))
-        if int(durations[longest]) > totals.outage_max_ns:
-            totals.outage_max_ns = int(durations[longest])
-            totals.outage_max_at_ns = int(arrival[outage][longest])
-        epochs = self._epoch + np.cumsum(outage)
-        self._epoch = int(epochs[-1])
-        return epochs
+        return self._outages.epochs(arrival, end_timer, absent, timeout, self._monitor_gaps)
 
     def _window_ns(self) -> int:
         """Return the rolling window reports cover: ``window_s``, at least a few periods."""
@@ -877,14 +725,14 @@ class CycleAnalyzer:
         epochs = self._outage_epochs(arrival, end_timer, absent)
         serials = np.unique(streams)
         if len(serials) == 1 and epochs is None and not fresh.any():
-            rows = self._analyze_run(int(serials[0]), self._epoch, False, *columns,
+            rows = self._analyze_run(int(serials[0]), self._outages.epoch, False, *columns,
                                      cycles=cycles)
             self._rows.extend(**rows)
             if self._made is not None:
                 self._made.append(rows)
             return
         if epochs is None:
-            epochs = np.full(len(arrival), self._epoch, np.int64)
+            epochs = np.full(len(arrival), self._outages.epoch, np.int64)
         pieces = []
         for serial in serials.tolist():
             mine = np.flatnonzero(streams == serial)
@@ -983,13 +831,13 @@ class CycleAnalyzer:
             return ''
         if self._coarse_note:
             return self._coarse_note
-        at = self._unattributed_at
-        if at is not None and at >= since_ns:
-            return f'per-cycle figures need one producer: {self._unattributed_note}'
+        several = self._several.window_note(since_ns)
+        if several:
+            return several
         if self._timing is not None:
             return ''
         totals = self._totals
-        waiting = self._learning.count + self._deciding.count
+        waiting = self._learning.count + self._stamps.held.count
         need = self._analysis.learn_intervals + 1
         if totals.messages == 0:
             return 'no message received'
@@ -1003,7 +851,7 @@ class CycleAnalyzer:
             return (f'no cycle to learn the period from: {totals.foreign} start stamps not on '
                     f'the {self._config.clock} timer clock')
         if totals.unattributed:
-            return f'no cycle to learn the period from: {self._unattributed_note}'
+            return f'no cycle to learn the period from: {self._several.note}'
         if self._config.clock == 'sim' and totals.cycles == 0:
             return 'no cycle placed: no /clock sample yet (a sim-time topic timed by arrivals)'
         return f'period not learned ({totals.messages} messages)'
@@ -1116,7 +964,7 @@ class CycleAnalyzer:
             outage_total_ns=totals.outage_ns,
             outage_max_ns=totals.outage_max_ns,
             outage_max_at_ns=totals.outage_max_at_ns,
-            timing_reason=self._timing_reason,
+            timing_reason=self._stamps.reason,
             counts_note=self._counts_note(since),
             clock_note=self._coarse_note,
             period_note=self._relearn_note,
@@ -1138,9 +986,8 @@ class CycleAnalyzer:
             unmonitored_ns=self._monitor_gaps.total_ns(now_wall_ns),
             unmonitored_messages_total=totals.unmonitored_messages,
             unmonitored_gap=self._monitor_gaps.latest,
-            unattributed_note=self._unattributed_note,
-            run_counts_note=(f'{totals.unattributed} messages not timed as cycles: '
-                             f'{self._unattributed_note}' if totals.unattributed else ''),
+            unattributed_note=self._several.note,
+            run_counts_note=self._several.run_note(),
             run_loss_note=run_loss_note,
         )
 

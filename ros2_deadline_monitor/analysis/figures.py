@@ -33,8 +33,9 @@ from ros2_deadline_monitor.analysis.snapshot import (
 from ros2_deadline_monitor.analysis.transforms import TransformFigures
 from ros2_deadline_monitor.analysis.units import to_ms, to_s
 
-__all__ = ['CLOCK', 'COUNTER', 'Figure', 'GAUGE', 'HOST', 'NO_METRIC', 'RUN_CLOCK', 'RUN_TOPIC',
-           'TOPIC', 'TRANSFORM', 'TRANSFORM_STATUS', 'known', 'record', 'unknowns']
+__all__ = ['CLOCK', 'COUNTER', 'EVENT_TOPIC', 'Figure', 'GAUGE', 'HOST', 'NO_METRIC', 'RUN_CLOCK',
+           'RUN_TOPIC', 'TOPIC', 'TRANSFORM', 'TRANSFORM_STATUS', 'applies', 'find', 'known',
+           'not_applicable', 'record', 'unknowns']
 
 Value = int | float | str | bool | None
 
@@ -70,7 +71,16 @@ class Figure:
     """Key of the figure in the whole-run records (the summary JSON, the bag JSON/CSV): the
     name with its unit, e.g. ``max_interval_wall_ms``; '' when the figure is not in them."""
     column: str = ''
-    """Short header of the figure in a terminal table; '' when it is not in the table."""
+    """Short header of the figure in every table that shows it (``watch``, the bag table and
+    its HTML, the recorded table, the shutdown summary), with its unit: ``max wall ms``; ''
+    when no table does. Unique within its table of figures."""
+    column_digits: int | None = None
+    """Decimals in a table's column where fewer than ``digits`` read better (``rate wall Hz``:
+    1); None: ``digits``."""
+    per_cycle: bool = False
+    """A figure of the cycles on a period (misses, skipped periods, the miss rule): it means
+    nothing for an event topic, which has no period; there it is None and reads 'n/a'
+    (``applies``), never 'unknown'."""
     limit: str = ''
     """The expectation key that bounds this figure (``max_misses``); '' when none does."""
     why: Callable[[Snapshot, Any], str] | None = None
@@ -85,6 +95,17 @@ class Figure:
         object.__setattr__(self, 'key', f'{self.name} ({self.unit})' if self.unit else self.name)
         if self.message is None:  # a getter that hides a value carries the plain reading
             object.__setattr__(self, 'message', getattr(self.get, 'raw', None))
+        if self.per_cycle:  # the one n/a rule, applied where every output reads the value
+            read = self.get
+
+            def get(snapshot: Snapshot, part: Any) -> Value:
+                return read(snapshot, part) if applies(self, part) else None
+            object.__setattr__(self, 'get', get)
+
+    @property
+    def digits_in_column(self) -> int:
+        """Return the decimals of the figure in a table's column."""
+        return self.digits if self.column_digits is None else self.column_digits
 
     def value(self, snapshot: Snapshot, part: Any) -> Value:
         """Return the figure's value in its unit (None or NaN: nothing to measure)."""
@@ -92,7 +113,44 @@ class Figure:
 
     def unknown(self, snapshot: Snapshot, part: Any) -> str:
         """Return why the value is unknown (call it when ``value`` is None or NaN)."""
+        if not applies(self, part):
+            return not_applicable(part)
         return self.why(snapshot, part) if self.why is not None else 'not measured'
+
+
+EVENT_TOPIC = 'event topic: no period, so no misses or skipped periods'
+"""Why a per-cycle figure does not apply (``Figure.per_cycle``)."""
+
+
+def applies(figure: Figure, part: Any) -> bool:
+    """Tell whether a figure means anything for ``part``: the one n/a rule of every output.
+
+    A per-cycle figure (misses, skipped periods, the rule) does not apply to an event topic:
+    it has no period. Every other figure applies; when it has nothing to measure it is
+    unknown (None or NaN, ``Figure.unknown`` says why), never 'n/a'.
+    """
+    if not figure.per_cycle:
+        return True
+    report = getattr(part, 'report', None)
+    return report is None or report.kind != 'event'
+
+
+def not_applicable(part: Any) -> str:
+    """Say why the per-cycle figures do not apply to ``part`` (an event topic, and how told)."""
+    note = part.report.learn_note
+    return f'{EVENT_TOPIC} ({note})' if note else EVENT_TOPIC
+
+
+def find(figures: Sequence[Figure], name: str) -> Figure:
+    """Return the figure of ``figures`` named ``name`` (outputs pick their columns by name).
+
+    KeyError names the figure: an output choosing a figure the table no longer has fails when
+    it is imported, not when it first shows one.
+    """
+    for figure in figures:
+        if figure.name == name:
+            return figure
+    raise KeyError(f'no figure named {name!r} in the table')
 
 
 # -- getters -------------------------------------------------------------------------------
@@ -142,9 +200,7 @@ def _since_last(snapshot: Snapshot, topic: TopicSnapshot) -> float:
 
 def _lost(snapshot: Snapshot, topic: TopicSnapshot) -> Value:
     report = topic.report
-    if not report.messages_total:
-        return 'unknown (no message received)'
-    return report.messages_lost if report.loss_known else f'unknown ({report.loss_note})'
+    return report.messages_lost if report.messages_total and report.loss_known else None
 
 
 def _publishers(snapshot: Snapshot, topic: TopicSnapshot) -> str | None:
@@ -165,28 +221,34 @@ def _batched(read: Callable[[TopicSnapshot], Value]) -> Callable[[Snapshot, Topi
     return lambda snapshot, topic: read(topic) if topic.receive.mode == 'batched' else None
 
 
-def _timer(read: Callable[[TopicReport], Value]) -> Callable[[Snapshot, TopicSnapshot], Value]:
-    """Read a figure of timer topics only: an event topic has no period, it reads 'n/a'."""
-    return _raw(lambda snapshot, topic: None if topic.report.kind == 'event'
-                else read(topic.report), lambda snapshot, topic: read(topic.report))
-
-
 def _counts(read: Callable[[TopicReport], Value]) -> Callable[[Snapshot, TopicSnapshot], Value]:
-    """Read a count of timer topics once it is a figure, else say why it is unknown.
+    """Read a count of misses or skipped periods once it is a figure, else None (unknown).
 
     No message yet (even with a configured period), no period yet or a /clock coarser than
-    the topic reads 'unknown (why)', never 0; an event topic 'n/a'.
+    the topic: unknown, never 0 (``_counts_note`` says why); the message carries the plain
+    reading.
     """
     def get(snapshot: Snapshot, topic: TopicSnapshot) -> Value:
         report = topic.report
-        if report.kind == 'event':
-            return None
-        if not report.messages_total:
-            return 'unknown (no message received)'
-        if report.counts_note:
-            return f'unknown ({report.counts_note})'
-        return read(report)
+        return None if report.counts_note or not report.messages_total else read(report)
     return _raw(get, lambda snapshot, topic: read(topic.report))
+
+
+NO_MESSAGE = 'no message received'
+
+
+def _counts_note(snapshot: Snapshot, topic: TopicSnapshot) -> str:
+    report = topic.report
+    if not report.messages_total:
+        return NO_MESSAGE
+    return report.counts_note or 'no period'
+
+
+def _loss_note(snapshot: Snapshot, topic: TopicSnapshot) -> str:
+    report = topic.report
+    if not report.messages_total:
+        return NO_MESSAGE
+    return report.loss_note or SEVERAL_WRITERS
 
 
 def _rtf(snapshot: Snapshot, part: Any) -> float:
@@ -271,16 +333,19 @@ def _max_interval(clock: str) -> Figure:
     return Figure(f'max interval {clock}', 'ms',
                   f'longest interval between cycle starts on the {clock} clock in the window, '
                   'outages included (gaps are never hidden)',
-                  get, HEADLINE, f'interval_{clock}.max_ms')
+                  get, HEADLINE, f'interval_{clock}.max_ms', column=f'max {clock} ms',
+                  column_digits=2)
 
 
 TOPIC: tuple[Figure, ...] = (
     Figure('deadline misses', '', 'cycles that missed their deadline in the window, by the '
            'rule (`n/a` for an event topic)',
-           _counts(lambda r: r.deadline_misses), HEADLINE, 'deadline_misses', always=True),
+           _counts(lambda r: r.deadline_misses), HEADLINE, 'deadline_misses', always=True,
+           per_cycle=True, why=_counts_note),
     Figure('skipped periods', '', "timer periods skipped in the window (rcl's timer rule; "
            '`n/a` for an event topic)',
-           _counts(lambda r: r.skipped_periods), HEADLINE, 'skipped_periods', always=True),
+           _counts(lambda r: r.skipped_periods), HEADLINE, 'skipped_periods', always=True,
+           per_cycle=True, why=_counts_note),
     _max_interval('wall'),
     _max_interval('sim'),
     Figure('RTF', '', 'real time factor of /clock over the stats window', _rtf, HEADLINE,
@@ -289,34 +354,34 @@ TOPIC: tuple[Figure, ...] = (
            'messages', always=True),
     Figure('messages lost', '',
            'gaps in publication sequence numbers in the window; `unknown` with several writers',
-           _lost, HEADLINE, 'messages_lost', always=True,
+           _lost, HEADLINE, 'messages_lost', always=True, why=_loss_note,
            message=lambda snapshot, topic: topic.report.messages_lost),
     Figure('miss ratio', '%', 'deadline misses / messages in the window',
-           _timer(lambda r: r.miss_ratio * 100 if r.messages and not r.counts_note
-                  else math.nan), HEADLINE,
-           'miss_ratio', field_scale=100, digits=2,
+           _r(lambda r: r.miss_ratio * 100 if r.messages and not r.counts_note
+              else math.nan), HEADLINE,
+           'miss_ratio', field_scale=100, digits=2, per_cycle=True,
            message=lambda snapshot, topic: topic.report.miss_ratio * 100),
     Figure('max response', 'ms', 'longest end - scheduled slot, on the timer clock',
            _r(lambda r: to_ms(r.response_max_ns)), HEADLINE, 'response_max_ms'),
     Figure('rate wall', 'Hz', 'message rate on the wall clock', _r(lambda r: r.rate_wall_hz),
-           HEADLINE, 'rate_wall_hz', digits=2),
+           HEADLINE, 'rate_wall_hz', digits=2, column='rate Hz', column_digits=1),
     Figure('rate sim', 'Hz', 'message rate on the sim clock', _r(lambda r: r.rate_sim_hz),
            HEADLINE, 'rate_sim_hz', digits=2),
     Figure('since last message', 's', 'wall time since the last message', _since_last,
            HEADLINE, 'since_last_message_s', digits=1),
 
     Figure('messages total', '', 'messages since start', _r(lambda r: r.messages_total),
-           TOTALS, 'messages_total', always=True, metric=COUNTER),
+           TOTALS, 'messages_total', always=True, metric=COUNTER, column='msgs'),
     Figure('deadline misses total', '', 'deadline misses since start',
            _counts(lambda r: r.deadline_misses_total), TOTALS, 'deadline_misses_total',
-           always=True, metric=COUNTER),
+           always=True, metric=COUNTER, per_cycle=True, why=_counts_note, column='misses'),
     Figure('skipped periods total', '', 'skipped periods since start',
            _counts(lambda r: r.skipped_periods_total), TOTALS, 'skipped_periods_total',
-           always=True, metric=COUNTER),
+           always=True, metric=COUNTER, per_cycle=True, why=_counts_note, column='skipped'),
     Figure('messages lost total', '', "messages lost since start by the producer or the "
            "network (gaps in its sequence numbers), not the monitor's own drops or gaps",
            _r(lambda r: r.messages_lost_total), TOTALS, 'messages_lost_total', always=True,
-           metric=COUNTER),
+           metric=COUNTER, column='lost'),
     Figure('messages lost by monitor total', '', "messages the monitor's own reader queue "
            'dropped (full between two takes): its loss, apart from messages lost total',
            _r(lambda r: r.lost_by_monitor_total), TOTALS, 'messages_lost_by_monitor_total',
@@ -430,7 +495,8 @@ TOPIC: tuple[Figure, ...] = (
            'what the status adds to the figures', lambda snapshot, topic: '; '.join(
                topic.notes) or None, CONFIGURATION, metric=NO_METRIC),
     Figure('rule', '', '`interval` or `response`: what counts as a deadline miss',
-           _timer(lambda r: r.rule), CONFIGURATION, 'rule', always=True, metric=NO_METRIC),
+           _r(lambda r: r.rule), CONFIGURATION, 'rule', always=True, metric=NO_METRIC,
+           per_cycle=True),
     Figure('start source', '', '`header` (stamp = cycle start) or `arrival`: what times the '
            'cycles', _r(lambda r: r.start_source), CONFIGURATION, 'start_source',
            metric=NO_METRIC),
@@ -461,7 +527,8 @@ TOPIC: tuple[Figure, ...] = (
     Figure('timeout', 's', 'silence after which the topic is an error',
            _r(lambda r: to_s(r.timeout_ns)), CONFIGURATION, digits=2),
     Figure('window wall', 's', 'wall span of the window figures',
-           _r(lambda r: to_s(r.window_wall_ns)), CONFIGURATION, 'window_wall_s', digits=2),
+           _r(lambda r: to_s(r.window_wall_ns)), CONFIGURATION, 'window_wall_s', digits=2,
+           column_digits=1),
     Figure('window sim', 's', 'sim span of the window figures',
            _r(lambda r: to_s(r.window_sim_ns)), CONFIGURATION, 'window_sim_s', digits=2),
 
@@ -492,7 +559,8 @@ CLOCK: tuple[Figure, ...] = (
     Figure('RTF min bin', '', 'worst fixed wall window in the stats window',
            _c(lambda r: r.rtf_bin_min), HEADLINE, 'rtf_bin_min'),
     Figure('max wall gap', 'ms', 'longest wall time between two /clock messages',
-           _c(lambda r: to_ms(r.max_wall_gap_ns)), HEADLINE, 'max_wall_gap_ms'),
+           _c(lambda r: to_ms(r.max_wall_gap_ns)), HEADLINE, 'max_wall_gap_ms',
+           column='max gap ms', column_digits=1),
     Figure('paused', '', 'sim time did not advance while /clock kept arriving',
            _raw(_c(lambda r: r.paused if r.messages_total else None), _c(lambda r: r.paused)),
            HEADLINE, 'paused'),
@@ -608,9 +676,6 @@ def _run_why(why: Callable[[TopicSnapshot], str]) -> Callable[[Snapshot, TopicSn
 
 def _counts_why(topic: TopicSnapshot) -> str:
     report = topic.report
-    if report.kind == 'event':
-        detected = f' ({report.learn_note})' if report.learn_note else ''
-        return f'event topic: no period, so no misses or skipped periods{detected}'
     if report.messages_total == 0:
         return 'no message received'
     return (report.counts_note or report.run_counts_note
@@ -697,11 +762,12 @@ def _run_rate_hz(clock: str) -> Callable[[TopicSnapshot], float]:
 def _rf(name: str, unit: str, description: str, read: Callable[[TopicSnapshot], Value],
         json: str, *, why: Callable[[TopicSnapshot], str] = lambda topic: 'not measured',
         column: str = '', limit: str = '', group: str = RUN, digits: int = 3,
-        always: bool = False, field: str | None = None) -> Figure:
+        always: bool = False, field: str | None = None, column_digits: int | None = None,
+        per_cycle: bool = False) -> Figure:
     """Make a whole-run topic figure (metric-free: ``/metrics`` exports the live table)."""
     return Figure(name, unit, description, _run(read), group, field, json=json, column=column,
                   limit=limit, why=_run_why(why), digits=digits, always=always,
-                  metric=NO_METRIC)
+                  metric=NO_METRIC, column_digits=column_digits, per_cycle=per_cycle)
 
 
 def _run_ns(attr: str) -> Callable[[TopicSnapshot], float]:
@@ -746,7 +812,8 @@ def _interval_run_figures(clock: str) -> tuple[Figure, ...]:
                '(its cycle start; wall: seconds after the start, sim: sim time)',
                _run_at(clock), RUN, json=f'max_interval_{clock}_at_s', metric=NO_METRIC),
         *(_rf(f'{p} interval {clock}', 'ms', f'{p} of the {clock} intervals of the run',
-              ms(f'{p}_ns'), f'{p}_interval_{clock}_ms', why=why_p)
+              ms(f'{p}_ns'), f'{p}_interval_{clock}_ms', why=why_p,
+              column=f'p99 {clock} ms' if p == 'p99' else '', column_digits=2)
           for p in ('p50', 'p95', 'p99')),
         _rf(f'tail amplification {clock}', '', f'p99 / p50 of the {clock} intervals of the run',
             lambda t: intervals(t).tail_amplification, f'tail_amplification_{clock}', why=why_p,
@@ -779,15 +846,15 @@ RUN_TOPIC: tuple[Figure, ...] = (
         lambda t: t.run.cycles, 'cycles', always=True, field='cycles_total'),
     _rf('deadline misses', '', 'cycles that missed their deadline over the whole run',
         _run_counts(lambda r: r.deadline_misses_total), 'deadline_misses', why=_counts_why,
-        column='misses', limit='max_misses', always=True),
+        column='misses', limit='max_misses', always=True, per_cycle=True),
     _rf('miss ratio', '', 'deadline misses / cycles over the whole run (0..1)', _miss_ratio,
-        'miss_ratio', why=_miss_ratio_why, limit='max_miss_ratio', digits=4),
+        'miss_ratio', why=_miss_ratio_why, limit='max_miss_ratio', digits=4, per_cycle=True),
     _rf('skipped periods', '', 'timer periods skipped over the whole run',
         _run_counts(lambda r: r.skipped_periods_total), 'skipped_periods', why=_counts_why,
-        column='skipped', limit='max_skipped', always=True),
+        column='skipped', limit='max_skipped', always=True, per_cycle=True),
     _rf('max interval', 'ms', 'longest interval between cycle starts over the whole run on '
         'the timer clock (an outage between two producers included)', _longest_ms,
-        'max_interval_ms', why=_no_interval, column='max interval ms',
+        'max_interval_ms', why=_no_interval, column='max interval ms', column_digits=2,
         limit='max_interval_ms'),
     _rf('rate', 'Hz', 'whole-run mean message rate on the timer clock (1 / mean interval)',
         lambda t: _timer_intervals(t).rate_hz, 'rate_hz', why=_no_interval, column='rate Hz',
@@ -800,10 +867,10 @@ RUN_TOPIC: tuple[Figure, ...] = (
         'messages_lost_by_monitor', always=True),
     _rf('max interval wall', 'ms', 'longest wall interval of the run', _run_max_ms('wall'),
         'max_interval_wall_ms', why=lambda t: 'no interval on the wall clock',
-        field='interval_wall_max_run_ms'),
+        field='interval_wall_max_run_ms', column='max wall ms', column_digits=2),
     _rf('max interval sim', 'ms', 'longest sim interval of the run', _run_max_ms('sim'),
         'max_interval_sim_ms', why=lambda t: 'no interval on the sim clock',
-        field='interval_sim_max_run_ms'),
+        field='interval_sim_max_run_ms', column='max sim ms', column_digits=2),
     _rf('intervals wall', '', 'intervals between cycle starts on the wall clock in the run',
         lambda t: t.run.interval_wall.count, 'intervals_wall', always=True,
         field='intervals_wall_total'),
@@ -816,11 +883,14 @@ RUN_TOPIC: tuple[Figure, ...] = (
     _rf('interval sum sim', 's', 'the sim intervals of the run, summed',
         lambda t: to_s(t.run.interval_sim.sum_ns), '', field='interval_sim_sum_s'),
     _rf('mean interval wall', 'ms', 'mean wall interval of the run', _run_mean_ms('wall'),
-        'mean_interval_wall_ms', why=lambda t: 'no interval on the wall clock'),
+        'mean_interval_wall_ms', why=lambda t: 'no interval on the wall clock',
+        column='mean wall ms', column_digits=2),
     _rf('mean interval sim', 'ms', 'mean sim interval of the run', _run_mean_ms('sim'),
-        'mean_interval_sim_ms', why=lambda t: 'no interval on the sim clock'),
+        'mean_interval_sim_ms', why=lambda t: 'no interval on the sim clock',
+        column='mean sim ms', column_digits=2),
     _rf('rate wall', 'Hz', 'whole-run mean rate on the wall clock', _run_rate_hz('wall'),
-        'rate_wall_hz', why=lambda t: 'no interval on the wall clock', digits=2),
+        'rate_wall_hz', why=lambda t: 'no interval on the wall clock', digits=2,
+        column='rate wall Hz', column_digits=1),
     _rf('rate sim', 'Hz', 'whole-run mean rate on the sim clock', _run_rate_hz('sim'),
         'rate_sim_hz', why=lambda t: 'no interval on the sim clock', digits=2),
     _rf('outages', '', 'silences longer than the timeout since start',
@@ -834,7 +904,7 @@ RUN_TOPIC: tuple[Figure, ...] = (
         lambda t: t.report.resets_total, 'resets', always=True),
 
     _rf('rule', '', '`interval` or `response`', lambda t: t.report.rule, 'rule',
-        column='rule', group=CONFIGURATION),
+        column='rule', group=CONFIGURATION, per_cycle=True),
     _rf('timer clock', '', 'clock of the producing timer: `sim` or `wall`',
         lambda t: t.report.timer_clock, 'timer_clock', column='clock', group=CONFIGURATION),
     _rf('timing source', '', 'what times a cycle: `header` or `arrival`',
@@ -988,20 +1058,23 @@ TRANSFORM: tuple[Figure, ...] = (
            metric=NO_METRIC),
     Figure('max interval', 'ms', 'longest interval between two arrivals of the transform',
            _tf_ms(lambda tf: tf.max_interval_ns), TRANSFORMS, json='max_interval_ms',
-           column='max interval ms', why=_tf_why, metric=NO_METRIC),
+           column='max interval ms', column_digits=2, why=_tf_why, metric=NO_METRIC),
     Figure('max interval at', 's since start', 'arrival that ended the longest interval',
            _tf_at, TRANSFORMS, json='max_interval_at_s', digits=2, why=_tf_why,
            metric=NO_METRIC),
     Figure('silent', 'ms', 'time since its last arrival, at the report',
            _tf_ms(lambda tf: None if tf.static else tf.silence_ns), TRANSFORMS,
-           json='silent_ms', column='silent ms', why=_tf_why, metric=NO_METRIC),
+           json='silent_ms', column='silent ms', column_digits=2, why=_tf_why,
+           metric=NO_METRIC),
     Figure('longest gap', 'ms', 'longest time without the transform: an interval, or its '
            'silence at the report (a broadcaster that stopped for good)',
            _tf_ms(lambda tf: tf.longest_gap_ns), TRANSFORMS, json='longest_gap_ms',
-           column='gap ms', limit='max_transform_gap_ms', why=_tf_why, metric=NO_METRIC),
+           column='gap ms', column_digits=2, limit='max_transform_gap_ms', why=_tf_why,
+           metric=NO_METRIC),
     Figure('mean age', 'ms', 'mean of arrival - stamp (sim stamps against the arrival placed '
            'on sim time through /clock)', _tf_ms(lambda tf: tf.age_mean_ns), TRANSFORMS,
-           json='mean_age_ms', column='age ms', why=_tf_age_why, metric=NO_METRIC),
+           json='mean_age_ms', column='age ms', column_digits=2, why=_tf_age_why,
+           metric=NO_METRIC),
     Figure('max age', 'ms', 'largest arrival - stamp', _tf_ms(lambda tf: tf.age_max_ns),
            TRANSFORMS, json='max_age_ms', why=_tf_age_why, metric=NO_METRIC),
     Figure('age unknown', '', 'arrivals whose age could not be told (zero stamp, sim time '

@@ -86,6 +86,15 @@ def _worse_level(current: int, level: int) -> int:
     return current if level == Level.STALE else max(current, level)
 
 
+def _counts_note(msg: Any, period_ns: int | None) -> str:
+    """Why the counts are unknown; a message recorded before the field: the period decides."""
+    note = getattr(msg, 'counts_note', None)
+    if note is not None:
+        return note
+    timer = (getattr(msg, 'kind', '') or 'timer') == 'timer'
+    return 'no period' if timer and period_ns is None else ''
+
+
 def _stamp_ns(header: Any) -> int:
     return int(header.stamp.sec) * 1_000_000_000 + int(header.stamp.nanosec)
 
@@ -208,7 +217,7 @@ class _TopicFold:
             outage_max_ns=(_int_ns(self.longest['outage_max_s'], 1e9) or 0) if outages else 0,
             producer_runs_total=int(total('producer_runs_total')),
             producers=int(msg.producers), unattributed_total=int(total('unattributed_total')),
-            loss_note=msg.loss_note, counts_note=getattr(msg, 'counts_note', ''))
+            loss_note=msg.loss_note, counts_note=_counts_note(msg, period_ns))
         return TopicSnapshot(topic_id=topic_id, topic=msg.topic, type_name=msg.type,
                              level=Level(self.level), reason=msg.status, report=report,
                              run=self._run())

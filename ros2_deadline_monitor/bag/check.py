@@ -19,7 +19,7 @@ import time
 from typing import Any
 
 from ros2_deadline_monitor.analysis.errors import MonitorError, os_error_text
-from ros2_deadline_monitor.analysis.figures import known, RUN_CLOCK, RUN_TOPIC
+from ros2_deadline_monitor.analysis.figures import Figure, find, known, RUN_CLOCK, RUN_TOPIC
 from ros2_deadline_monitor.analysis.snapshot import (
     Snapshot,
     TopicSnapshot,
@@ -40,8 +40,10 @@ EXIT_USAGE = 2
 EXIT_FAILED = 3
 
 
-_TOPIC = {figure.json: figure for figure in RUN_TOPIC}
-_CLOCK = {figure.json: figure for figure in RUN_CLOCK}
+MISSES, SKIPPED, MAX_INTERVAL = (find(RUN_TOPIC, name) for name in (
+    'deadline misses', 'skipped periods', 'max interval'))
+RTF, WORST_BIN = find(RUN_CLOCK, 'RTF overall'), find(RUN_CLOCK, 'worst RTF window')
+"""The figures of the one-row-per-bag table, headed and written as the table says."""
 NAN = float('nan')
 
 
@@ -230,18 +232,18 @@ def exit_status(runs: Iterable[BagRun]) -> int:
 def _severity(run: BagRun) -> tuple:
     failed = len(run.verdict.failed) if run.verdict else 0
     regressions = len(run.comparison.regressions) if run.comparison else 0
-    misses = sum(_topic(run.figures, t, 'deadline_misses') or 0
+    misses = sum(_topic(run.figures, t, MISSES) or 0
                  for t in run.figures.topics) if run.figures else 0
     return (run.status != 'ERROR', run.status != 'FAIL', -failed - regressions, -misses,
             run.bag)
 
 
-def _topic(snapshot: Snapshot, topic: TopicSnapshot, key: str) -> Any:
-    return known(_TOPIC[key].get(snapshot, topic))
+def _topic(snapshot: Snapshot, topic: TopicSnapshot, figure: Figure) -> Any:
+    return known(figure.get(snapshot, topic))
 
 
-def _clock(snapshot: Snapshot, key: str) -> Any:
-    return known(_CLOCK[key].get(snapshot, snapshot.clock))
+def _clock(snapshot: Snapshot, figure: Figure) -> Any:
+    return known(figure.get(snapshot, snapshot.clock))
 
 
 def _worst(values: Iterable[float | None], pick: Callable[..., float]) -> float | None:
@@ -255,8 +257,9 @@ def _cell(value: float | None, digits: int = 0) -> str:
 
 def format_runs(runs: Sequence[BagRun]) -> str:
     """One row per bag, worst first: status, failed expectations, the key figures."""
-    header = [('bag', 'l'), ('status', 'l'), ('failed', 'r'), ('msgs', 'r'), ('misses', 'r'),
-              ('skipped', 'r'), ('max interval ms', 'r'), ('RTF', 'r'), ('worst RTF bin', 'r'),
+    header = [('bag', 'l'), ('status', 'l'), ('failed', 'r'), ('msgs', 'r'),
+              *((figure.column, 'r') for figure in (MISSES, SKIPPED, MAX_INTERVAL, RTF,
+                                                    WORST_BIN)),
               ('s', 'r'), ('first failure / error', 'l')]
     rows = []
     for run in sorted(runs, key=_severity):
@@ -273,13 +276,14 @@ def format_runs(runs: Sequence[BagRun]) -> str:
         checked = len(verdict.outcomes) + (len(run.comparison.deltas) if run.comparison else 0)
         rows.append([
             run.bag, run.status, f'{len(failed)}/{checked}', f'{run.messages:,}',
-            _cell(_worst((_topic(figures, t, 'deadline_misses') for t in topics), sum)
+            _cell(_worst((_topic(figures, t, MISSES) for t in topics), sum)
                   if topics else None),
-            _cell(_worst((_topic(figures, t, 'skipped_periods') for t in topics), sum)
+            _cell(_worst((_topic(figures, t, SKIPPED) for t in topics), sum)
                   if topics else None),
-            _cell(_worst((_topic(figures, t, 'max_interval_ms') for t in topics), max), 2),
-            _cell(_clock(figures, 'rtf_total'), 3),
-            _cell(_clock(figures, 'rtf_bin_min'), 3),
+            _cell(_worst((_topic(figures, t, MAX_INTERVAL) for t in topics), max),
+                  MAX_INTERVAL.digits_in_column),
+            _cell(_clock(figures, RTF), RTF.digits_in_column),
+            _cell(_clock(figures, WORST_BIN), WORST_BIN.digits_in_column),
             f'{run.seconds:.1f}', failed[0] if failed else ''])
     counts = {s: sum(1 for r in runs if r.status == s) for s in ('FAIL', 'ERROR', 'ok')}
     title = (f'{len(runs)} bags: {counts["FAIL"]} failed, {counts["ERROR"]} could not be '

@@ -194,7 +194,8 @@ TOPIC_SPECS: tuple[ParamSpec, ...] = (
               "'timer': a periodic producer (period, deadline misses, skipped periods); "
               "'event': messages come when something happens (a planner's output): rate, max "
               'gap and age only, no misses or skipped periods, and a timeout only when '
-              'timeout_s is set.', choices=KINDS),
+              'timeout_s is set. A timer topic without a period whose learning windows keep '
+              'no timer rhythm is timed as an event topic too.', choices=KINDS),
     ParamSpec('period_ms', 0.0,
               'Expected cycle period T (ms); 0 = learn it from the first learn_intervals '
               'intervals (or use rate_hz).', 0.0, _MAX_MS),

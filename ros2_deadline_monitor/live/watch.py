@@ -177,8 +177,10 @@ def build_parser() -> argparse.ArgumentParser:
                     'level and its reason), worst first. Reads <namespace>/<node>/stats '
                     '(MonitorStats).',
         epilog='Counts read "20 (2)": 20 since the monitor started, 2 of them in its rolling '
-               'window (the last 10 s; a line under the table says so); lost is "?" when '
-               'several writers share a topic. Each row ends with the reason of its level. '
+               'window (the last 10 s; a line under the table says so). A figure reads "-" '
+               'while unknown (lost with several writers, misses before the period is '
+               'known) and "n/a" where it does not apply (misses of an event topic). Each '
+               'row ends with the reason of its level. '
                'When reports stop coming, the view says "no report for N s: monitor '
                'gone?". Plain lines when stdout is not a terminal. Example: watch '
                '--namespace robot1')

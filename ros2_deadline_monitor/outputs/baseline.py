@@ -2,7 +2,9 @@
 
 The baseline is the JSON document ``analyze --json`` wrote (its ``format`` and ``version``
 are checked). Each figure below is compared with the baseline's for every topic found in
-both (by topic name) and for the clock. A figure *regresses* when it got worse by more than
+both (by topic name) and for the clock, named by its key in the table of figures
+(``analysis/figures.py``) and found in the documents under its ``json`` key. A figure
+*regresses* when it got worse by more than
 the tolerance, relative to the baseline's value; a figure that was 0 regresses as soon as it
 is above 0 (a count going from 0 to 1 is the regression a CI job is for). A topic of the
 baseline missing from the run, or a figure the run no longer measures, regresses too.
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ros2_deadline_monitor.analysis.errors import ExpectationError
+from ros2_deadline_monitor.analysis.figures import Figure, find, RUN_CLOCK, RUN_TOPIC
 from ros2_deadline_monitor.outputs.tables import JSON_FORMAT, JSON_VERSION, render
 
 __all__ = ['BASELINE_FIGURES', 'Comparison', 'Delta', 'compare', 'format_comparison',
@@ -26,32 +29,37 @@ __all__ = ['BASELINE_FIGURES', 'Comparison', 'Delta', 'compare', 'format_compari
 DEFAULT_TOLERANCE = 0.10
 
 
+HIGHER = 'higher'
+LOWER = 'lower'
+
+
 @dataclass(frozen=True)
 class BaselineFigure:
-    """One compared figure: where it is in the JSON and which direction is worse."""
+    """One compared figure: its key in the documents, its label and which direction is worse."""
 
-    path: tuple[str, ...]
+    key: str
+    """The figure's ``json`` key (a bag fact's key for the one clock fact compared)."""
     label: str
     worse: str
-    """'higher' or 'lower'."""
+    """``HIGHER`` or ``LOWER``."""
+
+    @classmethod
+    def of(cls, figure: Figure, worse: str) -> BaselineFigure:
+        """Compare a figure of the table: its JSON key, labelled by its diagnostic key."""
+        return cls(figure.json, figure.key, worse)
 
 
-BASELINE_FIGURES: tuple[BaselineFigure, ...] = (
-    BaselineFigure(('deadline_misses',), 'deadline misses', 'higher'),
-    BaselineFigure(('miss_ratio',), 'miss ratio', 'higher'),
-    BaselineFigure(('skipped_periods',), 'skipped periods', 'higher'),
-    BaselineFigure(('max_interval_wall_ms',), 'interval wall max [ms]', 'higher'),
-    BaselineFigure(('p99_interval_wall_ms',), 'interval wall p99 [ms]', 'higher'),
-    BaselineFigure(('max_interval_sim_ms',), 'interval sim max [ms]', 'higher'),
-    BaselineFigure(('p99_interval_sim_ms',), 'interval sim p99 [ms]', 'higher'),
-    BaselineFigure(('max_response_ms',), 'response max [ms]', 'higher'),
-    BaselineFigure(('p99_response_ms',), 'response p99 [ms]', 'higher'),
-    BaselineFigure(('rate_wall_hz',), 'rate wall [Hz]', 'lower'),
-)
+BASELINE_FIGURES: tuple[BaselineFigure, ...] = tuple(
+    BaselineFigure.of(find(RUN_TOPIC, name), worse) for name, worse in (
+        ('deadline misses', HIGHER), ('miss ratio', HIGHER), ('skipped periods', HIGHER),
+        ('max interval wall', HIGHER), ('p99 interval wall', HIGHER),
+        ('max interval sim', HIGHER), ('p99 interval sim', HIGHER),
+        ('max response', HIGHER), ('p99 response', HIGHER), ('rate wall', LOWER)))
 CLOCK_FIGURES: tuple[BaselineFigure, ...] = (
-    BaselineFigure(('rtf_total',), 'RTF overall', 'lower'),
-    BaselineFigure(('rtf_bin_min',), 'worst RTF window', 'lower'),
-    BaselineFigure(('max_wall_gap_ms',), 'longest /clock gap [ms]', 'higher'),
+    BaselineFigure.of(find(RUN_CLOCK, 'RTF overall'), LOWER),
+    BaselineFigure.of(find(RUN_CLOCK, 'worst RTF window'), LOWER),
+    # The bag's own fact (``ClockFacts``), no figure of the table: the longest gap of the bag.
+    BaselineFigure('max_wall_gap_ms', 'longest /clock gap (ms)', HIGHER),
 )
 
 
@@ -117,12 +125,10 @@ def load_baseline(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def _get(item: Mapping[str, Any] | None, path: tuple[str, ...]) -> float | None:
-    value: Any = item
-    for key in path:
-        if not isinstance(value, Mapping):
-            return None
-        value = value.get(key)
+def _get(item: Mapping[str, Any] | None, key: str) -> float | None:
+    if not isinstance(item, Mapping):
+        return None
+    value = item.get(key)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
         return None
     return float(value)
@@ -134,7 +140,7 @@ def _delta(topic: str, figure: BaselineFigure, base: float | None, now: float | 
         return Delta(topic, figure.label, base, now, False)
     if now is None:
         return Delta(topic, figure.label, base, now, True, 'no longer measured')
-    worse = now - base if figure.worse == 'higher' else base - now
+    worse = now - base if figure.worse == HIGHER else base - now
     if worse <= 0:
         return Delta(topic, figure.label, base, now, False)
     if base == 0:
@@ -158,15 +164,15 @@ def compare(current: Mapping[str, Any], baseline: Mapping[str, Any], name: str,
             deltas.append(Delta(topic, 'topic', None, None, True, 'not in this run'))
             continue
         for figure in BASELINE_FIGURES:
-            deltas.append(_delta(topic, figure, _get(base, figure.path),
-                                 _get(now, figure.path), tolerance))
+            deltas.append(_delta(topic, figure, _get(base, figure.key),
+                                 _get(now, figure.key), tolerance))
     base_clock = baseline.get('clock')
     if isinstance(base_clock, Mapping):
         now_clock = current.get('clock')
         name_clock = str(base_clock.get('topic', '/clock'))
         for figure in CLOCK_FIGURES:
-            deltas.append(_delta(name_clock, figure, _get(base_clock, figure.path),
-                                 _get(now_clock, figure.path), tolerance))
+            deltas.append(_delta(name_clock, figure, _get(base_clock, figure.key),
+                                 _get(now_clock, figure.key), tolerance))
     return Comparison(baseline=name, tolerance=tolerance, deltas=tuple(deltas))
 
 

@@ -1,7 +1,9 @@
 """Figures as text, the same way in every output (diagnostics, summary, tables, HTML, tools).
 
-A figure with nothing to measure (None or NaN) reads ``missing``: 'n/a' by default, '-' in the
-tables. Integers stay integers; floats get a fixed number of decimals so columns line up.
+``figure_text`` writes a figure of the table (``analysis/figures.py``) as a status carries it,
+``cell`` as a table's column shows it: 'n/a' where the figure does not apply (the one rule,
+``figures.applies``), '-' in a column or 'unknown (why)' in a status while it is unknown.
+Integers stay integers; floats get a fixed number of decimals so columns line up.
 """
 
 from __future__ import annotations
@@ -10,14 +12,17 @@ import math
 from numbers import Integral
 from typing import Any
 
-from ros2_deadline_monitor.analysis.figures import Figure
+from ros2_deadline_monitor.analysis.figures import applies, Figure
 from ros2_deadline_monitor.analysis.snapshot import Snapshot
 from ros2_deadline_monitor.analysis.units import to_ms, to_s
 
-__all__ = ['NOT_AVAILABLE', 'figure_text', 'flag', 'is_missing', 'ms', 'number', 'seconds',
-           'since_s']
+__all__ = ['NOT_AVAILABLE', 'UNKNOWN', 'cell', 'figure_text', 'flag', 'is_missing', 'ms',
+           'number', 'seconds', 'since_s']
 
 NOT_AVAILABLE = 'n/a'
+"""What a figure reads where it does not apply (``figures.applies``), or in a status."""
+UNKNOWN = '-'
+"""What a figure reads in a table's column while it is unknown."""
 
 
 def is_missing(value: object) -> bool:
@@ -61,10 +66,10 @@ def flag(value: bool) -> str:
 
 
 def figure_text(figure: Figure, snapshot: Snapshot, part: Any) -> str | None:
-    """Return a figure's value as people read it, or None when it is left out.
+    """Return a figure's value as a status shows it, or None when it is left out.
 
-    Nothing to measure reads 'n/a' for a figure ``always`` shown, else the figure is left out
-    (the diagnostics, the recorded table).
+    With nothing to measure, a figure ``always`` shown reads 'n/a' where it does not apply
+    (``figures.applies``) or has no reason, else 'unknown (why)'; any other is left out.
     """
     value = figure.get(snapshot, part)
     kind = type(value)  # plain floats and ints first: a thousand statuses a report
@@ -73,9 +78,30 @@ def figure_text(figure: Figure, snapshot: Snapshot, part: Any) -> str | None:
     if kind is int:
         return f'{value:d}'
     if is_missing(value):
-        return NOT_AVAILABLE if figure.always else None
+        if not figure.always:
+            return None
+        if figure.why is None or not applies(figure, part):
+            return NOT_AVAILABLE
+        return f'unknown ({figure.unknown(snapshot, part)})'
     if isinstance(value, bool):
         return flag(value)
     if isinstance(value, str):
         return value
     return number(value, figure.digits)
+
+
+def cell(figure: Figure, snapshot: Snapshot, part: Any) -> str:
+    """Return a figure as every table's column shows it.
+
+    'n/a' where it does not apply (an event topic's misses), ``UNKNOWN`` while it is unknown
+    (never a good-looking 0), counts with their thousands grouped, other numbers with the
+    column's decimals (``Figure.digits_in_column``), words as they are.
+    """
+    value = figure.get(snapshot, part)
+    if is_missing(value):
+        return UNKNOWN if applies(figure, part) else NOT_AVAILABLE
+    if isinstance(value, bool):
+        return flag(value)
+    if isinstance(value, str):
+        return value
+    return number(value, figure.digits_in_column, grouping=isinstance(value, Integral))

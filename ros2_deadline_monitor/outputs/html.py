@@ -11,12 +11,14 @@ from datetime import datetime, timezone
 from functools import partial
 from html import escape
 
+from ros2_deadline_monitor.analysis.figures import Figure, find, RUN_CLOCK, RUN_TOPIC
 from ros2_deadline_monitor.outputs import format as fmt
 from ros2_deadline_monitor.outputs.bag_result import BagResult, ClockFacts, RecordedStats
+from ros2_deadline_monitor.outputs.format import cell
 from ros2_deadline_monitor.outputs.tables import (
     recorded_clock_line,
     recorded_table,
-    TABLE_COLUMNS,
+    TABLE_FIGURES,
     topic_cells,
     topic_note,
 )
@@ -51,16 +53,18 @@ def _head(names: list[str], left: int = 1) -> str:
                             for i, n in enumerate(names)) + '</tr>'
 
 
+BAD = tuple(find(RUN_TOPIC, name) for name in ('deadline misses', 'skipped periods',
+                                                'messages lost'))
+"""Counts marked in red once above 0."""
+
+
 def _topics_table(result: BagResult) -> str:
-    head = _head(['topic', 'type', 'messages', 'rate wall Hz', 'period ms', 'timer clock',
-                  'wall mean ms', 'wall max ms', 'wall p99 ms', 'sim mean ms', 'sim max ms',
-                  'sim p99 ms', 'misses', 'rule', 'skipped', 'lost'], left=2)
+    head = _head(['topic', 'type', *(figure.column for figure in TABLE_FIGURES)], left=2)
     rows = []
-    bad = ('deadline_misses', 'skipped_periods', 'messages_lost')
     for t, facts in result.topics:
         cells = topic_cells(result, t)
-        marked = [(cell, 'bad' if key in bad and cell not in ('0', '-', 'n/a') else '')
-                  for (key, _, _), cell in zip(TABLE_COLUMNS, cells, strict=True)]
+        marked = [(cell, 'bad' if figure in BAD and cell not in ('0', '-', 'n/a') else '')
+                  for figure, cell in zip(TABLE_FIGURES, cells, strict=True)]
         rows.append(_row([(t.topic, 'l'), (facts.msgtype, 'l'), *marked]))
     details = []
     for t, facts in result.topics:
@@ -86,23 +90,30 @@ def _topics_table(result: BagResult) -> str:
 
 
 def _clock_table(result: BagResult, clock: ClockFacts, t0_ns: int) -> str:
-    report = result.snapshot.clock.report
+    snapshot = result.snapshot
+    report = snapshot.clock.report
 
     def rel(at_ns: int | None) -> str:
         return '-' if at_ns is None else f'+{(at_ns - t0_ns) / 1e9:.2f} s'
 
+    def figure(name: str) -> tuple[Figure, str]:
+        found = find(RUN_CLOCK, name)
+        return found, cell(found, snapshot, snapshot.clock)
+
+    messages, rtf, worst, resets = (figure(name) for name in (
+        'messages', 'RTF overall', 'worst RTF window', 'sim resets'))
+    # The figures of the table under their keys; then the bag's own facts (``ClockFacts``).
     rows = [
-        ('/clock messages', f'{report.messages_total:,}'),
-        ('RTF overall' + (' (since the last reset)' if report.resets_total else ''),
-         _num(report.rtf_total, 4)),
+        (messages[0].key, messages[1]),
+        (rtf[0].key + (' (since the last reset)' if report.resets_total else ''), rtf[1]),
+        (f'{worst[0].key} ({report.rtf_bin_ns / 1e6:g} ms)',
+         f'{worst[1]} at {rel(report.rtf_bin_min_run_at_ns)}'),
+        (resets[0].key, resets[1]),
         ('sim / wall span', f'{clock.sim_span_ns / 1e9:.3f} s / {clock.wall_span_ns / 1e9:.3f} s'),
-        (f'worst {report.rtf_bin_ns / 1e6:g} ms window',
-         f'{_num(report.rtf_bin_min_run, 4)} at {rel(report.rtf_bin_min_run_at_ns)}'),
-        (f'best {report.rtf_bin_ns / 1e6:g} ms window', _num(clock.rtf_bin_max, 4)),
+        (f'best {report.rtf_bin_ns / 1e6:g} ms window', _num(clock.rtf_bin_max, 3)),
         ('median sim step', f'{_ms(clock.step_ns, 3)} ms'),
         ('longest wall gap between /clock messages',
          f'{_ms(clock.max_wall_gap_ns, 1)} ms at {rel(clock.max_wall_gap_at_ns)}'),
-        ('sim time resets (jumps back)', str(report.resets_total)),
         ('report windows with sim time paused', str(clock.paused_windows)),
     ]
     body = ''.join(_row([(k, 'l'), (v, '')]) for k, v in rows)

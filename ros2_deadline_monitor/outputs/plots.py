@@ -13,10 +13,12 @@ from typing import Any
 import numpy as np
 
 from ros2_deadline_monitor.analysis.errors import MonitorError
-from ros2_deadline_monitor.analysis.snapshot import TopicSnapshot
+from ros2_deadline_monitor.analysis.figures import Figure, find, RUN_TOPIC
+from ros2_deadline_monitor.analysis.snapshot import Snapshot, TopicSnapshot
 from ros2_deadline_monitor.analysis.units import to_ms
 from ros2_deadline_monitor.analysis.whole_run import ValueSketch
 from ros2_deadline_monitor.outputs.bag_result import BagResult
+from ros2_deadline_monitor.outputs.format import cell, UNKNOWN
 from ros2_deadline_monitor.outputs.series import Timeline
 
 __all__ = ['render_plots', 'require_matplotlib']
@@ -53,12 +55,13 @@ def _png(figure: Any) -> bytes:
     return buffer.getvalue()
 
 
-def _counts(topic: TopicSnapshot) -> tuple[int | None, int | None]:
-    """Misses and skipped periods of the run, None while unknown (no period)."""
-    report = topic.report
-    if not report.counts_known:
-        return None, None
-    return report.deadline_misses_total, report.skipped_periods_total
+MISSES, SKIPPED = find(RUN_TOPIC, 'deadline misses'), find(RUN_TOPIC, 'skipped periods')
+"""The counts the labels and titles name, read through the table of figures."""
+
+
+def _counts(snapshot: Snapshot, topic: TopicSnapshot) -> tuple[str, str]:
+    """Misses and skipped periods of the run as the labels say them (``_count``)."""
+    return _count(MISSES, snapshot, topic), _count(SKIPPED, snapshot, topic)
 
 
 def _period_lines(ax: Any, topic: TopicSnapshot, with_jitter: bool = True) -> None:
@@ -101,9 +104,10 @@ def _series(ax: Any, timeline: Timeline, column: str, color: str, label: str,
     return True
 
 
-def _count(value: int | None) -> str:
-    """Show a count in a label: unknown (no period yet) reads 'unknown', never 0."""
-    return 'unknown' if value is None else f'{value:,}'
+def _count(figure: Figure, snapshot: Snapshot, topic: TopicSnapshot) -> str:
+    """Show a count in a label: 'unknown' while unknown (never 0), 'n/a' if it does not apply."""
+    text = cell(figure, snapshot, topic)
+    return 'unknown' if text == UNKNOWN else text
 
 
 def _outages(ax: Any, timeline: Timeline, topic: TopicSnapshot) -> None:
@@ -125,21 +129,19 @@ def _outages(ax: Any, timeline: Timeline, topic: TopicSnapshot) -> None:
         label = None
 
 
-def _marks(ax: Any, timeline: Timeline, topic: TopicSnapshot) -> None:
+def _marks(ax: Any, timeline: Timeline, topic: TopicSnapshot, counts: tuple[str, str]
+           ) -> None:
     t, v, _ = timeline.marks('miss')
     suffix = '' if timeline.misses_complete else ' (first ones)'
     if len(t):
         ax.scatter(t, v / 1e6, marker='x', color=MISS_COLOR, s=36, zorder=5, linewidths=1.5,
-                   label=f'deadline miss ({_count(_counts(topic)[0])}, {topic.report.rule} '
-                         f'rule){suffix}')
+                   label=f'deadline miss ({counts[0]}, {topic.report.rule} rule){suffix}')
     t, v, n = timeline.marks('skip')
     suffix = '' if timeline.skips_complete else ' (first ones)'
     if len(t):
         ax.scatter(t, v / 1e6, marker='v', color=SKIP_COLOR, s=40, zorder=6,
                    edgecolors='black', linewidths=0.5,
-                   label=f'skipped periods after this cycle '
-                         f'({_count(_counts(topic)[1])})'
-                         f'{suffix}')
+                   label=f'{SKIPPED.name} after this cycle ({counts[1]}){suffix}')
 
 
 def _headroom(ax: Any) -> None:
@@ -191,7 +193,8 @@ COUNT_BINS = 200
 """Time bins (at most) of the miss and skip counts."""
 
 
-def _counts_axis(ax: Any, timeline: Timeline, topic: TopicSnapshot) -> None:
+def _counts_axis(ax: Any, timeline: Timeline, topic: TopicSnapshot, counts: tuple[str, str]
+                 ) -> None:
     """Misses and skipped periods per time bin, for runs with too many to mark one by one."""
     edges = timeline.bucket_edges_s()
     group = -(-timeline.buckets // COUNT_BINS)  # coarser bins: steadier counts
@@ -203,10 +206,9 @@ def _counts_axis(ax: Any, timeline: Timeline, topic: TopicSnapshot) -> None:
     edges = np.append(edges[:-1:group], edges[-1])
     width = edges[1] - edges[0]
     ax.stairs(coarse(timeline.b_misses), edges, fill=True, color=MISS_COLOR, alpha=0.6,
-              label=f'deadline misses ({_count(_counts(topic)[0])}, {topic.report.rule} '
-                    'rule)')
+              label=f'{MISSES.name} ({counts[0]}, {topic.report.rule} rule)')
     ax.stairs(coarse(timeline.b_skipped), edges, color=SKIP_COLOR, linewidth=1.2,
-              label=f'skipped periods ({_count(_counts(topic)[1])})')
+              label=f'{SKIPPED.name} ({counts[1]})')
     ax.set_ylabel(f'per {width:.3g} s')
     ax.set_ylim(bottom=0)
     _headroom(ax)
@@ -214,8 +216,8 @@ def _counts_axis(ax: Any, timeline: Timeline, topic: TopicSnapshot) -> None:
     ax.grid(alpha=0.3)
 
 
-def timeline_figure(topic: TopicSnapshot, timeline: Timeline, windows: list[Any], t0_ns: int,
-                    target_rtf: float) -> bytes:
+def timeline_figure(snapshot: Snapshot, topic: TopicSnapshot, timeline: Timeline,
+                    windows: list[Any], t0_ns: int, target_rtf: float) -> bytes:
     """Intervals, response times and RTF of one topic on one wall-time axis.
 
     Misses and skipped periods are marked one by one when there are few; otherwise their
@@ -232,12 +234,12 @@ def timeline_figure(topic: TopicSnapshot, timeline: Timeline, windows: list[Any]
         _series(ax, timeline, 'interval_sim', SIM_COLOR, 'interval, sim clock', dashed=True)
     _period_lines(ax, topic)
     _outages(ax, timeline, topic)
+    counts = _counts(snapshot, topic)
     if not many:
-        _marks(ax, timeline, topic)
+        _marks(ax, timeline, topic, counts)
     ax.set_ylabel('interval between cycle starts [ms]')
     _headroom(ax)
-    ax.set_title(f'{topic.topic}: {_count(_counts(topic)[0])} deadline misses, '
-                 f'{_count(_counts(topic)[1])} skipped periods in '
+    ax.set_title(f'{topic.topic}: {counts[0]} {MISSES.name}, {counts[1]} {SKIPPED.name} in '
                  f'{topic.run.cycles:,} cycles')
     ax.legend(loc='upper right', fontsize=8, ncols=2, framealpha=0.9)
     ax.grid(alpha=0.3)
@@ -259,7 +261,7 @@ def timeline_figure(topic: TopicSnapshot, timeline: Timeline, windows: list[Any]
     ax.grid(alpha=0.3)
 
     if many:
-        _counts_axis(axes[2], timeline, topic)
+        _counts_axis(axes[2], timeline, topic, counts)
     _rtf_axis(axes[-1], windows, t0_ns, target_rtf)
     if windows:
         axes[-1].legend(loc='lower right', fontsize=8, ncols=3, framealpha=0.9)
@@ -373,7 +375,7 @@ def render_plots(result: BagResult) -> dict[str, bytes]:
     for topic in topics:
         stem = file_stem(topic.topic_id)
         images[f'timeline_{stem}.png'] = timeline_figure(
-            topic, series['timelines'][topic.topic_id], windows, t0, target)
+            result.snapshot, topic, series['timelines'][topic.topic_id], windows, t0, target)
         images[f'lateness_{stem}.png'] = lateness_figure(
             topic, series['sketches'][topic.topic_id]['lateness'])
     if not topics and windows:

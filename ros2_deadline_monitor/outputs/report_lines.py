@@ -14,7 +14,9 @@ table of figures (``analysis/figures.py``), so a figure reads the same here as i
   so far) and the run's (``since start``); then the period the counts are judged against
   and where it came from (given, learned, the publishers' deadline QoS); the level and its
   reason last.
-- A figure with nothing to measure reads ``-``, never 0.
+- A figure with nothing to measure reads ``-``, never 0, and ``n/a`` where it does not apply
+  (an event topic's misses); labels, units and decimals are the table's (``outputs/format.py``
+  ``cell``), as in ``watch``.
 - With more than ``MAX_TOPIC_LINES`` topics (``--all`` on a busy graph) a report is one
   summary line (how many topics at each level) and the lines of the worst topics that are not
   OK, at most ``MAX_TOPIC_LINES``: a hundred healthy topics print one line a report.
@@ -27,16 +29,15 @@ table of figures (``analysis/figures.py``), so a figure reads the same here as i
 from __future__ import annotations
 
 from collections.abc import Sequence
-import math
 import os
 import queue
 import threading
 from typing import TextIO
 
-from ros2_deadline_monitor.analysis.figures import Figure, TOPIC
+from ros2_deadline_monitor.analysis.figures import applies, CLOCK, Figure, find, known, TOPIC
 from ros2_deadline_monitor.analysis.reports import Level
 from ros2_deadline_monitor.analysis.snapshot import Snapshot, TopicSnapshot
-from ros2_deadline_monitor.outputs import format as fmt
+from ros2_deadline_monitor.outputs.format import cell, UNKNOWN
 
 __all__ = ['MAX_TOPIC_LINES', 'ReportPrinter', 'report_lines', 'topic_line']
 
@@ -44,54 +45,31 @@ MAX_TOPIC_LINES = 10
 """Most topic lines in one report; beyond, a summary line and the worst topics only."""
 MAX_REASON_CHARS = 100
 """A level's reason is cut here (with '...'): the line stays a line."""
-NONE = '-'
+NONE = UNKNOWN
 QUEUE_REPORTS = 4
 """Reports waiting for a slow terminal or pipe before new ones are dropped."""
 WORST_FIRST = (Level.ERROR, Level.STALE, Level.WARN, Level.OK)
 COLOURS = {Level.OK: '32', Level.WARN: '33', Level.ERROR: '1;31', Level.STALE: '35'}
 """ANSI SGR codes of the levels, as the ``watch`` table colours them."""
 
-_FIGURES = {figure.name: figure for figure in TOPIC}
-
-
-def _figure(name: str) -> Figure:
-    return _FIGURES[name]
-
-
-RATE = _figure('rate wall')
-MAX_INTERVAL = _figure('max interval wall')
-WINDOW = _figure('window wall')
-PERIOD = _figure('period')
-PERIOD_SOURCE = _figure('period source')
-COUNTS = (('msgs', _figure('messages total'), _figure('messages')),
-          ('misses', _figure('deadline misses total'), _figure('deadline misses')),
-          ('skipped', _figure('skipped periods total'), _figure('skipped periods')),
-          ('lost', _figure('messages lost total'), _figure('messages lost')))
-"""Label, run total and window figure of each count: the total reads '-' when the window's
-figure is unknown too (lost with several writers: ``unknown (...)``)."""
+RATE, MAX_INTERVAL, WINDOW, PERIOD, PERIOD_SOURCE = (find(TOPIC, name) for name in (
+    'rate wall', 'max interval wall', 'window wall', 'period', 'period source'))
+COUNTS = tuple((find(TOPIC, f'{name} total'), find(TOPIC, name))
+               for name in ('messages', 'deadline misses', 'skipped periods', 'messages lost'))
+"""Run total and window figure of each count, labelled by the total's column: the total reads
+'-' when the window's figure is unknown too (lost with several writers)."""
+RTF, RTF_TOTAL = find(CLOCK, 'RTF'), find(CLOCK, 'RTF total')
 SOURCES = {'configured': 'given', 'graph deadline QoS': "the publishers' deadline QoS",
            'learned': 'learned'}
 """Where the period came from (the figure ``period source``), in the line's words."""
 
 
-def _known(value: object) -> bool:
-    """Tell whether ``value`` was measured: not None, NaN, a word ('unknown (...)'), a flag."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return False
-    return math.isfinite(value)
-
-
-def _text(figure: Figure, snapshot: Snapshot, topic: TopicSnapshot, digits: int) -> str:
-    value = figure.value(snapshot, topic)
-    return fmt.number(value, digits) if _known(value) else NONE
-
-
 def _count(snapshot: Snapshot, topic: TopicSnapshot, total: Figure, window: Figure) -> str:
     """Return the run total, or ``-`` when it or the window's figure is unknown."""
-    run = total.value(snapshot, topic)
-    if not _known(run) or not _known(window.value(snapshot, topic)):
+    run = cell(total, snapshot, topic)
+    if run != NONE and cell(window, snapshot, topic) == NONE:
         return NONE
-    return str(run)
+    return run
 
 
 def _level(level: Level, colour: bool) -> str:
@@ -104,18 +82,13 @@ def _short(reason: str) -> str:
     return reason if len(reason) <= MAX_REASON_CHARS else reason[:MAX_REASON_CHARS - 3] + '...'
 
 
-def _window_count(snapshot: Snapshot, topic: TopicSnapshot, window: Figure) -> str:
-    value = window.value(snapshot, topic)
-    return str(value) if _known(value) else NONE
-
-
 def _period(snapshot: Snapshot, topic: TopicSnapshot) -> str:
     """Return the period the counts are judged against and its source, or why there is none."""
-    if topic.report is not None and topic.report.kind == 'event':
+    if not applies(COUNTS[1][0], topic):  # no period to judge misses by: an event topic
         return 'no period (event topic)'
-    period = PERIOD.value(snapshot, topic)
-    if not _known(period):
-        return 'period - (not learned yet)'
+    period = known(PERIOD.value(snapshot, topic))
+    if period is None:
+        return f'period {NONE} (not learned yet)'
     source = PERIOD_SOURCE.value(snapshot, topic)
     said = SOURCES.get(source, source) if isinstance(source, str) else None
     return f'period {period:g} ms' + (f' ({said})' if said else '')
@@ -127,15 +100,15 @@ def topic_line(snapshot: Snapshot, topic: TopicSnapshot, *, colour: bool = False
     level = f'{_level(topic.level, colour)}: {_short(topic.reason)}'
     if topic.report is None:  # invalid settings: the reason says why
         return f'{name}: not monitored, {level}'
-    window_s = WINDOW.value(snapshot, topic)
-    span = f'last {fmt.number(window_s, 1)} s' if _known(window_s) else 'window'
-    in_window = ', '.join(f'{_window_count(snapshot, topic, window)} {label}'
-                          for label, _, window in COUNTS[1:])
-    totals = ', '.join(f'{_count(snapshot, topic, total, window)} {label}'
-                       for label, total, window in COUNTS)
-    return (f'{name}: {span} {_text(RATE, snapshot, topic, 1)} Hz, max interval '
-            f'{_text(MAX_INTERVAL, snapshot, topic, 2)} ms, {in_window}; since start '
-            f'{totals}; {_period(snapshot, topic)}; {level}')
+    span = (f'last {cell(WINDOW, snapshot, topic)} {WINDOW.unit}'
+            if known(WINDOW.value(snapshot, topic)) is not None else 'window')
+    in_window = ', '.join(f'{cell(window, snapshot, topic)} {total.column}'
+                          for total, window in COUNTS[1:])
+    totals = ', '.join(f'{_count(snapshot, topic, total, window)} {total.column}'
+                       for total, window in COUNTS)
+    return (f'{name}: {span} {cell(RATE, snapshot, topic)} {RATE.unit}, max interval '
+            f'{cell(MAX_INTERVAL, snapshot, topic)} {MAX_INTERVAL.unit}, {in_window}; since '
+            f'start {totals}; {_period(snapshot, topic)}; {level}')
 
 
 def clock_line(snapshot: Snapshot, *, colour: bool = False) -> str | None:
@@ -144,8 +117,7 @@ def clock_line(snapshot: Snapshot, *, colour: bool = False) -> str | None:
     report = clock.report
     if not report.messages_total:
         return None
-    rtf = fmt.number(report.rtf, 3, NONE)
-    total = fmt.number(report.rtf_total, 3, NONE)
+    rtf, total = cell(RTF, snapshot, clock), cell(RTF_TOTAL, snapshot, clock)
     return (f'{clock.topic}: RTF {rtf} (window), {total} (since start), '
             f'{_level(clock.level, colour)}: {_short(clock.reason)}')
 

@@ -1,4 +1,9 @@
-"""The one-screen summary logged when the monitor shuts down, read from the last snapshot."""
+"""The one-screen summary logged when the monitor shuts down, read from the last snapshot.
+
+Its columns are whole-run figures of the table (``analysis/figures.py``), headed and written
+as every table writes them (``outputs/format.py`` ``cell``): '-' while unknown, 'n/a' where
+a figure does not apply (an event topic's misses).
+"""
 
 from __future__ import annotations
 
@@ -8,10 +13,31 @@ from pathlib import Path
 import tempfile
 from typing import Any
 
-from ros2_deadline_monitor.analysis.figures import record, RUN_TOPIC, TRANSFORM
+from ros2_deadline_monitor.analysis.figures import (
+    applies,
+    CLOCK,
+    Figure,
+    find,
+    RUN_CLOCK,
+    RUN_TOPIC,
+    TRANSFORM,
+)
 from ros2_deadline_monitor.analysis.snapshot import Snapshot, TopicSnapshot
 from ros2_deadline_monitor.configuration.expectations import Verdict
-from ros2_deadline_monitor.outputs import format as fmt
+from ros2_deadline_monitor.outputs.format import cell
+
+COLUMNS: tuple[Figure, ...] = tuple(find(RUN_TOPIC, name) for name in (
+    'messages', 'deadline misses', 'skipped periods', 'messages lost', 'max interval wall',
+    'max interval sim', 'rule'))
+"""The summary's columns after the topic (the rule last, left-aligned)."""
+MISSES = COLUMNS[1]
+TOPIC_WIDTH = 28
+CLOCK_MESSAGES, RTF_OVERALL, RESETS = (find(RUN_CLOCK, name) for name in (
+    'messages', 'RTF overall', 'sim resets'))
+WINDOW_RTF = find(CLOCK, 'RTF')
+TF_MESSAGES, TF_RATE, TF_GAP, TF_AGE = (find(TRANSFORM, name) for name in (
+    'messages', 'rate', 'longest gap', 'mean age'))
+"""What the summary says of each transform."""
 
 
 def write_summary(path: str | os.PathLike[str], record: Any) -> None:
@@ -43,12 +69,11 @@ def verdict_lines(verdict: Verdict) -> list[str]:
     return lines
 
 
-def _count(value: int | None) -> str:
-    return '-' if value is None else str(value)
-
-
-def _ms(value: float | None) -> str:
-    return fmt.NOT_AVAILABLE if value is None else f'{value:.2f}'
+def _line(topic: str, cells: list[str]) -> str:
+    """Return one line of the table: numbers right-aligned under their headers, the rule last."""
+    numbers = ''.join(f' {text:>{max(len(figure.column), 6)}}'
+                      for figure, text in zip(COLUMNS[:-1], cells[:-1], strict=True))
+    return f'{topic:<{TOPIC_WIDTH}}{numbers}  {cells[-1]}'
 
 
 TRANSFORMS_IN_SUMMARY = 50
@@ -61,13 +86,13 @@ def transform_lines(snapshot: Snapshot, topic: TopicSnapshot) -> list[str]:
     assert transforms is not None
     lines = []
     for tf in transforms.transforms[:TRANSFORMS_IN_SUMMARY]:
-        run = record(TRANSFORM, snapshot, tf)
+        def text(figure: Figure, tf: Any = tf) -> str:
+            return f'{cell(figure, snapshot, tf)}{" " + figure.unit if figure.unit else ""}'
         if tf.static:
-            figures = f'static, {run["messages"]} messages, age {_ms(run["mean_age_ms"])} ms'
+            figures = f'static, {text(TF_MESSAGES)} messages, age {text(TF_AGE)}'
         else:
-            figures = (f'{run["messages"]} messages, {fmt.number(run["rate_hz"], 2)} Hz, '
-                       f'longest gap {_ms(run["longest_gap_ms"])} ms, mean age '
-                       f'{_ms(run["mean_age_ms"])} ms')
+            figures = (f'{text(TF_MESSAGES)} messages, {text(TF_RATE)}, longest gap '
+                       f'{text(TF_GAP)}, mean age {text(TF_AGE)}')
         writer = f', writer {tf.writer}' if tf.writer else ''
         lines.append(f'  {topic.topic} {tf.name}: {figures}{writer}')
     if transforms.writer_note:
@@ -85,24 +110,20 @@ def summary_text(node_name: str, snapshot: Snapshot, verdict: Verdict | None = N
     Totals are cumulative since start; the max intervals are the longest of every report,
     not only the last window's. ``verdict`` adds a line per failed expectation.
     """
-    lines = [f'{node_name} summary (totals since start):']
-    lines.append(f'{"topic":<28} {"messages":>9} {"misses":>7} {"skipped":>8} {"lost":>6} '
-                 f'{"max wall ms":>11} {"max sim ms":>10}  rule')
+    lines = [f'{node_name} summary (totals since start):',
+             _line('topic', [figure.column for figure in COLUMNS])]
     for topic in snapshot.topics:
         r = topic.report
         if r is None:
-            lines.append(f'{topic.topic or topic.topic_id:<28} not monitored: {topic.reason}')
+            lines.append(f'{topic.topic or topic.topic_id:<{TOPIC_WIDTH}} not monitored: '
+                         f'{topic.reason}')
             continue
-        event = r.kind == 'event'  # no period: misses and skipped periods do not apply
-        # The whole-run figures of the table: unknown (no message, no period learned, /clock
-        # coarser than the topic, loss with several writers) is '-', no 0 that passes.
-        run = record(RUN_TOPIC, snapshot, topic)
-        misses = fmt.NOT_AVAILABLE if event else _count(run['deadline_misses'])
-        skipped = fmt.NOT_AVAILABLE if event else _count(run['skipped_periods'])
-        lines.append(
-            f'{r.topic:<28} {run["messages"]:>9} {misses:>7} {skipped:>8} '
-            f'{_count(run["messages_lost"]):>6} {_ms(run["max_interval_wall_ms"]):>11} '
-            f'{_ms(run["max_interval_sim_ms"]):>10}  {"event" if event else r.rule}')
+        # Unknown (no message, no period learned, /clock coarser than the topic, loss with
+        # several writers) is '-', no 0 that passes; an event topic's misses 'n/a'.
+        lines.append(_line(r.topic, [cell(figure, snapshot, topic) for figure in COLUMNS]))
+        counted = applies(MISSES, topic)  # no period (an event topic): misses are n/a
+        if not counted:
+            lines.append(f'  {r.topic}: {MISSES.unknown(snapshot, topic)}')
         if topic.notes:  # several producers, foreign stamps, outages, fallbacks, /clock
             lines.append(f'  {r.topic}: ' + '; '.join(topic.notes))
         if topic.transforms is not None:
@@ -112,17 +133,20 @@ def summary_text(node_name: str, snapshot: Snapshot, verdict: Verdict | None = N
                          'unknown')
         elif r.timing_reason:  # which source times the cycles, and why
             timing = f'cycles timed by {r.start_source} ({r.timing_reason})'
-            if r.counts_note and not event:
+            if r.counts_note and counted:
                 timing += f'; misses and skipped periods unknown: {r.counts_note}'
             lines.append(f'  {r.topic}: {timing}')
     if not snapshot.topics:
         lines.append('(no topics monitored)')
-    clock = snapshot.clock.report
-    if clock.messages_total:
-        why = f' ({clock.rtf_total_note})' if clock.rtf_total_note else ''
-        lines.append(f'clock: {clock.messages_total} messages, RTF since start '
-                     f'{fmt.number(clock.rtf_total, 4)}{why}, last window '
-                     f'{fmt.number(clock.rtf, 4)}, sim resets {clock.resets_total}')
+    clock = snapshot.clock
+    if clock.report.messages_total:
+        def text(figure: Figure) -> str:
+            return cell(figure, snapshot, clock)
+        note = clock.report.rtf_total_note
+        why = f' ({note})' if note else ''
+        lines.append(f'clock: {text(CLOCK_MESSAGES)} messages, RTF since start '
+                     f'{text(RTF_OVERALL)}{why}, last window {text(WINDOW_RTF)}, '
+                     f'sim resets {text(RESETS)}')
     else:
         lines.append('clock: no /clock received')
     if verdict is not None:

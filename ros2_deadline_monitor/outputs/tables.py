@@ -15,9 +15,12 @@ import math
 from typing import Any, TextIO
 
 from ros2_deadline_monitor.analysis.figures import (
+    applies,
+    CLOCK,
     CONFIGURATION,
     Figure,
-    known,
+    find,
+    not_applicable,
     record,
     RUN_CLOCK,
     RUN_TOPIC,
@@ -86,8 +89,8 @@ def topic_note(topic: TopicSnapshot, facts: TopicFacts) -> str:
     parts: list[str] = []
     if report is None:
         parts.append(topic.reason)
-    elif report.kind == 'event':
-        parts.append('event topic: no period, so no misses or skipped periods')
+    elif not applies(MISSES, topic):  # no period: the one n/a rule says why
+        parts.append(not_applicable(topic))
     elif report.counts_note and not facts.notes:
         parts.append(f'misses and skipped periods unknown: {report.counts_note}')
     return '; '.join([*parts, *facts.notes, *topic.notes])
@@ -221,51 +224,51 @@ def render(header: list[tuple[str, str]], rows: list[list[str]],
     return '\n'.join(lines)
 
 
-_BY_JSON = {figure.json: figure for figure in RUN_TOPIC if figure.json}
-TABLE_COLUMNS: tuple[tuple[str, str, int], ...] = (
-    ('messages', 'msgs', 0), ('rate_wall_hz', 'rate Hz', 1), ('period_ms', 'period ms', 3),
-    ('timer_clock', 'clock', 0), ('mean_interval_wall_ms', 'mean', 2),
-    ('max_interval_wall_ms', 'max', 2), ('p99_interval_wall_ms', 'p99', 2),
-    ('mean_interval_sim_ms', 'mean', 2), ('max_interval_sim_ms', 'max', 2),
-    ('p99_interval_sim_ms', 'p99', 2), ('deadline_misses', 'misses', 0), ('rule', 'rule', 0),
-    ('skipped_periods', 'skipped', 0), ('messages_lost', 'lost', 0))
-"""The topic table: figure (its ``json`` key in ``analysis.figures.RUN_TOPIC``), header, digits."""
-TIMER_ONLY = ('deadline_misses', 'rule', 'skipped_periods')
-"""Cells that mean nothing for an event topic (no period): they read 'n/a' there."""
+TABLE_FIGURES: tuple[Figure, ...] = tuple(find(RUN_TOPIC, name) for name in (
+    'messages', 'rate wall', 'period', 'timer clock', 'mean interval wall', 'max interval wall',
+    'p99 interval wall', 'mean interval sim', 'max interval sim', 'p99 interval sim',
+    'deadline misses', 'rule', 'skipped periods', 'messages lost'))
+"""The topic table's columns after the topic: whole-run figures, headed and written as the
+table of figures says (``Figure.column``, ``outputs/format.py`` ``cell``)."""
+MISSES = find(RUN_TOPIC, 'deadline misses')
+RECORDED_FIGURES: tuple[Figure, ...] = tuple(find(RUN_TOPIC, name) for name in (
+    'messages', 'deadline misses', 'skipped periods', 'max interval', 'rate', 'messages lost',
+    'rule', 'timer clock', 'period'))
+"""The recorded topics' whole-run columns (the worst window figures follow)."""
+RECORDED_WORST: tuple[Figure, ...] = tuple(f for f in WORST_TOPIC if 'p95' not in f.name)
 
 
-def _cell(value: Any, digits: int) -> str:
-    """Show a figure as the table does: '-' while unknown (never a good-looking 0)."""
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return '-'
-    if isinstance(value, bool) or isinstance(value, str):
-        return str(value)
-    if isinstance(value, int):
-        return f'{value:,}'
-    return f'{value:.{digits}f}'
+def _align_by_cells(cells: list[str]) -> str:
+    """Return 'r' for a column of numbers (unknown or n/a among them), else 'l' (words)."""
+    def number(text: str) -> bool:
+        try:
+            float(text.replace(',', ''))
+        except ValueError:
+            return text in (fmt.UNKNOWN, fmt.NOT_AVAILABLE)
+        return True
+    return 'r' if all(number(text) for text in cells) else 'l'
+
+
+def align(figure: Figure) -> str:
+    """Return how a figure's column aligns: words left ('l'), numbers right ('r')."""
+    return 'l' if figure.group == CONFIGURATION and not figure.unit else 'r'
 
 
 def topic_cells(result: BagResult, topic: TopicSnapshot) -> list[str]:
-    """Return the cells of one topic (after its name), in ``TABLE_COLUMNS`` order."""
-    event = topic.report is not None and topic.report.kind == 'event'
+    """Return the cells of one topic (after its name), in ``TABLE_FIGURES`` order."""
     cells = []
-    for key, _, digits in TABLE_COLUMNS:
-        if event and key in TIMER_ONLY:
-            cells.append('n/a')
-            continue
-        cell = _cell(_BY_JSON[key].get(result.snapshot, topic), digits)
-        if key == 'period_ms' and topic.report is not None and topic.report.period_learned:
-            cell += '*'
-        cells.append(cell)
+    for figure in TABLE_FIGURES:
+        text = fmt.cell(figure, result.snapshot, topic)
+        if figure.name == 'period' and topic.report is not None and topic.report.period_learned:
+            text += '*'
+        cells.append(text)
     return cells
 
 
 def _topic_rows(result: BagResult) -> str:
-    header = [('topic', 'l'), *((name, 'l' if key in ('timer_clock', 'rule') else 'r')
-                                for key, name, _ in TABLE_COLUMNS)]
-    groups = ((5, 7, 'interval wall [ms]'), (8, 10, 'interval sim [ms]'))
+    header = [('topic', 'l'), *((figure.column, align(figure)) for figure in TABLE_FIGURES)]
     rows = [[topic.topic, *topic_cells(result, topic)] for topic, _ in result.topics]
-    return render(header, rows, groups)
+    return render(header, rows)
 
 
 def _clock_line(result: BagResult, clock: ClockFacts, t0_ns: int) -> str:
@@ -287,51 +290,48 @@ def _clock_line(result: BagResult, clock: ClockFacts, t0_ns: int) -> str:
     return ';\n  '.join(parts)
 
 
-def _recorded_cell(figure: Figure, snapshot: Snapshot, part: Any) -> str:
-    """Return a figure as a table shows it: '-' while unknown."""
-    if known(figure.get(snapshot, part)) is None:
-        return '-'
-    return fmt.figure_text(figure, snapshot, part) or '-'
-
-
 def recorded_table(recorded: RecordedStats) -> tuple[list[tuple[str, str]], list[list[str]]]:
     """Return the header (name, 'l' or 'r') and the rows of the recorded topics' table.
 
-    Its columns are the whole-run figures with a ``column`` in ``RUN_TOPIC``, then the worst
-    window figures (``WORST_TOPIC``), the reports and restarts, and the worst level.
+    Its columns are the whole-run figures ``RECORDED_FIGURES``, then the worst window figures
+    (``RECORDED_WORST``), the reports and restarts, and the worst level.
     """
-    run = [f for f in RUN_TOPIC if f.column]
     header = [('topic', 'l'), ('reports', 'r'),
-              *[(f.column, 'l' if f.group == CONFIGURATION and not f.unit else 'r')
-                for f in run],
-              *[(f'worst {f.key}', 'r') for f in WORST_TOPIC if 'p95' not in f.name],
+              *[(f.column, align(f)) for f in RECORDED_FIGURES],
+              *[(f'worst {f.key}', 'r') for f in RECORDED_WORST],
               ('restarts', 'r'), ('worst level', 'l')]
-    worst = [f for f in WORST_TOPIC if 'p95' not in f.name]
     snapshot, rows = recorded.snapshot, []
     for topic in snapshot.topics:
         _, reports, restarts = recorded.reports[topic.topic_id]
         rows.append([topic.topic, f'{reports:,}',
-                     *[_recorded_cell(f, snapshot, topic) for f in run + worst],
+                     *[fmt.cell(f, snapshot, topic) for f in RECORDED_FIGURES + RECORDED_WORST],
                      f'{restarts:,}', topic.level.name])
     return header, rows
 
 
+RTF_OVERALL, RTF_BIN, WORST_RTF_BIN, CLOCK_MESSAGES, CLOCK_RESETS = (
+    find(RUN_CLOCK, name) for name in ('RTF overall', 'RTF bin', 'worst RTF window', 'messages',
+                                       'sim resets'))
+WORST_RTF, WORST_GAP = find(CLOCK, 'RTF'), find(CLOCK, 'max wall gap')
+"""The recorded clock line's figures: the run's, and the worst report window's."""
+
+
 def recorded_clock_line(recorded: RecordedStats, since: Any) -> str | None:
     """Return the recorded clock in one line (``since(ns)`` shows a point in time)."""
-    record = recorded.clock_record()
-    if record is None:
+    if not recorded.clock_reports:
         return None
-    report = recorded.snapshot.clock.report
-    worst = record['worst_window']
+    snapshot = recorded.snapshot
+    clock = snapshot.clock
 
-    def num(value: float | None, digits: int) -> str:
-        return '-' if value is None else f'{value:.{digits}f}'
-    return (f'Recorded clock: RTF {num(record["rtf_total"], 3)} overall (last report); worst '
-            f'{record["rtf_bin_s"] * 1e3:g} ms window {num(record["rtf_bin_min"], 3)} at '
-            f'{since(report.rtf_bin_min_run_at_ns)}, worst report window '
-            f'{num(worst["rtf"], 3)}; longest gap {num(worst["max_wall_gap_ms"], 1)} ms; '
-            f'{record["messages"]:,} /clock messages; resets {record["resets"]}; worst level '
-            f'{record["worst_level"]}')
+    def text(figure: Figure) -> str:
+        return fmt.cell(figure, snapshot, clock)
+    bin_ms = fmt.number(RTF_BIN.get(snapshot, clock) * 1e3, 0, '-')
+    return (f'Recorded clock: RTF {text(RTF_OVERALL)} overall (last report); worst '
+            f'{bin_ms} ms window {text(WORST_RTF_BIN)} at '
+            f'{since(clock.report.rtf_bin_min_run_at_ns)}, worst report window '
+            f'{text(WORST_RTF)}; longest gap {text(WORST_GAP)} {WORST_GAP.unit}; '
+            f'{text(CLOCK_MESSAGES)} /clock messages; resets {text(CLOCK_RESETS)}; worst '
+            f'level {clock.level.name}')
 
 
 def _recorded_table(recorded: RecordedStats, t0_ns: int) -> str:
@@ -357,10 +357,10 @@ def transforms_table(snapshot: Snapshot, topic: TopicSnapshot) -> str:
     kind = 'static transforms' if transforms.static else 'transforms'
     lines = [f'{topic.topic}: {len(transforms.transforms)} {kind} in '
              f'{transforms.messages:,} messages']
-    header = [(f.column, 'l' if f.json in ('parent', 'child', 'writer') else 'r')
-              for f in _TRANSFORM_COLUMNS]
-    rows = [[_recorded_cell(f, snapshot, tf) for f in _TRANSFORM_COLUMNS]
+    rows = [[fmt.cell(f, snapshot, tf) for f in _TRANSFORM_COLUMNS]
             for tf in transforms.transforms]
+    header = [(f.column, _align_by_cells([row[i] for row in rows]))
+              for i, f in enumerate(_TRANSFORM_COLUMNS)]
     if rows:
         lines.append(render(header, rows))
     notes = [f'writer unknown: {transforms.writer_note}' if transforms.writer_note else '',

@@ -1,10 +1,13 @@
 """The live terminal view of a monitor's ``MonitorStats``: a clock line above one row per topic.
 
 Pure apart from ``rich``, which only ``rich_table`` imports (the monitor runs without it): a
-stats message becomes a ``View`` of formatted strings (``view_of``), which prints either as
-plain lines (``plain_lines``, for pipes and logs) or as a coloured ``rich`` table. Messages are
-read by attribute, so the functions take any object shaped like ``MonitorStats``; nothing here
-imports rclpy.
+stats message is folded back into a snapshot (``analysis/stats_fold.py``) and becomes a
+``View`` of formatted strings (``view_of``), which prints either as plain lines
+(``plain_lines``, for pipes and logs) or as a coloured ``rich`` table. Every column is a figure
+of the table (``analysis/figures.py``): its header, its decimals and what it reads when unknown
+('-') or not applicable to an event topic ('n/a') come from there, as in every other output.
+Messages are read by attribute, so the functions take any object shaped like ``MonitorStats``;
+nothing here imports rclpy.
 
 Counts read ``total (window)``: ``20 (2)`` is 20 since the monitor started, 2 of them in its
 rolling window (the last 10 s), not "2 new since the last refresh": a line under the table
@@ -21,20 +24,44 @@ import math
 import time
 from typing import Any
 
+from ros2_deadline_monitor.analysis.figures import applies, CLOCK, Figure, find, known, TOPIC
 from ros2_deadline_monitor.analysis.reports import Level
+from ros2_deadline_monitor.analysis.snapshot import ClockSnapshot, Snapshot, TopicSnapshot
+from ros2_deadline_monitor.analysis.stats_fold import StatsFold
 from ros2_deadline_monitor.analysis.units import short_seconds
+from ros2_deadline_monitor.outputs.format import cell, NOT_AVAILABLE, number, UNKNOWN
 
 LEVEL_NAMES = {int(level): level.name for level in Level}
 """``diagnostic_msgs/DiagnosticStatus`` levels by value (named once, by ``Level``)."""
 LEVEL_STYLES = {'OK': 'green', 'WARN': 'yellow', 'ERROR': 'bold red', 'STALE': 'magenta'}
 SEVERITY = {'ERROR': 0, 'STALE': 1, 'WARN': 2, 'OK': 3}
 """Sort order, worst first: an error, then a topic never heard (STALE), then a warning."""
-COLUMNS = ('topic', 'rate Hz', 'max wall ms', 'max sim ms', 'misses', 'skipped', 'lost',
-           'level', 'reason')
-NUMERIC = frozenset(COLUMNS[1:-2])
-COUNTS_LEGEND = 'misses, skipped, lost: total since start (in the window{span})'
+FIGURES: tuple[Figure, ...] = (find(TOPIC, 'rate wall'), find(TOPIC, 'max interval wall'),
+                               find(TOPIC, 'max interval sim'))
+"""The figure columns after the topic, as the table of figures heads and writes them."""
+COUNTS: tuple[tuple[Figure, Figure], ...] = tuple(
+    (find(TOPIC, f'{name} total'), find(TOPIC, name))
+    for name in ('deadline misses', 'skipped periods', 'messages lost'))
+"""The count columns: the run total, then the window's share in brackets (``20 (2)``)."""
+OUTAGE = find(TOPIC, 'longest outage')
+"""Named beside the max interval: gaps are never hidden."""
+WINDOW = find(TOPIC, 'window wall')
+RTF, RTF_TOTAL, RTF_BIN, RTF_MIN_BIN, SIM_TIME, PAUSED, SIMULATOR_RTF = (
+    find(CLOCK, name) for name in ('RTF', 'RTF total', 'RTF bin', 'RTF min bin', 'sim time',
+                                   'paused', 'simulator RTF'))
+"""The clock line's figures."""
+
+
+def columns() -> tuple[str, ...]:
+    """Return the headers: the topic, each figure's column, the level and its reason."""
+    return ('topic', *(figure.column for figure in FIGURES),
+            *(total.column for total, _ in COUNTS), 'level', 'reason')
+
+
+COLUMNS = columns()
+COUNTS_LEGEND = '{counts}: total since start (in the window{span})'
 """Says how to read ``20 (2)``, under the table (``span``: ``, the last 10 s`` or '')."""
-NONE = '-'
+NONE = UNKNOWN
 RICH_MISSING = ('the live table needs the Python package rich (apt: python3-rich, pip: rich); '
                 'printing plain lines instead')
 
@@ -58,6 +85,8 @@ class View:
     rows: tuple[Row, ...]
     legend: str = ''
     """How to read the counts (``COUNTS_LEGEND``)."""
+    columns: tuple[str, ...] = COLUMNS
+    """The headers of the rows' cells; all but the first and the last two are numbers."""
 
 
 def _number(value: float, digits: int) -> str:
@@ -71,9 +100,16 @@ def window_text(window_s: float) -> str:
     return f'{short_seconds(round(window_s * 1e9))} s'
 
 
-def _count(total: int, window: int) -> str:
-    """Total since start, then the window's share: ``20 (2)`` (``COUNTS_LEGEND``)."""
-    return f'{total} ({window})'
+def count_cell(snapshot: Snapshot, topic: TopicSnapshot, total: Figure, window: Figure) -> str:
+    """Total since start, then the window's share: ``20 (2)`` (``COUNTS_LEGEND``).
+
+    '-' when either is unknown (no period yet, a /clock too coarse, loss with several
+    writers): a total beside an unknown window's share would pass for a figure.
+    """
+    if not applies(total, topic):
+        return NOT_AVAILABLE
+    run, share = cell(total, snapshot, topic), cell(window, snapshot, topic)
+    return UNKNOWN if UNKNOWN in (run, share) else f'{run} ({share})'
 
 
 def level_name(level: int) -> str:
@@ -81,78 +117,77 @@ def level_name(level: int) -> str:
     return LEVEL_NAMES.get(int(level), str(int(level)))
 
 
-def _outage(topic: Any) -> str:
+def _outage(snapshot: Snapshot, topic: TopicSnapshot) -> str:
     """Name the longest outage beside the max interval: gaps are never hidden."""
-    if not topic.outages_total:
+    if OUTAGE.get(snapshot, topic) is None:
         return ''
-    return f' (outage {_number(topic.outage_max_s, 2)} s)'
+    return f' (outage {cell(OUTAGE, snapshot, topic)} {OUTAGE.unit})'
 
 
-def _row(topic: Any) -> Row:
+def _row(snapshot: Snapshot, topic: TopicSnapshot) -> Row:
     level = level_name(topic.level)
-    lost = (_count(topic.messages_lost_total, topic.messages_lost) if topic.loss_known
-            else '?')
-    # No period (being learned, or an event topic), or a /clock too coarse for the topic
-    # (``counts_note``): misses and skipped periods are no figures, and a 0 would look like a
-    # pass. A monitor older than the field sends none: the period decides alone.
-    unknown = (not math.isfinite(topic.period_ms) or getattr(topic, 'kind', '') == 'event'
-               or bool(getattr(topic, 'counts_note', '')))
-    cells = (
-        topic.topic or topic.name,
-        _number(topic.rate_wall_hz, 1),
-        _number(topic.interval_wall.max_ms, 2) + _outage(topic),
-        _number(topic.interval_sim.max_ms, 2),
-        NONE if unknown else _count(topic.deadline_misses_total, topic.deadline_misses),
-        NONE if unknown else _count(topic.skipped_periods_total, topic.skipped_periods),
-        lost,
-        level,
-        ' '.join(topic.status.split()),
-    )
-    return Row(cells, level, topic.status)
+    figures = [cell(figure, snapshot, topic) for figure in FIGURES]
+    figures[1] += _outage(snapshot, topic)  # beside the max wall interval
+    cells = (topic.topic or topic.topic_id, *figures,
+             *(count_cell(snapshot, topic, total, window) for total, window in COUNTS),
+             level, ' '.join(topic.reason.split()))
+    return Row(cells, level, topic.reason)
 
 
-def clock_line(clock: Any) -> str:
-    """Summarize the clock: RTF over the window and since start, worst bin, sim time."""
-    if not clock.messages_total:
-        return f'clock: {clock.status or "no /clock received"}'
-    bin_ms = _number(clock.rtf_bin_s * 1000, 0)
-    parts = [f'RTF {_number(clock.rtf, 3)} (window)', f'{_number(clock.rtf_total, 3)} '
-             '(since start)', f'worst {bin_ms} ms bin {_number(clock.rtf_bin_min, 3)}',
-             f'sim time {_number(clock.sim_time_s, 3)} s']
-    if clock.paused:
+def clock_line(snapshot: Snapshot, status: str = '', receiving: bool = True) -> str:
+    """Summarize the clock: RTF over the window and since start, worst bin, sim time.
+
+    ``status`` is said when no /clock was heard; ``receiving`` false adds that none came in
+    this window.
+    """
+    clock: ClockSnapshot = snapshot.clock
+    if not clock.report.messages_total:
+        return f'clock: {status or "no /clock received"}'
+    bin_s = RTF_BIN.get(snapshot, clock)
+    parts = [f'RTF {cell(RTF, snapshot, clock)} (window)',
+             f'{cell(RTF_TOTAL, snapshot, clock)} (since start)',
+             f'worst {number(bin_s * 1000, 0, UNKNOWN)} ms bin '
+             f'{cell(RTF_MIN_BIN, snapshot, clock)}',
+             f'sim time {cell(SIM_TIME, snapshot, clock)} {SIM_TIME.unit}']
+    if PAUSED.get(snapshot, clock):
         parts.append('paused')
-    if not clock.receiving:
+    if not receiving:
         parts.append('no /clock in this window')
-    if math.isfinite(clock.simulator_rtf):
-        parts.append(f'simulator says {clock.simulator_rtf:.3f}')
+    if known(SIMULATOR_RTF.get(snapshot, clock)) is not None:
+        parts.append(f'simulator says {cell(SIMULATOR_RTF, snapshot, clock)}')
     return 'clock: ' + ', '.join(parts)
 
 
 def view_of(stats: Any, source: str) -> View:
     """Turn one ``MonitorStats`` message into a ``View``; ``source`` names its topic."""
+    fold = StatsFold()
+    fold.add(stats)
+    snapshot = fold.snapshot()
     stamp = stats.header.stamp.sec + stats.header.stamp.nanosec * 1e-9
     when = time.strftime('%H:%M:%S', time.localtime(stamp)) if stamp else '--:--:--'
     title = (f'{source} at {when}, window {_number(stats.window_wall_s, 1)} s wall, '
              f'{_number(stats.window_sim_s, 1)} s sim')
-    rows = sorted((_row(topic) for topic in stats.topics),
+    rows = sorted((_row(snapshot, topic) for topic in snapshot.topics),
                   key=lambda row: (SEVERITY.get(row.level, -1), row.cells[0]))
-    span = max((topic.window_wall_s for topic in stats.topics
-                if math.isfinite(topic.window_wall_s)), default=0.0)
+    spans = (WINDOW.get(snapshot, topic) for topic in snapshot.topics)
+    span = max((s for s in spans if math.isfinite(s)), default=0.0)
     span = span if span > 0 else stats.window_wall_s
-    legend = COUNTS_LEGEND.format(span=f', the last {window_text(span)}'
+    legend = COUNTS_LEGEND.format(counts=', '.join(total.column for total, _ in COUNTS),
+                                  span=f', the last {window_text(span)}'
                                   if window_text(span) != 'window' else '')
-    return View(title, clock_line(stats.clock), level_name(stats.clock.level), tuple(rows),
-                legend)
+    clock = clock_line(snapshot, stats.clock.status, bool(stats.clock.receiving))
+    return View(title, clock, level_name(stats.clock.level), tuple(rows), legend, columns())
 
 
 def plain_lines(view: View) -> list[str]:
     """Render a view as aligned plain text lines (no escape codes): for pipes and files."""
-    table = [COLUMNS, *(row.cells for row in view.rows)]
-    widths = [max(len(line[i]) for line in table) for i in range(len(COLUMNS))]
+    table = [view.columns, *(row.cells for row in view.rows)]
+    widths = [max(len(line[i]) for line in table) for i in range(len(view.columns))]
+    last = len(view.columns) - 2
 
     def line(cells: tuple[str, ...]) -> str:
-        padded = (cell.rjust(width) if name in NUMERIC else cell.ljust(width)
-                  for name, cell, width in zip(COLUMNS, cells, widths, strict=True))
+        padded = (cell.rjust(width) if 0 < i < last else cell.ljust(width)
+                  for i, (cell, width) in enumerate(zip(cells, widths, strict=True)))
         return '  '.join(padded).rstrip()
 
     lines = [view.title, f'{view.clock} [{view.clock_level}]']
@@ -171,9 +206,10 @@ def rich_table(view: View) -> Any:
     from rich.text import Text
 
     table = Table(title=None, expand=False, header_style='bold')
-    for name in COLUMNS:
+    last = len(view.columns) - 2
+    for i, name in enumerate(view.columns):
         # Only the reason gives way on a narrow terminal: cut with '...', one line a row.
-        table.add_column(name, justify='right' if name in NUMERIC else 'left',
+        table.add_column(name, justify='right' if 0 < i < last else 'left',
                          no_wrap=name != 'reason')
     for row in view.rows:
         style = LEVEL_STYLES.get(row.level, '')

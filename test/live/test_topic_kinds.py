@@ -33,8 +33,10 @@ def test_summary_shows_na_for_what_an_event_topic_does_not_have(snapshots):
     report = snapshots.topic_report(kind='event', deadline_misses_total=0,
                                     skipped_periods_total=0, period_ns=None)
     text = summary_text('m', snapshots.snapshot(topics=[snapshots.topic(report=report)]))
-    assert text.splitlines()[2].split() == ['/imu', '500', 'n/a', 'n/a', '1', '30.00', '25.00',
-                                            'event']
+    lines = text.splitlines()
+    # No period: misses, skipped periods and the miss rule do not apply; a line says why.
+    assert lines[2].split() == ['/imu', '500', 'n/a', 'n/a', '1', '30.00', '25.00', 'n/a']
+    assert lines[3] == '  /imu: event topic: no period, so no misses or skipped periods'
 
 
 def test_kind_and_level_settings_are_described_and_checked_live(

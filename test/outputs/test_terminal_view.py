@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import math
 import subprocess
@@ -10,6 +11,7 @@ import time
 
 import pytest
 
+from ros2_deadline_monitor.analysis import figures
 from ros2_deadline_monitor.live import watch
 from ros2_deadline_monitor.outputs import terminal_view
 
@@ -35,7 +37,9 @@ def stats_message():
     stats.clock.rtf_bin_s, stats.clock.rtf_bin_min = 0.1, 0.003
     stats.clock.sim_time_s = 12.5
     stats.clock.simulator_rtf = math.nan
-    cmd = topic('cmd', 1, rate_wall_hz=98.04, deadline_misses_total=20, deadline_misses=2,
+    # Counts are figures once a message came (before, they are unknown: '-').
+    cmd = topic('cmd', 1, rate_wall_hz=98.04, messages_total=500, messages=98,
+                deadline_misses_total=20, deadline_misses=2,
                 skipped_periods_total=10, skipped_periods=1, window_wall_s=10.0,
                 status='2 misses (response rule), 1 skipped periods in window')
     cmd.interval_wall.max_ms = 22.51
@@ -62,7 +66,8 @@ def test_rows_are_sorted_worst_first_and_formatted():
     assert view.legend == ('misses, skipped, lost: total since start (in the window, the last '
                            '10 s)')
     dead = dict(zip(terminal_view.COLUMNS, view.rows[0].cells, strict=True))
-    assert dead['lost'] == '?' and dead['rate Hz'] == '-' and dead['max wall ms'] == '-'
+    # Lost with several writers is unknown: '-', as every unknown figure in every table.
+    assert dead['lost'] == '-' and dead['rate Hz'] == '-' and dead['max wall ms'] == '-'
     assert dead['reason'] == 'no message for 2 s (timeout 1 s)'
     assert view.clock == ('clock: RTF 0.887 (window), 0.950 (since start), worst 100 ms bin '
                           '0.003, sim time 12.500 s')
@@ -227,14 +232,30 @@ def test_the_watcher_tells_the_display_when_reports_stop(ros_context):
         node.destroy_node()
 
 
+def row_of(stats, topic: str) -> dict[str, str]:
+    """Return the cells of one topic's row by column."""
+    view = terminal_view.view_of(stats, '/s')
+    row = next(row for row in view.rows if row.cells[0] == topic)
+    return dict(zip(terminal_view.COLUMNS, row.cells, strict=True))
+
+
 def test_unknown_counts_read_a_dash_and_outages_are_named_beside_the_max():
     stats = stats_message()
     cmd = stats.topics[1]
     cmd.period_ms = math.nan  # still learning: no period, so no count is known
+    cmd.counts_note = 'period not learned yet: 3 of the 21 cycles it needs'
     cmd.outages_total, cmd.outage_max_s = 1, 2.16
-    row = dict(zip(terminal_view.COLUMNS, terminal_view._row(cmd).cells, strict=True))
+    row = row_of(stats, '/cmd')
     assert (row['misses'], row['skipped']) == ('-', '-')
     assert row['max wall ms'] == '22.51 (outage 2.16 s)'
+
+
+def test_an_event_topic_reads_n_a_where_misses_do_not_apply():
+    """No period, so misses and skipped periods do not apply: 'n/a', as in every output."""
+    stats = stats_message()
+    stats.topics[1].kind = 'event'
+    row = row_of(stats, '/cmd')
+    assert (row['misses'], row['skipped'], row['lost']) == ('n/a', 'n/a', '0 (0)')
 
 
 def test_counts_unknown_under_a_coarse_clock_read_a_dash_not_0():
@@ -242,8 +263,29 @@ def test_counts_unknown_under_a_coarse_clock_read_a_dash_not_0():
     stats = stats_message()
     cmd = stats.topics[1]
     assert math.isfinite(cmd.period_ms)
-    known = dict(zip(terminal_view.COLUMNS, terminal_view._row(cmd).cells, strict=True))
+    known = row_of(stats, '/cmd')
     assert known['misses'] != '-'
     cmd.counts_note = '/clock every 100 ms is coarser than the 10 ms period'
-    row = dict(zip(terminal_view.COLUMNS, terminal_view._row(cmd).cells, strict=True))
+    row = row_of(stats, '/cmd')
     assert (row['misses'], row['skipped']) == ('-', '-')
+
+
+def test_watch_shows_a_changed_or_added_figure(monkeypatch):
+    rate = figures.find(figures.TOPIC, 'rate wall')
+    added = _renamed(figures.find(figures.TOPIC, 'rate sim'), 'sim rate', 4)
+    monkeypatch.setattr(terminal_view, 'FIGURES', (_renamed(rate, 'wall rate', 3),
+                                                   *terminal_view.FIGURES[1:], added))
+    stats = stats_message()
+    stats.topics[1].rate_sim_hz = 97.123456
+    view = terminal_view.view_of(stats, '/s')
+    lines = terminal_view.plain_lines(view)
+    assert view.columns[1] == 'wall rate' and view.columns[4] == 'sim rate'
+    cmd = dict(zip(view.columns, next(r.cells for r in view.rows if r.cells[0] == '/cmd'),
+                   strict=True))
+    assert cmd['wall rate'] == '98.040' and cmd['sim rate'] == '97.1235'
+    assert 'wall rate' in lines[2] and 'sim rate' in lines[2]
+
+
+def _renamed(figure, column: str, digits: int):
+    """Return the figure under another header, with other decimals (a descriptor changed)."""
+    return dataclasses.replace(figure, column=column, column_digits=digits)
