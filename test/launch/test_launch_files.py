@@ -665,6 +665,25 @@ def test_demo_launch_measures_the_controller(ros_context):
 
 
 @requires_launch
+def test_mujoco_launch_closes_the_loop_and_ctrl_c_leaves_no_process(ros_context):
+    pytest.importorskip('mujoco')
+
+    def controller_seen() -> bool:
+        return any(t.topic == '/demo/cmd' and t.messages_total > 0
+                   for msg in run.stats for t in msg.topics)
+
+    run = LaunchRun(ros_context, 'mujoco.launch.py')
+    try:
+        run.wait_for(controller_seen, 'MonitorStats counting /demo/cmd')
+    finally:
+        code, output = run.stop()  # SIGINT, as Ctrl-C
+    assert code == 0, output
+    assert 'was required' not in output, output
+    with pytest.raises(ProcessLookupError):  # no node of the launch is left in its group
+        os.killpg(run.process.pid, 0)
+
+
+@requires_launch
 def test_a_bad_log_level_is_refused_without_a_traceback(ros_context):
     run = LaunchRun(ros_context, 'monitor.launch.py', 'log_level:=bogus')
     returncode = run.process.wait(timeout=30.0)
