@@ -31,7 +31,8 @@ MAY_IMPORT = {
     'record': {'analysis', 'configuration', 'live', 'record'},
     'bag': {'analysis', 'configuration', 'outputs', 'bag'},
     'tools': {'analysis', 'configuration', 'outputs', 'live', 'tools', 'msg'},
-    'command': {'command'},  # the programs are imported by name, only the verb asked for
+    # The programs are imported by name, only the verb asked for.
+    'command': {'command', 'configuration'},
 }
 """What each layer's modules may import from the package (a layer, or one module of one)."""
 ROS = ('rclpy', 'rcl_interfaces', 'rosidl_parser', 'rosidl_runtime_py', 'builtin_interfaces',
@@ -75,6 +76,21 @@ def test_no_import_climbs_back_up(layer: str) -> None:
                 climbs.append(f'{layer}/{path.name} imports {name}')
     assert _modules(layer)
     assert not climbs, climbs
+
+
+FILE_ACCESS = ('os', 'io', 'pathlib', 'resource', 'shutil', 'socket', 'subprocess', 'tempfile')
+"""Modules that read the host: the adapters' (``live/host_sampler.py`` reads /proc)."""
+
+
+def test_the_measurement_reads_nothing_from_the_host() -> None:
+    """``analysis`` is fed values: no file, no /proc, no process state, no ``open``."""
+    found = [f'analysis/{path.name} imports {name}' for path in _modules('analysis')
+             for name in _imports(path) if name.split('.')[0] in FILE_ACCESS]
+    found += [f'analysis/{path.name} calls open()' for path in _modules('analysis')
+              for node in ast.walk(ast.parse(path.read_text(encoding='utf-8')))
+              if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+              and node.func.id == 'open']
+    assert not found, found
 
 
 WITHOUT_ROS = ('analysis', 'configuration', 'bag')

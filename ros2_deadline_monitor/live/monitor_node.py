@@ -30,7 +30,6 @@ from ros2_deadline_monitor.analysis.errors import (
     MonitorError,
     os_error_text,
 )
-from ros2_deadline_monitor.analysis.host import HostSampler
 from ros2_deadline_monitor.analysis.session import Session, TopicState
 from ros2_deadline_monitor.analysis.snapshot import Snapshot
 from ros2_deadline_monitor.configuration.expectations import (
@@ -51,6 +50,7 @@ from ros2_deadline_monitor.live.graph_poll import (
     NOT_SUBSCRIBED,
     read_every,
 )
+from ros2_deadline_monitor.live.host_sampler import HostSampler
 from ros2_deadline_monitor.live.node_parameters import NodeParameters
 from ros2_deadline_monitor.live.qos import STATS_QOS
 from ros2_deadline_monitor.live.subscriptions import (
