@@ -34,8 +34,8 @@ from ros2_deadline_monitor.analysis.transforms import TransformFigures
 from ros2_deadline_monitor.analysis.units import to_ms, to_s
 
 __all__ = ['CLOCK', 'COUNTER', 'EVENT_TOPIC', 'Figure', 'GAUGE', 'HOST', 'NO_METRIC', 'RUN_CLOCK',
-           'RUN_TOPIC', 'TOPIC', 'TRANSFORM', 'TRANSFORM_STATUS', 'applies', 'find', 'known',
-           'not_applicable', 'record', 'unknowns']
+           'RUN_TOPIC', 'SUMMED', 'TOPIC', 'TRANSFORM', 'TRANSFORM_STATUS', 'WORST', 'applies',
+           'find', 'known', 'not_applicable', 'record', 'unknowns']
 
 Value = int | float | str | bool | None
 
@@ -43,6 +43,9 @@ GAUGE = 'gauge'
 COUNTER = 'counter'
 NO_METRIC = ''
 """What ``Figure.metric`` can say: how ``/metrics`` (``outputs/metrics.py``) exports a figure."""
+SUMMED = 'summed'
+WORST = 'worst'
+"""What ``Figure.fold`` can say besides '' (the last report's value)."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,11 @@ class Figure:
     column_digits: int | None = None
     """Decimals in a table's column where fewer than ``digits`` read better (``rate wall Hz``:
     1); None: ``digits``."""
+    fold: str = ''
+    """How the stats messages of a run fold back into one value (``analysis/stats_fold.py``:
+    ``watch``, ``testing.watch_monitor``, a bag's recorded stats): ``WORST``, the largest of
+    any report; a ``COUNTER`` and a ``SUMMED`` run total are summed over monitor restarts;
+    '' the last report's."""
     per_cycle: bool = False
     """A figure of the cycles on a period (misses, skipped periods, the miss rule): it means
     nothing for an event topic, which has no period; there it is None and reads 'n/a'
@@ -305,9 +313,9 @@ def _intervals(clock: str) -> tuple[Figure, ...]:
         Figure(f'p50 interval {clock}', 'ms', 'median interval (linear interpolation)',
                measured(lambda s: to_ms(s.p50_ns)), group, f'{field}.p50_ms'),
         Figure(f'p95 interval {clock}', 'ms', '95th percentile interval',
-               measured(lambda s: to_ms(s.p95_ns)), group, f'{field}.p95_ms'),
+               measured(lambda s: to_ms(s.p95_ns)), group, f'{field}.p95_ms', fold=WORST),
         Figure(f'p99 interval {clock}', 'ms', '99th percentile interval',
-               measured(lambda s: to_ms(s.p99_ns)), group, f'{field}.p99_ms'),
+               measured(lambda s: to_ms(s.p99_ns)), group, f'{field}.p99_ms', fold=WORST),
         Figure(f'tail amplification {clock}', 'p99/p50', 'how much longer the tail is',
                measured(lambda s: s.tail_amplification), group, f'{field}.tail_amplification',
                digits=2),
@@ -334,7 +342,7 @@ def _max_interval(clock: str) -> Figure:
                   f'longest interval between cycle starts on the {clock} clock in the window, '
                   'outages included (gaps are never hidden)',
                   get, HEADLINE, f'interval_{clock}.max_ms', column=f'max {clock} ms',
-                  column_digits=2)
+                  column_digits=2, fold=WORST)
 
 
 TOPIC: tuple[Figure, ...] = (
@@ -359,10 +367,10 @@ TOPIC: tuple[Figure, ...] = (
     Figure('miss ratio', '%', 'deadline misses / messages in the window',
            _r(lambda r: r.miss_ratio * 100 if r.messages and not r.counts_note
               else math.nan), HEADLINE,
-           'miss_ratio', field_scale=100, digits=2, per_cycle=True,
+           'miss_ratio', field_scale=100, digits=2, per_cycle=True, fold=WORST,
            message=lambda snapshot, topic: topic.report.miss_ratio * 100),
     Figure('max response', 'ms', 'longest end - scheduled slot, on the timer clock',
-           _r(lambda r: to_ms(r.response_max_ns)), HEADLINE, 'response_max_ms'),
+           _r(lambda r: to_ms(r.response_max_ns)), HEADLINE, 'response_max_ms', fold=WORST),
     Figure('rate wall', 'Hz', 'message rate on the wall clock', _r(lambda r: r.rate_wall_hz),
            HEADLINE, 'rate_wall_hz', digits=2, column='rate Hz', column_digits=1),
     Figure('rate sim', 'Hz', 'message rate on the sim clock', _r(lambda r: r.rate_sim_hz),
@@ -420,7 +428,7 @@ TOPIC: tuple[Figure, ...] = (
            'outage_total_s', digits=2, metric=COUNTER),
     Figure('longest outage', 's', 'wall time of the longest outage',
            _if_outages(lambda r: to_s(r.outage_max_ns)), TOTALS,
-           'outage_max_s', digits=2),
+           'outage_max_s', digits=2, fold=WORST),
     Figure('longest outage at', 's since start', 'end of the longest outage',
            lambda snapshot, topic: _since_start(snapshot, topic.report.outage_max_at_ns)
            if topic.report.outages_total else None, TOTALS, digits=2),
@@ -464,11 +472,11 @@ TOPIC: tuple[Figure, ...] = (
     Figure('mean lateness', 'ms', 'mean start - scheduled slot, on the timer clock',
            _r(lambda r: to_ms(r.lateness_mean_ns)), CYCLES, 'lateness_mean_ms'),
     Figure('max lateness', 'ms', 'longest start - scheduled slot',
-           _r(lambda r: to_ms(r.lateness_max_ns)), CYCLES, 'lateness_max_ms'),
+           _r(lambda r: to_ms(r.lateness_max_ns)), CYCLES, 'lateness_max_ms', fold=WORST),
     Figure('mean age', 'ms', 'mean arrival - header stamp (messages with a header)',
            _r(lambda r: to_ms(r.age_mean_ns)), CYCLES, 'age_mean_ms'),
     Figure('max age', 'ms', 'longest arrival - header stamp', _r(lambda r: to_ms(
-        r.age_max_ns)), CYCLES, 'age_max_ms'),
+        r.age_max_ns)), CYCLES, 'age_max_ms', fold=WORST),
     Figure('mean size', 'bytes', 'mean serialized size', _r(lambda r: r.size_mean_bytes),
            CYCLES, 'size_mean_bytes', digits=1),
     Figure('max size', 'bytes', 'largest serialized size', _r(lambda r: r.size_max_bytes),
@@ -783,11 +791,12 @@ def _rf(name: str, unit: str, description: str, read: Callable[[TopicSnapshot], 
         json: str, *, why: Callable[[TopicSnapshot], str] = lambda topic: 'not measured',
         column: str = '', limit: str = '', group: str = RUN, digits: int = 3,
         always: bool = False, field: str | None = None, column_digits: int | None = None,
-        per_cycle: bool = False) -> Figure:
+        per_cycle: bool = False, fold: str = '') -> Figure:
     """Make a whole-run topic figure (metric-free: ``/metrics`` exports the live table)."""
     return Figure(name, unit, description, _run(read), group, field, json=json, column=column,
                   limit=limit, why=_run_why(why), digits=digits, always=always,
-                  metric=NO_METRIC, column_digits=column_digits, per_cycle=per_cycle)
+                  metric=NO_METRIC, column_digits=column_digits, per_cycle=per_cycle,
+                  fold=fold)
 
 
 def _run_ns(attr: str) -> Callable[[TopicSnapshot], float]:
@@ -863,7 +872,7 @@ RUN_TOPIC: tuple[Figure, ...] = (
         column='msgs', always=True),
     _rf('cycles', '', 'messages analyzed as cycles (once the period was known and, on sim '
         'time, /clock was there): the miss ratio divides by them',
-        lambda t: t.run.cycles, 'cycles', always=True, field='cycles_total'),
+        lambda t: t.run.cycles, 'cycles', always=True, field='cycles_total', fold=SUMMED),
     _rf('deadline misses', '', 'cycles that missed their deadline over the whole run',
         _run_counts(lambda r: r.deadline_misses_total), 'deadline_misses', why=_counts_why,
         column='misses', limit='max_misses', always=True, per_cycle=True),
@@ -889,21 +898,22 @@ RUN_TOPIC: tuple[Figure, ...] = (
         'messages_lost_by_monitor', always=True),
     _rf('max interval wall', 'ms', 'longest wall interval of the run', _run_max_ms('wall'),
         'max_interval_wall_ms', why=lambda t: 'no interval on the wall clock',
-        field='interval_wall_max_run_ms', column='max wall ms', column_digits=2),
+        field='interval_wall_max_run_ms', column='max wall ms', column_digits=2, fold=WORST),
     _rf('max interval sim', 'ms', 'longest sim interval of the run', _run_max_ms('sim'),
         'max_interval_sim_ms', why=lambda t: 'no interval on the sim clock',
-        field='interval_sim_max_run_ms', column='max sim ms', column_digits=2),
+        field='interval_sim_max_run_ms', column='max sim ms', column_digits=2, fold=WORST),
     _rf('intervals wall', '', 'intervals between cycle starts on the wall clock in the run',
         lambda t: t.run.interval_wall.count, 'intervals_wall', always=True,
-        field='intervals_wall_total'),
+        field='intervals_wall_total', fold=SUMMED),
     _rf('intervals sim', '', 'intervals between cycle starts on the sim clock in the run',
         lambda t: t.run.interval_sim.count, 'intervals_sim', always=True,
-        field='intervals_sim_total'),
+        field='intervals_sim_total', fold=SUMMED),
     _rf('interval sum wall', 's', 'the wall intervals of the run, summed (the mean rate is '
         'their count / this)', lambda t: to_s(t.run.interval_wall.sum_ns), '',
-        field='interval_wall_sum_s'),
+        field='interval_wall_sum_s', fold=SUMMED),
     _rf('interval sum sim', 's', 'the sim intervals of the run, summed',
-        lambda t: to_s(t.run.interval_sim.sum_ns), '', field='interval_sim_sum_s'),
+        lambda t: to_s(t.run.interval_sim.sum_ns), '', field='interval_sim_sum_s',
+        fold=SUMMED),
     _rf('mean interval wall', 'ms', 'mean wall interval of the run', _run_mean_ms('wall'),
         'mean_interval_wall_ms', why=lambda t: 'no interval on the wall clock',
         column='mean wall ms', column_digits=2),

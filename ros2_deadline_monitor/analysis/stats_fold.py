@@ -6,15 +6,18 @@ published (watched live by ``testing.watch_monitor``, or recorded in a bag and r
 read it like any other. Any object with the message's fields will do (rclpy's messages or
 rosbags' decoded ones): no ROS import.
 
-What the fold keeps, per topic and for the clock:
+What the fold keeps, per topic and for the clock (per topic, the figure table says which field
+folds how: ``Figure.fold``, ``analysis/figures.py``):
 
-- counters (``*_total``): the last cumulative value, summed over monitor restarts (a counter
-  that drops means the monitor restarted: the counts of each run are added);
+- counters (``*_total``, a ``COUNTER`` or ``SUMMED`` figure): the last cumulative value,
+  summed over monitor restarts (a counter that drops means the monitor restarted: the counts
+  of each run are added);
 - whole-run figures (cycles, every interval's count and sum, the longest interval of the
   run): summed over restarts, the longest the longest of all; a message recorded before
   these fields existed leaves them unknown, never 0;
-- window figures: the worst of any report (longest interval, p99, response, lateness, miss
-  ratio, the lowest RTF window), the others as the last report said them;
+- window figures: the worst of any report (a ``WORST`` figure: longest interval, p99,
+  response, lateness, miss ratio; for the clock the lowest RTF window), the others as the last
+  report said them;
 - the level: the worst reported (STALE only when nothing else was), the reason the last.
 """
 
@@ -24,6 +27,7 @@ from dataclasses import dataclass, field
 import math
 from typing import Any
 
+from ros2_deadline_monitor.analysis.figures import COUNTER, RUN_TOPIC, SUMMED, TOPIC, TOTALS, WORST
 from ros2_deadline_monitor.analysis.reports import (
     ClockReport,
     HostReport,
@@ -43,19 +47,17 @@ from ros2_deadline_monitor.analysis.snapshot import (
 __all__ = ['CLOCK_WORST_FIELDS', 'StatsFold', 'WORST_FIELDS']
 
 NAN = float('nan')
-COUNTERS = ('messages_total', 'deadline_misses_total', 'skipped_periods_total',
-            'messages_lost_total', 'malformed_total', 'qos_deadline_events_total',
-            'resets_total', 'foreign_stamps_total', 'outages_total', 'producer_runs_total',
-            'unattributed_total')
-RUN_COUNTERS = ('cycles_total', 'intervals_wall_total', 'intervals_sim_total',
-                'interval_wall_sum_s', 'interval_sim_sum_s', 'outage_total_s')
+COUNTERS = tuple(f.field for f in TOPIC if f.field and f.metric == COUNTER)
+"""``TopicStats`` run totals of the window table, summed over monitor restarts."""
+RUN_COUNTERS = tuple(f.field for f in RUN_TOPIC if f.field and f.fold == SUMMED)
 """Summed over restarts like the counters; absent from messages recorded before them."""
-RUN_LONGEST = ('interval_wall_max_run_ms', 'interval_sim_max_run_ms', 'outage_max_s')
-WORST_MAX = ('response_max_ms', 'lateness_max_ms', 'age_max_ms', 'miss_ratio')
-WORST_INTERVAL = ('max_ms', 'p95_ms', 'p99_ms')
-WORST_FIELDS = (*WORST_MAX, *(f'interval_{clock}.{name}' for clock in ('wall', 'sim')
-                              for name in WORST_INTERVAL))
-"""``TopicStats`` fields whose folded value is the worst of any report (the rest: the last)."""
+RUN_LONGEST = tuple(f.field for f in (*TOPIC, *RUN_TOPIC)
+                    if f.field and f.fold == WORST and (f in RUN_TOPIC or f.group == TOTALS))
+"""The longest of the run (an interval, an outage): the longest any report said."""
+WORST_FIELDS = tuple(f.field for f in TOPIC
+                     if f.field and f.fold == WORST and f.group != TOTALS)
+"""``TopicStats`` window fields whose folded value is the worst of any report (the rest: the
+last)."""
 CLOCK_WORST_FIELDS = ('rtf', 'rtf_bin_min', 'rtf_bin_max', 'max_wall_gap_ms')
 """``ClockStats`` fields whose folded value is the worst (``rtf_bin_max``: the best) of any."""
 
@@ -93,6 +95,14 @@ def _counts_note(msg: Any, period_ns: int | None) -> str:
         return note
     timer = (getattr(msg, 'kind', '') or 'timer') == 'timer'
     return 'no period' if timer and period_ns is None else ''
+
+
+def _read(msg: Any, field: str, default: Any = NAN) -> Any:
+    """Return a (dotted) field of a message, ``default`` where the message has none."""
+    value = msg
+    for name in field.split('.'):
+        value = getattr(value, name, default)
+    return value
 
 
 def _stamp_ns(header: Any) -> int:
@@ -136,27 +146,25 @@ class _TopicFold:
         self.reports += 1
         self.last = msg
         self.run_known = self.run_known and hasattr(msg, 'cycles_total')
-        values = {name: getattr(msg, name, 0) for name in COUNTERS + RUN_COUNTERS}
+        values = {name: _read(msg, name, 0) for name in COUNTERS + RUN_COUNTERS}
         self.counters.update(values)
         for name in RUN_LONGEST:
-            self.longest[name] = _worst(self.longest[name], getattr(msg, name, NAN))
-        for name in WORST_MAX:
-            self.worst[name] = _worst(self.worst.get(name, NAN), getattr(msg, name))
-        for clock in ('wall', 'sim'):
-            interval = getattr(msg, f'interval_{clock}')
-            for name in WORST_INTERVAL:
-                key = f'{clock}.{name}'
-                self.worst[key] = _worst(self.worst.get(key, NAN), getattr(interval, name))
+            self.longest[name] = _worst(self.longest[name], _read(msg, name))
+        for name in WORST_FIELDS:
+            self.worst[name] = _worst(self.worst.get(name, NAN), _read(msg, name))
         self.level = _worse_level(self.level, int(msg.level))
 
     def _interval(self, clock: str) -> IntervalSummary:
-        i = getattr(self.last, f'interval_{clock}')
-        worst = self.worst
+        field = f'interval_{clock}'
+        i = getattr(self.last, field)
+
+        def worst(name: str) -> float:
+            return self.worst.get(f'{field}.{name}', NAN)
         return IntervalSummary(
             clock=clock, count=int(i.count), mean_ns=_ns(i.mean_ms, 1e6),
-            min_ns=_ns(i.min_ms, 1e6), max_ns=_ns(worst[f'{clock}.max_ms'], 1e6),
+            min_ns=_ns(i.min_ms, 1e6), max_ns=_ns(worst('max_ms'), 1e6),
             max_at_ns=_int_ns(i.max_at_s, 1e9), p50_ns=_ns(i.p50_ms, 1e6),
-            p95_ns=_ns(worst[f'{clock}.p95_ms'], 1e6), p99_ns=_ns(worst[f'{clock}.p99_ms'], 1e6),
+            p95_ns=_ns(worst('p95_ms'), 1e6), p99_ns=_ns(worst('p99_ms'), 1e6),
             tail_amplification=float(i.tail_amplification), over_period=int(i.over_period),
             over_period_plus_jitter=int(i.over_period_plus_jitter),
             over_wall_budget=int(i.over_wall_budget))
@@ -194,6 +202,7 @@ class _TopicFold:
             deadline_misses_total=int(total('deadline_misses_total')),
             skipped_periods_total=int(total('skipped_periods_total')),
             messages_lost_total=int(total('messages_lost_total')),
+            lost_by_monitor_total=int(total('messages_lost_by_monitor_total')),
             malformed_total=int(total('malformed_total')),
             qos_deadline_events_total=int(total('qos_deadline_events_total')),
             resets_total=int(total('resets_total')),

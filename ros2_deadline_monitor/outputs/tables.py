@@ -91,7 +91,7 @@ def topic_note(topic: TopicSnapshot, facts: TopicFacts) -> str:
         parts.append(topic.reason)
     elif not applies(MISSES, topic):  # no period: the one n/a rule says why
         parts.append(not_applicable(topic))
-    elif report.counts_note and not facts.notes:
+    elif report.counts_note and not facts.notes and report.counts_note not in topic.notes:
         parts.append(f'misses and skipped periods unknown: {report.counts_note}')
     return '; '.join([*parts, *facts.notes, *topic.notes])
 

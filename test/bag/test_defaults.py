@@ -117,6 +117,7 @@ def test_gazebo_like_bag_arrivals_under_a_coarser_clock_are_unknown(gazebo: Path
     assert imu['start_source'] == 'arrival'
     assert imu['deadline_misses'] is None and imu['skipped_periods'] is None
     assert imu['counts_note'].startswith('/clock every 100 ms is coarser than this topic')
+    assert imu['note'].count('/clock every 100 ms is coarser') == 1  # said once, not twice
     assert imu['max_interval_sim_ms'] is None  # no 100 ms "sim interval"
     assert imu['max_interval_wall_ms'] == pytest.approx(5.0)
 

@@ -53,11 +53,24 @@ def test_settings_convert_units():
     assert settings.duration_ns == 1500 * MS
 
 
+def test_pd_settings_hold_the_law_and_the_reference():
+    settings = settings_from_values(_values(control='pd', kp=50.0, kd=2.0,
+                                            reference_amplitude_rad=0.5, reference_hz=1.0))
+    assert settings.control == 'pd'
+    assert (settings.law.kp, settings.law.kd) == (50.0, 2.0)
+    assert settings.reference.at(500 * MS)[0] == pytest.approx(0.5)
+    assert settings_from_values(_values()).control == 'none', 'the open loop stays the default'
+
+
 @pytest.mark.parametrize('changes, name', [
     ({'reliability': 'sometimes'}, 'reliability'),
     ({'topic': 'not a topic'}, 'topic'),
     ({'rate_hz': 0.0}, 'rate_hz'),
     ({'record_path': '/nonexistent/dir/record.json'}, 'record_path'),
+    ({'control': 'lqr'}, 'control'),
+    ({'command_topic': 'two words'}, 'command_topic'),
+    ({'joint_states_topic': ''}, 'joint_states_topic'),
+    ({'kp': -1.0}, 'kp'),
 ])
 def test_settings_reject_invalid_values_naming_the_parameter(changes, name):
     with pytest.raises(ConfigError, match=name):
