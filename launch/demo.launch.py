@@ -45,13 +45,16 @@ CONTROL_TOPIC = '/demo/cmd'
 NUMBERS = {'target_rtf': float, 'rate_hz': float, 'stall_ms': float, 'stall_every': int,
            'duration': float}
 """The numeric launch arguments and their types, checked before any node starts."""
+MINIMUMS = {'duration': 0.0}
+"""Arguments of this launch file itself with a floor (the nodes check their own ranges)."""
 
 
 def check_numbers(context: LaunchContext) -> list:
     """Refuse a numeric argument that is not a (finite) number, naming it.
 
     Otherwise launch reports only "could not convert string to float: 'abc'", without the
-    argument's name. Ranges are the nodes' business: they refuse bad values with the reason.
+    argument's name. Ranges are the nodes' business (they refuse bad values with the reason),
+    but for ``duration``, which this file uses itself.
     """
     for name, kind in NUMBERS.items():
         text = context.launch_configurations[name]
@@ -62,6 +65,10 @@ def check_numbers(context: LaunchContext) -> list:
         if not math.isfinite(value):
             kind_text = 'an integer' if kind is int else 'a number'
             raise ValueError(f'launch argument {name}:={text!r} is not {kind_text}')
+        if name in MINIMUMS and value < MINIMUMS[name]:
+            # A negative duration would never fire its timer: the demo would run forever.
+            raise ValueError(f'launch argument {name}:={text!r} must be >= '
+                             f'{MINIMUMS[name]:g} (0 runs until Ctrl-C)')
     return []
 
 

@@ -34,7 +34,9 @@ e.g. ``/gazebo/real_time_factor``, and set the monitor parameter ``simulator_rtf
 that topic in your config file.
 """
 
-from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription
+from ament_index_python.packages import get_package_prefix, PackageNotFoundError
+from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription, OpaqueFunction
+from launch.launch_context import LaunchContext
 from launch.launch_description import LaunchDescription
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
@@ -44,6 +46,27 @@ from launch_ros.substitutions import FindPackageShare
 PACKAGE = 'ros2_deadline_monitor'
 CLOCK_BRIDGE = '/clock@rosgraph_msgs/msg/Clock[gz.msgs.Clock'
 """parameter_bridge syntax: ROS topic @ ROS type [ Gazebo type; '[' means Gazebo -> ROS only."""
+SIMULATOR_PACKAGES = ('ros_gz_sim', 'ros_gz_bridge')
+
+
+def check_simulator(context: LaunchContext) -> list:
+    """Refuse to start without Gazebo's ROS packages, in one line, before any node starts.
+
+    Otherwise the monitor starts, then launch fails on ``FindPackageShare('ros_gz_sim')``
+    with "package 'ros_gz_sim' not found, searching: [...]" and the monitor is left to stop
+    on its own.
+    """
+    missing = []
+    for package in SIMULATOR_PACKAGES:
+        try:
+            get_package_prefix(package)
+        except PackageNotFoundError:
+            missing.append(package)
+    if missing:
+        raise LookupError(f'gazebo.launch.py needs {" and ".join(missing)} (apt install '
+                          'ros-jazzy-ros-gz); for a simulator stand-in without Gazebo: '
+                          'ros2 launch ros2_deadline_monitor demo.launch.py')
+    return []
 
 
 def generate_launch_description() -> LaunchDescription:
@@ -67,6 +90,12 @@ def generate_launch_description() -> LaunchDescription:
             'start_aggregator', default_value='false',
             choices=['true', 'false', 'True', 'False'],
             description='Also start diagnostic_aggregator for rqt_robot_monitor.'),
+        # Declared here, before the included files declare it, so that --show-args offers
+        # what this file does: the monitor always follows Gazebo's /clock.
+        DeclareLaunchArgument(
+            'use_sim_time', default_value='true', choices=['true', 'True'],
+            description='Always true here: the monitor (and the aggregator) follow the '
+                        '/clock bridged from Gazebo.'),
     ]
 
     gazebo = IncludeLaunchDescription(
@@ -97,11 +126,12 @@ def generate_launch_description() -> LaunchDescription:
             PathJoinSubstitution([FindPackageShare(PACKAGE), 'launch', 'monitor.launch.py'])),
         launch_arguments={
             'config': LaunchConfiguration('config'),
-            'use_sim_time': 'true',
+            'use_sim_time': LaunchConfiguration('use_sim_time'),
             'start_aggregator': LaunchConfiguration('start_aggregator'),
         }.items(),
     )
 
-    # The monitor's launch file first: it refuses a missing config file or aggregator before
-    # Gazebo starts.
-    return LaunchDescription([*arguments, monitor, gazebo, clock_bridge])
+    # The simulator's packages checked first, then the monitor's launch file: it refuses a
+    # missing config file or aggregator before Gazebo starts.
+    return LaunchDescription([*arguments, OpaqueFunction(function=check_simulator), monitor,
+                              gazebo, clock_bridge])

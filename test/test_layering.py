@@ -31,7 +31,8 @@ MAY_IMPORT = {
     'record': {'analysis', 'configuration', 'live', 'record'},
     'bag': {'analysis', 'configuration', 'outputs', 'bag'},
     'tools': {'analysis', 'configuration', 'outputs', 'live', 'tools', 'msg'},
-    'command': {'command'},  # the programs are imported by name, only the verb asked for
+    # The programs are imported by name, only the verb asked for.
+    'command': {'command', 'configuration'},
 }
 """What each layer's modules may import from the package (a layer, or one module of one)."""
 ROS = ('rclpy', 'rcl_interfaces', 'rosidl_parser', 'rosidl_runtime_py', 'builtin_interfaces',

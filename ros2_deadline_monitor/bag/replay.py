@@ -53,6 +53,8 @@ TICK_MESSAGES = 8_192
 """Messages between two rounds at most, so no ring overflows however dense the bag."""
 CLOCK_CAPACITY = 2 * TICK_MESSAGES
 """/clock samples the session keeps: more than one round can bring."""
+OWN_CLOCK_SCAN = 1 << 16
+"""Messages read at most to judge the topics' stamps in a bag without /clock."""
 BATCH_MIN = 32
 """Runs of fewer messages between two rounds go message by message (numpy costs more)."""
 
@@ -252,8 +254,7 @@ class BagAnalysis:
         for track in self.tracks:
             track.transforms = _laid_out_like_tf(bag, track.plan.bag_topic.msgtype)
         if not has_clock and plan.use_sim_time is None:
-            for track in self.tracks:
-                self._judge_own_clock(track)
+            self._judge_own_clocks()
         self.clock = _ClockTrack(plan.clock.name if plan.clock else '/clock', keep_series)
         if keep_series:
             by_id = {track.topic_id: track for track in self.tracks}
@@ -313,28 +314,44 @@ class BagAnalysis:
 
         return first
 
-    def _judge_own_clock(self, track: _TopicTrack) -> None:
-        """Read a topic's first messages: are they clean sim-time stamps? (no /clock).
+    def _judge_own_clocks(self) -> None:
+        """Read the topics' first messages: are they clean sim-time stamps? (no /clock).
 
         Such stamps are timed on their own clock by default, as ``--stamp start --clock
-        sim`` does (``stamps_on_their_own_clock``); else the arrivals on the wall clock.
+        sim`` does (``stamps_on_their_own_clock``); else the arrivals on the wall clock. One
+        pass from the bag's start over the candidates, at most ``OWN_CLOCK_SCAN`` messages:
+        a topic that starts late never makes it read the whole bag.
         """
-        plan = track.plan
-        read = plan.stamp_rule.read if plan.stamp_rule else None
-        if plan.clock_choice != 'auto' or read is None or plan.config.stamp == 'none':
+        readers: dict[int, tuple[Callable[[bytes], int], _TopicTrack]] = {}
+        for track in self.tracks:
+            plan = track.plan
+            if plan.clock_choice == 'auto' and plan.stamp_rule and plan.config.stamp != 'none':
+                for conn in plan.bag_topic.connections:
+                    readers[conn.id] = (plan.stamp_rule.read, track)
+        if not readers:
             return
-        arrival, stamp = [], []
-        for _, t, raw in self.bag.messages(plan.bag_topic.connections):
-            try:
-                stamp.append(read(raw))
-            except CdrError:
-                stamp.append(NO_VALUE)
-            arrival.append(t)
-            if len(arrival) >= OWN_CLOCK_MESSAGES:
+        seen: dict[str, tuple[list[int], list[int]]] = {}
+        full = 0
+        conns = [c for t in self.tracks for c in t.plan.bag_topic.connections if c.id in readers]
+        for scanned, (conn, t, raw) in enumerate(self.bag.messages(conns)):
+            read, track = readers[conn.id]
+            arrival, stamp = seen.setdefault(track.topic_id, ([], []))
+            if len(arrival) < OWN_CLOCK_MESSAGES:
+                try:
+                    stamp.append(read(raw))
+                except CdrError:
+                    stamp.append(NO_VALUE)
+                arrival.append(t)
+                full += len(arrival) == OWN_CLOCK_MESSAGES
+            if full == len({track.topic_id for _, track in readers.values()}) or (
+                    scanned >= OWN_CLOCK_SCAN):
                 break
-        clean, why = stamps_on_their_own_clock(np.array(arrival, np.int64),
-                                               np.array(stamp, np.int64))
-        track.own_clock = why if clean else ''
+        for track in self.tracks:
+            if track.topic_id in seen:
+                arrival, stamp = seen[track.topic_id]
+                clean, why = stamps_on_their_own_clock(np.array(arrival, np.int64),
+                                                       np.array(stamp, np.int64))
+                track.own_clock = why if clean else ''
 
     def _auto_clock(self, track: _TopicTrack, stamp: int, t: int) -> tuple[str, str]:
         """Pick the producer's timer clock when nothing configures it."""

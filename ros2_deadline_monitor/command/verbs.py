@@ -20,6 +20,7 @@ from ros2_deadline_monitor.command.extension import (
     satisfies_version,
     topic_completer,
 )
+from ros2_deadline_monitor.configuration.usage import flag_suggestions
 
 ARGV_DEST = '_deadline_argv'
 """Where ``DeadlineCommand`` keeps the command line the verb's arguments are taken from."""
@@ -73,10 +74,30 @@ class VerbExtension:
         for action in parser._actions:  # argparse has no public list of them
             if action.dest == 'topics' and completer is not None:
                 action.completer = completer  # type: ignore[attr-defined]
+        _suggest_flags(getattr(parser, '_root_parser', None), parser)
 
     def main(self, *, args: argparse.Namespace) -> Any:
         """Run the program with the arguments that followed the verb; its exit code."""
         return self.program().main(verb_arguments(getattr(args, ARGV_DEST, ()), self.NAME))
+
+
+def _suggest_flags(root: argparse.ArgumentParser | None,
+                   verb_parser: argparse.ArgumentParser) -> None:
+    """Make ros2cli's root parser name the verb's closest flag for an unknown one.
+
+    ros2cli parses the whole line with its root parser (which ``add_subparsers_on_demand``
+    hands a verb as ``_root_parser``), so a typo (``--perod-ms``) is the root's bare
+    "unrecognized arguments"; the programs themselves answer with the closest flag.
+    """
+    if root is None:
+        return
+    refuse = root.error
+
+    def error(message: str) -> None:
+        flags = list(verb_parser._option_string_actions)  # no public list either
+        refuse(message + flag_suggestions(message, flags))
+
+    root.error = error  # type: ignore[method-assign]
 
 
 class MonitorVerb(VerbExtension):

@@ -40,6 +40,7 @@ from ros2_deadline_monitor.configuration.parameters import (
     TOPIC_SPECS,
     TOPICS,
 )
+from ros2_deadline_monitor.outputs.optional import diagnostic_updater
 
 
 def descriptor(spec: ParamSpec, full_name: str) -> ParameterDescriptor:
@@ -68,10 +69,14 @@ def declare_globals(node: Node) -> list[str]:
     reported and the default declared instead, so the caller can decide whether to go on.
     """
     errors = []
+    # `ros2 node info` of the monitor lists no subscriptions: say where they are.
     topics_descriptor = ParameterDescriptor(
         name=TOPICS,
         description='Identifiers of the monitored topics; each has its settings under '
-                    'topic.<identifier>.* (an empty list monitors only the clock).')
+                    'topic.<identifier>.* (an empty list monitors only the clock). Their '
+                    'subscriptions (and /clock) are on the node '
+                    f'{node.get_fully_qualified_name()}_reader when taken in batches '
+                    '(take_period_s > 0): ros2 node info there.')
     try:
         node.declare_parameter(TOPICS, Parameter.Type.STRING_ARRAY, topics_descriptor)
     except ParameterException as err:
@@ -84,8 +89,28 @@ def declare_globals(node: Node) -> list[str]:
         # An empty list cannot be a declared default (its type cannot be inferred): set it.
         node.set_parameters([Parameter(TOPICS, Parameter.Type.STRING_ARRAY, [])])
     for spec in GLOBAL_SPECS:
-        errors += _declare(node, spec.name, spec.default, spec)
+        if spec.name == USE_DIAGNOSTIC_UPDATER and diagnostic_updater is None:
+            _declare_without_updater(node, spec)
+        else:
+            errors += _declare(node, spec.name, spec.default, spec)
     return errors
+
+
+USE_DIAGNOSTIC_UPDATER = 'use_diagnostic_updater'
+
+
+def _declare_without_updater(node: Node, spec: ParamSpec) -> None:
+    """Declare ``use_diagnostic_updater`` false where diagnostic_updater is not installed.
+
+    The parameter says what happens (``ros2 param dump`` showed ``true`` while the log said
+    the statuses were published directly); a ``true`` asked for is named in a warning.
+    """
+    asked = node._parameter_overrides.get(spec.name)  # rclpy has no public getter
+    node.declare_parameter(spec.name, False, descriptor(spec, spec.name), ignore_override=True)
+    if asked is not None and asked.value is True:
+        node.get_logger().warning(
+            f'{spec.name}: true asked, but diagnostic_updater is not installed: the monitor '
+            'publishes /diagnostics itself (the parameter reads false)')
 
 
 def declare_topic(node: Node, topic_id: str) -> list[str]:

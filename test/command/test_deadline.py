@@ -137,3 +137,17 @@ def test_the_extension_imports_and_registers_without_ros2cli():
     assert any('--expect-max-misses' in line for line in rest)
     assert extension.CommandExtension.__module__ in (
         'ros2cli.command', 'ros2_deadline_monitor.command.extension')
+
+
+def test_under_ros2cli_a_flag_typo_names_the_closest_flag(capsys):
+    # ros2cli parses the whole line with its root parser and hands it to a verb as
+    # _root_parser while the verb adds its arguments (add_subparsers_on_demand).
+    root = argparse.ArgumentParser(prog='ros2')
+    verb_parser = root.add_subparsers().add_parser('monitor')
+    verb_parser._root_parser = root
+    VERBS['monitor']().add_arguments(verb_parser, 'ros2 deadline monitor')
+    with pytest.raises(SystemExit) as exit_:
+        root.parse_args(['monitor', '/a', '--perod-ms', '10'])
+    assert exit_.value.code == 2
+    assert ('unrecognized arguments: --perod-ms 10 (did you mean --period-ms?)'
+            in capsys.readouterr().err)

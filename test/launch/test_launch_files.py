@@ -39,7 +39,7 @@ ARGUMENTS = {
                           'start_aggregator'},
     'demo.launch.py': {'target_rtf', 'rate_hz', 'stall_ms', 'stall_every', 'use_sim_time',
                        'duration', 'start_aggregator'},
-    'gazebo.launch.py': {'world', 'config', 'start_aggregator'},
+    'gazebo.launch.py': {'world', 'config', 'start_aggregator', 'use_sim_time'},
     'mujoco.launch.py': {'model_path', 'target_rtf', 'clock_publish_hz', 'rate_hz', 'stall_ms',
                          'stall_every', 'duration', 'start_aggregator'},
     'aggregator.launch.py': {'start_aggregator', 'use_sim_time'},
@@ -474,6 +474,8 @@ def test_a_missing_aggregator_is_refused_before_the_aggregator_starts():
     ('monitor.launch.py', 'aggregator', ('monitor',)),
     ('demo.launch.py', 'aggregator', ('sim_clock', 'controller', 'monitor')),
     ('gazebo.launch.py', 'monitor', ('gazebo', 'clock_bridge')),
+    ('gazebo.launch.py', 'OpaqueFunction(function=check_simulator)',
+     ('monitor', 'gazebo', 'clock_bridge')),
     ('mujoco.launch.py', 'aggregator', ('simulator', 'controller', 'monitor')),
 ])
 def test_a_missing_aggregator_is_refused_before_any_node_starts(name, first, nodes):
@@ -712,6 +714,33 @@ def test_a_missing_config_file_is_refused_before_the_monitor_starts(ros_context,
     missing = tmp_path / 'missing.yaml'
     output = _refused(ros_context, 'monitor.launch.py', f'config:={missing}')
     assert f'launch argument config:={missing}: no such file' in output
+
+
+@requires_launch
+def test_gazebo_without_its_packages_is_refused_in_one_line_before_any_node(ros_context):
+    """One line naming the packages and how to install them; no node started.
+
+    Was rclpy's raw "package 'ros_gz_sim' not found, searching: [...]" after the monitor had
+    started, and the monitor orphaned for about 2 s.
+    """
+    from ament_index_python.packages import get_package_prefix, PackageNotFoundError
+
+    try:
+        get_package_prefix('ros_gz_sim')
+        pytest.skip('ros_gz_sim is installed here')
+    except PackageNotFoundError:
+        pass
+    output = _refused(ros_context, 'gazebo.launch.py')
+    assert 'gazebo.launch.py needs ros_gz_sim' in output and 'apt install' in output, output
+    assert 'searching:' not in output, output
+
+
+@requires_launch
+@pytest.mark.parametrize('name', ['demo.launch.py', 'mujoco.launch.py'])
+def test_a_negative_duration_is_refused(ros_context, name):
+    """duration:=-5 never fired its timer: the launch ran forever."""
+    output = _refused(ros_context, name, 'duration:=-5')
+    assert "launch argument duration:='-5' must be >= 0" in output, output
 
 
 @requires_launch

@@ -154,11 +154,14 @@ def test_the_updater_names_the_statuses(ros_context, spin, observer, wait_for):
 @pytest.mark.parametrize('wanted', [False, True], ids=['direct', 'updater_if_installed'])
 def test_the_monitor_publishes_through_the_updater_when_installed_and_wanted(
         start_monitor, capfd, wanted):
-    start_monitor(use_diagnostic_updater=wanted)
+    node = start_monitor(use_diagnostic_updater=wanted)
     log = capfd.readouterr().err
     through = wanted and diagnostic_updater is not None
     assert ('diagnostics through diagnostic_updater' in log) is through, log
     assert ('diagnostics published directly' in log) is not through, log
+    # The parameter says what happens (ros2 param dump said true while published directly).
+    assert node.get_parameter('use_diagnostic_updater').value is through
+    assert ('diagnostic_updater is not installed' in log) is (wanted and not through), log
 
 
 def test_monitor_diagnostics_are_what_rqt_robot_monitor_reads(
