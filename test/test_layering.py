@@ -78,6 +78,21 @@ def test_no_import_climbs_back_up(layer: str) -> None:
     assert not climbs, climbs
 
 
+FILE_ACCESS = ('os', 'io', 'pathlib', 'resource', 'shutil', 'socket', 'subprocess', 'tempfile')
+"""Modules that read the host: the adapters' (``live/host_sampler.py`` reads /proc)."""
+
+
+def test_the_measurement_reads_nothing_from_the_host() -> None:
+    """``analysis`` is fed values: no file, no /proc, no process state, no ``open``."""
+    found = [f'analysis/{path.name} imports {name}' for path in _modules('analysis')
+             for name in _imports(path) if name.split('.')[0] in FILE_ACCESS]
+    found += [f'analysis/{path.name} calls open()' for path in _modules('analysis')
+              for node in ast.walk(ast.parse(path.read_text(encoding='utf-8')))
+              if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+              and node.func.id == 'open']
+    assert not found, found
+
+
 WITHOUT_ROS = ('analysis', 'configuration', 'bag')
 """The folders that run where ROS is not installed (the measurement and ``analyze``)."""
 

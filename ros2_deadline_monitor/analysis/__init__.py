@@ -2,7 +2,7 @@
 
 One analysis ``Session`` serves the live node, the bag replay and the probe; its
 ``Snapshot`` is the one result model every output reads, described figure by figure in
-``figures.py``. A bag result is the final snapshot plus bag facts (``bag_result.py``).
+``figures.py``. A bag result (the final snapshot plus bag facts) is ``outputs/bag_result.py``.
 """
 
 from ros2_deadline_monitor.analysis.config import AnalysisConfig, Thresholds, Timing, TopicConfig

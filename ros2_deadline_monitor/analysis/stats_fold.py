@@ -2,7 +2,7 @@
 
 ``outputs/conversions.py`` turns a snapshot into ``MonitorStats``; this turns what a monitor
 published (watched live by ``testing.watch_monitor``, or recorded in a bag and read by
-``analysis/recorded_stats.py``) back into a snapshot, so the gate, the tables and the figure table
+``outputs/recorded_stats.py``) back into a snapshot, so the gate, the tables and the figure table
 read it like any other. Any object with the message's fields will do (rclpy's messages or
 rosbags' decoded ones): no ROS import.
 

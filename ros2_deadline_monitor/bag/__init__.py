@@ -6,14 +6,14 @@ node, ``analyze`` is the command line and ``check`` the offline gate over many b
 tables, plots and HTML that present the result are outputs (``outputs/``).
 """
 
-from ros2_deadline_monitor.analysis.bag_result import (
+from ros2_deadline_monitor.bag.reader import BagSource
+from ros2_deadline_monitor.bag.replay import BagAnalysis, Plan, TopicPlan
+from ros2_deadline_monitor.outputs.bag_result import (
     BagResult,
     ClockFacts,
     RecordedStats,
     TopicFacts,
 )
-from ros2_deadline_monitor.bag.reader import BagSource
-from ros2_deadline_monitor.bag.replay import BagAnalysis, Plan, TopicPlan
 
 __all__ = [
     'BagAnalysis', 'BagResult', 'BagSource', 'ClockFacts', 'Plan', 'RecordedStats',

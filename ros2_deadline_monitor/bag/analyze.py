@@ -21,7 +21,6 @@ import textwrap
 import time
 from typing import TextIO
 
-from ros2_deadline_monitor.analysis.bag_result import BagResult
 from ros2_deadline_monitor.analysis.errors import (
     ConfigError,
     ExpectationError,
@@ -58,6 +57,7 @@ from ros2_deadline_monitor.configuration.expectations import (
 from ros2_deadline_monitor.configuration.params_file import FileConfig, load_config
 from ros2_deadline_monitor.configuration.topic_flags import add_topic_flags, topic_flags
 from ros2_deadline_monitor.configuration.usage import UsageError
+from ros2_deadline_monitor.outputs.bag_result import BagResult
 from ros2_deadline_monitor.outputs.baseline import (
     DEFAULT_TOLERANCE,
     format_comparison,

@@ -18,7 +18,6 @@ import resource
 import time
 from typing import Any
 
-from ros2_deadline_monitor.analysis.bag_result import BagResult
 from ros2_deadline_monitor.analysis.errors import MonitorError, os_error_text
 from ros2_deadline_monitor.analysis.figures import Figure, find, known, RUN_CLOCK, RUN_TOPIC
 from ros2_deadline_monitor.analysis.snapshot import (
@@ -27,6 +26,7 @@ from ros2_deadline_monitor.analysis.snapshot import (
 )
 from ros2_deadline_monitor.configuration.expectations import evaluate, Expectations, Verdict
 from ros2_deadline_monitor.configuration.params_file import FileConfig
+from ros2_deadline_monitor.outputs.bag_result import BagResult
 from ros2_deadline_monitor.outputs.baseline import compare, Comparison
 from ros2_deadline_monitor.outputs.junit import cases_from, JunitCase, JunitSuite
 from ros2_deadline_monitor.outputs.tables import render, to_json

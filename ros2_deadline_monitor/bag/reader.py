@@ -280,8 +280,7 @@ class BagSource:
         try:
             # ``yield from`` runs the storage's generator at C speed; only its own errors
             # land here (the consumer's do not pass through a generator).
-            fast = _mcap_messages(self._reader, conns)
-            yield from fast if fast is not None else self._reader.messages(conns)
+            yield from self._reader.messages(conns)
         except Exception as err:  # storage errors surface only while iterating
             raise BagError(f'cannot read bag {self.path} to the end (truncated or '
                            f'corrupt?): {_describe(err)}') from err
@@ -432,7 +431,6 @@ def _storage_name(reader: Any) -> str:
 
 _U32 = struct.Struct('<I').unpack_from
 _U64 = struct.Struct('<Q').unpack_from
-_CHANNEL_LOG = struct.Struct('<HIQ').unpack_from
 """Of an MCAP message record after op and length: channel id, sequence, log time."""
 _MESSAGE_HEADER = 1 + 8 + 2 + 4 + 8 + 8
 """op, record length, channel id, sequence, log time, publish time: then the data."""
@@ -460,21 +458,18 @@ def _storage_connections(reader: Any, conns: list[Any]) -> list[tuple[Any, dict[
     return pairs
 
 
-def _mcap_messages(reader: Any, conns: list[Any]) -> Iterator[tuple[Any, int, bytes]] | None:
-    """Read indexed MCAP storages faster than ``rosbags`` (``_mcap_plan``); None: use it."""
-    found = _mcap_plan(reader, conns)
-    return _read_chunks(*found) if found is not None else None
-
-
 def _mcap_plan(reader: Any, conns: list[Any]) -> tuple[list[Any], Any] | None:
     """Plan reading indexed MCAP storages faster than ``rosbags`` does, with the same result.
 
     ``rosbags`` parses every record of a chunk through a ``BytesIO`` and merges all chunks
-    with ``heapq``; here a chunk is parsed with ``struct.unpack_from`` on the decompressed
-    bytes and chunks whose log times do not overlap are read one after the other (the order
-    ``heapq.merge`` gives them, ties going to the earlier chunk). Returns None (use
-    ``rosbags``) for anything else: sqlite3, unindexed or overlapping chunks, per-message
-    compression, or a ``rosbags`` whose internals differ from the 0.11 ones this reads.
+    with ``heapq``; here a chunk's decompressed bytes are read as columns
+    (``_chunk_batches``) and chunks whose log times do not overlap are read one after the
+    other (the order ``heapq.merge`` gives them, ties going to the earlier chunk). Returns
+    None (use ``rosbags``) for anything else: sqlite3, unindexed or overlapping chunks,
+    per-message compression. It reads private state of ``rosbags`` 0.11's ``McapReader``
+    (its chunk index, file and ``decompress``), which no public API gives:
+    ``test/bag/test_bag.py`` names each attribute used and fails when a ``rosbags`` release
+    changes one, instead of this falling back to the slow path unnoticed.
     """
     try:
         from rosbags.rosbag2.storage_mcap import decompress, McapReader
@@ -509,37 +504,9 @@ def _chunk_bytes(bio: Any, chunk: Any, decompress: Any) -> bytes:
     return decompress(data, chunk.compression, chunk.uncompressed_size, crc)
 
 
-def _read_chunks(plan: list[tuple[Any, list[Any], dict[int, Any]]],
-                 decompress: Any) -> Iterator[tuple[Any, int, bytes]]:
-    for bio, chunks, cmap in plan:
-        get = cmap.get
-        for chunk in chunks:
-            raw = _chunk_bytes(bio, chunk, decompress)
-            start, stop = chunk.message_start_time, chunk.message_end_time + 1
-            out = []
-            append = out.append
-            pos, end = 0, len(raw)
-            while pos < end:
-                size = _U64(raw, pos + 1)[0]
-                if raw[pos] == 0x05:
-                    if size < _MESSAGE_HEADER - 9:
-                        raise BagError(f'invalid message record length {size}')
-                    channel, _, log_time = _CHANNEL_LOG(raw, pos + 9)
-                    conn = get(channel)
-                    if conn is not None and start <= log_time < stop:
-                        append((log_time, conn, raw[pos + _MESSAGE_HEADER:pos + 9 + size]))
-                pos += 9 + size
-            if pos != end:
-                raise BagError(f'chunk at offset {chunk.chunk_start_offset} ends inside a '
-                               'record')
-            out.sort(key=_log_time)
-            for log_time, conn, payload in out:
-                yield conn, log_time, payload
-
-
 def _chunk_batches(plan: list[tuple[Any, list[Any], dict[int, Any]]],
                    decompress: Any) -> Iterator[MessageBatch]:
-    """``_read_chunks`` as columns: the same messages, checks and order, one batch a chunk.
+    """Read the planned chunks as columns: ``messages``' messages and order, one batch a chunk.
 
     Only the walk from record to record is a Python loop (a record's length gives the next
     one's offset); the fields of the message records are gathered with numpy.
@@ -608,10 +575,6 @@ def _batch_of(times: list[int], ids: list[int], payloads: list[bytes]) -> Messag
     np.cumsum(sizes[:-1], out=starts[1:])
     return MessageBatch(np.array(times, np.int64), np.array(ids, np.int64), starts, sizes,
                         b''.join(payloads))
-
-
-def _log_time(message: tuple[int, Any, bytes]) -> int:
-    return message[0]
 
 
 def _describe(err: BaseException) -> str:

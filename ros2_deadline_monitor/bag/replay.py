@@ -20,7 +20,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ros2_deadline_monitor.analysis.bag_result import BagInfo, BagResult, ClockFacts, TopicFacts
 from ros2_deadline_monitor.analysis.cdr import read_stamp_ns, read_stamps_ns
 from ros2_deadline_monitor.analysis.config import AnalysisConfig, NS_PER_S, TopicConfig
 from ros2_deadline_monitor.analysis.cycle_starts import (
@@ -29,7 +28,6 @@ from ros2_deadline_monitor.analysis.cycle_starts import (
 )
 from ros2_deadline_monitor.analysis.errors import BagError, CdrError
 from ros2_deadline_monitor.analysis.message_info import FallbackStatus
-from ros2_deadline_monitor.analysis.recorded_stats import RecordedSummary
 from ros2_deadline_monitor.analysis.reports import ClockReport
 from ros2_deadline_monitor.analysis.ring import MALFORMED, NO_VALUE
 from ros2_deadline_monitor.analysis.session import Session, TopicState
@@ -44,6 +42,8 @@ from ros2_deadline_monitor.bag.reader import (
     MessageBatch,
     recorded_writers,
 )
+from ros2_deadline_monitor.outputs.bag_result import BagInfo, BagResult, ClockFacts, TopicFacts
+from ros2_deadline_monitor.outputs.recorded_stats import RecordedSummary
 from ros2_deadline_monitor.outputs.series import RtfWindow, Timeline, WindowSeries
 
 NAN = float('nan')

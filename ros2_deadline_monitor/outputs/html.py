@@ -11,9 +11,9 @@ from datetime import datetime, timezone
 from functools import partial
 from html import escape
 
-from ros2_deadline_monitor.analysis.bag_result import BagResult, ClockFacts, RecordedStats
 from ros2_deadline_monitor.analysis.figures import Figure, find, RUN_CLOCK, RUN_TOPIC
 from ros2_deadline_monitor.outputs import format as fmt
+from ros2_deadline_monitor.outputs.bag_result import BagResult, ClockFacts, RecordedStats
 from ros2_deadline_monitor.outputs.format import cell
 from ros2_deadline_monitor.outputs.tables import (
     recorded_clock_line,

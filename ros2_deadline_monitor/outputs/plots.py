@@ -12,12 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from ros2_deadline_monitor.analysis.bag_result import BagResult
 from ros2_deadline_monitor.analysis.errors import MonitorError
 from ros2_deadline_monitor.analysis.figures import Figure, find, RUN_TOPIC
 from ros2_deadline_monitor.analysis.snapshot import Snapshot, TopicSnapshot
 from ros2_deadline_monitor.analysis.units import to_ms
 from ros2_deadline_monitor.analysis.whole_run import ValueSketch
+from ros2_deadline_monitor.outputs.bag_result import BagResult
 from ros2_deadline_monitor.outputs.format import cell, UNKNOWN
 from ros2_deadline_monitor.outputs.series import Timeline
 

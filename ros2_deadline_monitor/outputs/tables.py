@@ -14,12 +14,6 @@ from functools import partial
 import math
 from typing import Any, TextIO
 
-from ros2_deadline_monitor.analysis.bag_result import (
-    BagResult,
-    ClockFacts,
-    RecordedStats,
-    TopicFacts,
-)
 from ros2_deadline_monitor.analysis.figures import (
     applies,
     CLOCK,
@@ -32,10 +26,16 @@ from ros2_deadline_monitor.analysis.figures import (
     RUN_TOPIC,
     TRANSFORM,
 )
-from ros2_deadline_monitor.analysis.recorded_stats import WORST_TOPIC
 from ros2_deadline_monitor.analysis.reports import Level
 from ros2_deadline_monitor.analysis.snapshot import Snapshot, TopicSnapshot
 from ros2_deadline_monitor.outputs import format as fmt
+from ros2_deadline_monitor.outputs.bag_result import (
+    BagResult,
+    ClockFacts,
+    RecordedStats,
+    TopicFacts,
+)
+from ros2_deadline_monitor.outputs.recorded_stats import WORST_TOPIC
 
 __all__ = ['JSON_FORMAT', 'JSON_VERSION', 'format_table', 'recorded_clock_line', 'recorded_table',
            'to_json', 'topic_note', 'write_csv']

@@ -126,29 +126,50 @@ def _many_chunks_bag(bags, path: Path) -> Path:
                                      '/clock': 'rosgraph_msgs/msg/Clock'}, messages)
 
 
-def test_fast_mcap_reading_equals_rosbags(bags, tmp_path: Path) -> None:
-    from ros2_deadline_monitor.bag.reader import _mcap_messages
+CHUNK_FIELDS = ('chunk_start_offset', 'message_start_time', 'message_end_time',
+                'channel_count', 'compression', 'compressed_size', 'uncompressed_size')
+"""What ``bag/reader.py`` (``_mcap_plan``, ``_chunk_bytes``) reads of a ``rosbags`` chunk index."""
 
+
+def test_the_mcap_fast_path_reads_rosbags_internals(bags, tmp_path: Path) -> None:
+    """Fail loudly when ``rosbags`` changes the private state the fast path reads.
+
+    ``_mcap_plan`` falls back to ``rosbags`` when an attribute is missing, silently and
+    several times slower: this names each private attribute it uses, and that the plan is
+    taken for an indexed MCAP bag (pinned: ``rosbags>=0.11.9,<0.12``).
+    """
+    import rosbags.rosbag2.storage_mcap as storage_mcap
+
+    from ros2_deadline_monitor.bag.reader import _mcap_plan
+
+    assert callable(getattr(storage_mcap, 'decompress', None)), 'rosbags: no decompress'
     path = _many_chunks_bag(bags, tmp_path / 'chunks')
     with BagSource(path) as bag:
         reader = bag._reader
-        assert len(reader.storage.storages[0].chunks) > 1
-        for names in (['/a', '/b', '/clock'], ['/b'], ['/clock', '/a']):
-            conns = [c for n in names for c in bag.topics[n].connections]
-            fast = _mcap_messages(reader, conns)
-            assert fast is not None
-            assert list(fast) == list(reader.messages(conns))
-            assert list(bag.messages(conns)) == list(reader.messages(conns))
+        top = reader.storage
+        assert hasattr(top, 'storages') and hasattr(top, 'metadata'), type(top)
+        assert hasattr(top.metadata, 'compression_mode'), type(top.metadata)
+        storage = top.storages[0]
+        assert isinstance(storage, storage_mcap.McapReader), type(storage)
+        assert hasattr(storage, 'bio') and hasattr(storage, 'connections'), vars(storage)
+        assert len(storage.chunks) > 1
+        for field in CHUNK_FIELDS:
+            assert hasattr(storage.chunks[0], field), f'rosbags chunk index: no {field}'
+        for name in ('topic', 'msgtype', 'ext', 'digest', 'id'):
+            assert hasattr(storage.connections[0], name), f'rosbags connection: no {name}'
+        conns = [c for topic in bag.topics.values() for c in topic.connections]
+        assert _mcap_plan(reader, conns) is not None, 'the fast path is not taken'
 
 
 def test_fast_mcap_falls_back_for_sqlite3(bags, tmp_path: Path) -> None:
-    from ros2_deadline_monitor.bag.reader import _mcap_messages
+    from ros2_deadline_monitor.bag.reader import _mcap_plan
 
     ref = bags.reference(tmp_path / 'bag', 'sqlite3')
     with BagSource(ref.path) as bag:
         conns = list(bag.topics['/demo/cmd'].connections)
-        assert _mcap_messages(bag._reader, conns) is None
+        assert _mcap_plan(bag._reader, conns) is None
         assert len(list(bag.messages(conns))) == len(ref.starts)
+        assert sum(len(b.log_time) for b in bag.batches(conns)) == len(ref.starts)
 
 
 def _rows(batches) -> list[tuple[int, int, bytes]]:
@@ -157,7 +178,10 @@ def _rows(batches) -> list[tuple[int, int, bytes]]:
 
 
 def test_batches_hold_the_messages_in_order(bags, tmp_path: Path) -> None:
-    """Chunk columns (MCAP) and grouped messages (sqlite3) give what ``messages`` gives."""
+    """Chunk columns (MCAP) and grouped messages (sqlite3) give what ``messages`` gives.
+
+    ``messages`` is ``rosbags``' own reading: the fast path's reference.
+    """
     from ros2_deadline_monitor.bag import reader as bag_module
 
     path = _many_chunks_bag(bags, tmp_path / 'chunks')

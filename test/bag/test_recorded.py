@@ -1,4 +1,4 @@
-"""Tests for summarizing recorded MonitorStats (analysis/recorded_stats.py) through ``analyze``."""
+"""Tests for summarizing recorded MonitorStats (outputs/recorded_stats.py) through ``analyze``."""
 
 from __future__ import annotations
 

@@ -1,12 +1,12 @@
-"""Tests for host context sampling (analysis/host.py) against fake cgroup and proc trees."""
+"""Tests for host context sampling (live/host_sampler.py, analysis/host.py) on fake trees."""
 
 import math
 from pathlib import Path
 
 import pytest
 
-from ros2_deadline_monitor.analysis.host import HostSampler
 from ros2_deadline_monitor.analysis.reports import HostReport
+from ros2_deadline_monitor.live.host_sampler import HostSampler
 
 SECOND_NS = 1_000_000_000
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ros2_deadline_monitor.analysis.recorded_stats import RecordedStats
 from ros2_deadline_monitor.analysis.snapshot import Snapshot, TopicSnapshot
+from ros2_deadline_monitor.outputs.recorded_stats import RecordedStats
 
 
 @dataclass(frozen=True)
