@@ -675,6 +675,8 @@ class CycleAnalyzer:
                       lost: np.ndarray, streams: np.ndarray, clock: RtfAnalyzer | None) -> None:
         """Time messages as the topic's events by arrival: intervals and gaps, no grid."""
         n = len(arrival)
+        if self._stamps.deciding:  # no stamp decision from several writers' stamps
+            self._stamps.reason = 'timed by arrival: several writers not told apart'
         start_timer, end_timer, start_wall, start_sim = place(
             arrival, np.full(n, NO_VALUE, np.int64), False, self._config.clock, clock,
             self._analysis.thresholds.clock_timeout_ns, self.clock_silent_after)
@@ -988,6 +990,7 @@ class CycleAnalyzer:
             unmonitored_gap=self._monitor_gaps.latest,
             unattributed_note=self._several.note,
             run_counts_note=self._several.run_note(),
+            producers_at_once_max=self._several.most_at_once,
             run_loss_note=run_loss_note,
         )
 

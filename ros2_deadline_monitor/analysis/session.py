@@ -157,6 +157,10 @@ class _Topic:
     last: TopicSnapshot | None = None
     """Its snapshot of the latest report that made it afresh (``Session.snapshot(standing=)``
     repeats it)."""
+    last_version: int = -1
+    """``version`` when ``last`` was made."""
+    last_recorded: int = 0
+    """Messages recorded when ``last`` was made."""
     view: TopicView = field(init=False)
 
     def __post_init__(self) -> None:
@@ -166,9 +170,10 @@ class _Topic:
 class TopicView:
     """What a caller deciding which topics to report afresh may read of one topic.
 
-    Read only (``Session.views``; ``outputs/reporter.py``): a topic's figures change with its
-    stream, everything else its snapshot depends on bumps ``version``. The same object
-    until the topic is removed; added again, it gets a new one.
+    Read only (``Session.views``; ``outputs/reporter.py``): its latest fresh snapshot, and
+    whether anything it depends on changed since: a topic's figures change with its stream,
+    everything else bumps ``version``. The same object until the topic is removed; added
+    again, it gets a new one.
     """
 
     __slots__ = ('_topic',)
@@ -187,9 +192,15 @@ class TopicView:
         return self._topic.version
 
     @property
-    def unusual(self) -> bool:
-        """A message since its last fresh snapshot may change its level (``Pace``)."""
-        return self._topic.pace.unusual
+    def snapshot(self) -> TopicSnapshot | None:
+        """Its snapshot of the latest report that made it afresh (None: none yet)."""
+        return self._topic.last
+
+    @property
+    def changed(self) -> bool:
+        """Since ``snapshot``, its version moved or a message may change its level (``Pace``)."""
+        topic = self._topic
+        return topic.version != topic.last_version or topic.pace.unusual
 
     @property
     def last_arrival_ns(self) -> int:
@@ -197,9 +208,10 @@ class TopicView:
         return self._topic.pace.last_ns
 
     @property
-    def recorded(self) -> int:
-        """Messages recorded so far (a count that only grows)."""
-        return self._topic.analyzer.recorded
+    def recorded_since(self) -> int:
+        """Messages recorded since ``snapshot`` was made."""
+        topic = self._topic
+        return topic.analyzer.recorded - topic.last_recorded
 
     @property
     def silent(self) -> bool:
@@ -800,6 +812,7 @@ class Session:
             level, reason, notes = _transform_notes(transforms, topic.config.timeout_ns, level,
                                                     reason, notes)
         self._mark(topic)
+        topic.last_version, topic.last_recorded = topic.version, topic.analyzer.recorded
         topic.last = TopicSnapshot(
             topic_id=topic_id, topic=topic.config.topic, type_name=topic.type_name,
             level=level, reason=reason, report=report, publishers=topic.publishers,

@@ -93,7 +93,63 @@ class MonitorNode(Node):
         so the node can be built): named in the same error as the monitor's own.
         """
         super().__init__(node_name, **kwargs)
+        self.report_sinks: list[Callable[[Snapshot], None]] = []
+        """Called with each report's snapshot on the stats timer (the terminal lines)."""
+        self._settings = self._declare_parameters(refused)
+        self._start_analysis()
+        self._start_topics()
+        self._start_outputs()
+        self.parameters.warn_unknown()
+        self._start_inputs()
+        self._start_timers()
+        self._poll()
+        self._start_metrics()
+        self._say_started()
+
+    def _declare_parameters(self, refused: tuple[str, ...]) -> MonitorSettings:
+        """Declare the monitor-wide parameters and return their settings, or refuse them."""
+        self.parameters = NodeParameters(self)
+        errors = [*refused, *self.parameters.declare_globals()]
+        if errors:
+            raise StartupError('invalid parameter value: ' + '; '.join(errors))
+        try:
+            settings = self.parameters.settings()
+            summary_dir = Path(settings.summary_file).resolve().parent
+            if settings.summary_file and not summary_dir.is_dir():
+                raise ConfigError(f'summary_file: directory {str(summary_dir)!r} of '
+                                  f'{settings.summary_file!r} does not exist')
+            if settings.summary_file and Path(settings.summary_file).is_dir():
+                raise ConfigError(f'summary_file: {settings.summary_file!r} is a '
+                                  'directory; name a file in it (e.g. summary.json)')
+        except ConfigError as err:
+            raise StartupError(str(err)) from None
+        except OSError as err:  # a name too long, a directory it may not search
+            raise StartupError(f'summary_file: {os_error_text(err)}') from None
+        return settings
+
+    def _start_analysis(self) -> None:
+        """Start the session and its reporter; the host sampler and the expectations' state."""
+        settings = self._settings
+        self.session = Session(
+            settings.analysis, use_sim_time=self.parameters.use_sim_time(),
+            start_wall_ns=time.time_ns(), clock_topic=settings.clock_topic,
+            arrival_timestamp=settings.arrival_timestamp,
+            stats_period_ns=settings.stats_period_ns)
+        self.reporter = Reporter(self.session, reuse_reports=settings.reuse_reports)
+        """Decides which topics each report refreshes (``outputs/reporter.py``)."""
+        self._host = HostSampler()
+        self._stats_late_ns = 0
+        self._expired = False
+        self._verdict: Verdict | None = None
+
+    def _start_topics(self) -> None:
+        """Declare the topics and subscribe to those in the graph (``--all``: discover them).
+
+        Refuses a start where topics are listed but none has valid settings.
+        """
+        settings = self._settings
         self._topics: dict[str, TopicMonitor] = {}
+        self._schedule = TakeSchedule(slack_ns=settings.take_period_ns // 2)
         self._take_timer = None
         self._graph_seen: list | None = None
         """The graph of the last read when nothing but a new name can change a topic."""
@@ -106,40 +162,10 @@ class MonitorNode(Node):
         self._polls_to_skip = 0
         """Polls left before the graph is read again (``graph_poll.read_every``)."""
         self._graph_gate = GraphGate(self._count_in_graph)
-        self._stats_late_ns = 0
-        self._metrics: metrics.MetricsEndpoint | None = None
-        self.report_sinks: list[Callable[[Snapshot], None]] = []
-        """Called with each report's snapshot on the stats timer (the terminal lines)."""
-        self.parameters = NodeParameters(self)
-        errors = [*refused, *self.parameters.declare_globals()]
-        if errors:
-            raise StartupError('invalid parameter value: ' + '; '.join(errors))
         try:
-            self._settings = self.parameters.settings()
-            summary_dir = Path(self._settings.summary_file).resolve().parent
-            if self._settings.summary_file and not summary_dir.is_dir():
-                raise ConfigError(f'summary_file: directory {str(summary_dir)!r} of '
-                                  f'{self._settings.summary_file!r} does not exist')
-            if self._settings.summary_file and Path(self._settings.summary_file).is_dir():
-                raise ConfigError(f'summary_file: {self._settings.summary_file!r} is a '
-                                  'directory; name a file in it (e.g. summary.json)')
-        except ConfigError as err:
-            raise StartupError(str(err)) from None
-        except OSError as err:  # a name too long, a directory it may not search
-            raise StartupError(f'summary_file: {os_error_text(err)}') from None
-        settings = self._settings
-        self._schedule = TakeSchedule(slack_ns=settings.take_period_ns // 2)
-        self.session = Session(
-            settings.analysis, use_sim_time=self.parameters.use_sim_time(),
-            start_wall_ns=time.time_ns(), clock_topic=settings.clock_topic,
-            arrival_timestamp=settings.arrival_timestamp,
-            stats_period_ns=settings.stats_period_ns)
-        self.reporter = Reporter(self.session, reuse_reports=settings.reuse_reports)
-        """Decides which topics each report refreshes (``outputs/reporter.py``)."""
-        try:
-            self._discovery = (create_discovery(self, self._settings.clock_topic,
+            self._discovery = (create_discovery(self, settings.clock_topic,
                                                 self.parameters.use_sim_time())
-                               if self._settings.all_topics else None)
+                               if settings.all_topics else None)
         except ConfigError as err:
             raise StartupError(str(err)) from None
         self._explicit: dict[str, str] = {}
@@ -151,9 +177,6 @@ class MonitorNode(Node):
             self.parameters.refuse_unknown()
         except ConfigError as err:
             raise StartupError(str(err)) from None
-        self._expired = False
-        self._verdict: Verdict | None = None
-        self._host = HostSampler()
         self._reader = self._create_reader()
         self._reconcile()
         if (topic_ids or self.parameters.skipped) and not self._topics:
@@ -165,7 +188,9 @@ class MonitorNode(Node):
                 f'no topics configured (parameter {TOPICS}): monitoring the clock only')
         self.parameters.route_changes(self._validate, self._apply_parameters)
 
-        self._simulator_rtf = SimulatorRtf(self, settings.simulator_rtf_topic, self.session)
+    def _start_outputs(self) -> None:
+        """Create the report's outputs: ``~/stats``, ``/diagnostics`` (``/metrics``: later)."""
+        settings = self._settings
         self._stats_publisher = self.create_publisher(MonitorStats, STATS_TOPIC, STATS_QOS)
         self._stats_output = StatsOutput(settings.reuse_reports)
         if settings.reuse_reports and self._stats_output.assembler is None:
@@ -174,7 +199,12 @@ class MonitorNode(Node):
         self._diagnostics = diagnostics.DiagnosticsOutput(
             self, settings.hardware_id, use_updater=settings.use_diagnostic_updater,
             assembler=self._stats_output.assembler, reuse=settings.reuse_reports)
-        self.parameters.warn_unknown()
+        self._metrics: metrics.MetricsEndpoint | None = None
+
+    def _start_inputs(self) -> None:
+        """Subscribe to /clock and the simulator's own RTF, besides the topics."""
+        settings = self._settings
+        self._simulator_rtf = SimulatorRtf(self, settings.simulator_rtf_topic, self.session)
         # Resolved (and remapped) here: the reader node ignores global arguments.
         self.clock_input = ClockInput(self, self._reader,
                                       self.resolve_topic_name(settings.clock_topic), self.session,
@@ -185,6 +215,10 @@ class MonitorNode(Node):
             # per message (a quarter of a core at 1 kHz here) only to set this node's ROS time.
             # The batched takes already read every sample: they set it (take_all) instead.
             self._time_source.detach_node()
+
+    def _start_timers(self) -> None:
+        """Start the timers, all on steady time: stats, graph poll, duration, takes."""
+        settings = self._settings
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
         self._stats_timer = None
         self._stats_expected_ns = 0
@@ -197,8 +231,10 @@ class MonitorNode(Node):
         if self._reader is not None:
             self._take_timer = self.create_timer(
                 settings.take_period_ns / NS_PER_S, self._take_due, clock=self._steady)
-        self._poll()
-        self._start_metrics()
+
+    def _say_started(self) -> None:
+        """Log what runs: the topics, the report period, where diagnostics and takes go."""
+        settings = self._settings
         path = ('through diagnostic_updater' if self._diagnostics.uses_updater
                 else 'published directly')
         self.get_logger().info(

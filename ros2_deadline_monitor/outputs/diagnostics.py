@@ -18,7 +18,7 @@ array every period; it is destroyed right after construction.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 import re
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -57,24 +57,11 @@ def level_byte(level: Level | int) -> bytes:
 
 
 def make_status(name: str, level: Level, message: str, hardware_id: str,
-                values: Sequence[tuple[str, str]],
-                previous: DiagnosticStatus | None = None) -> DiagnosticStatus:
-    """Build one status (name without the node prefix; the output adds it).
-
-    ``previous``: a status whose ``KeyValue`` objects are reused where key and value are the
-    same (most of a refreshed topic's keys: its settings, its zero counts); nothing changes
-    a ``KeyValue`` once made.
-    """
-    if previous is None:
-        pairs = [KeyValue(key=k, value=v) for k, v in values]
-    else:
-        kept = {kv.key: kv for kv in previous.values}
-        pairs = []
-        for k, v in values:
-            kv = kept.get(k)
-            pairs.append(kv if kv is not None and kv.value == v else KeyValue(key=k, value=v))
+                values: Sequence[tuple[str, str]]) -> DiagnosticStatus:
+    """Build one status (name without the node prefix; the output adds it)."""
     return DiagnosticStatus(level=level_byte(level), name=name, message=message,
-                            hardware_id=hardware_id, values=pairs)
+                            hardware_id=hardware_id,
+                            values=[KeyValue(key=k, value=v) for k, v in values])
 
 
 TRANSFORMS_IN_STATUS = 100
@@ -142,45 +129,17 @@ def expectation_values(outcomes: Sequence[Outcome]) -> list[tuple[str, str]]:
     return values
 
 
-class StatusCache:
-    """The topic statuses of the previous report, reused for a topic whose snapshot is the same.
-
-    The reporter hands out the same ``TopicSnapshot`` object while its snapshot stands
-    (``outputs/reporter.py``); with the same expectation keys its status is the same
-    (``outputs/reuse.py``).
-    """
-
-    def __init__(self) -> None:
-        """Start empty."""
-        self._statuses: Reuse[TopicSnapshot, DiagnosticStatus] = Reuse()
-        self._previous: dict[str, DiagnosticStatus] | None = None
-
-    def statuses(self, topics: Sequence[TopicSnapshot],
-                 make: Callable[[TopicSnapshot], DiagnosticStatus],
-                 expected: Sequence[tuple] | None) -> list[DiagnosticStatus]:
-        """Return ``make(topic)`` for each topic, or its status of the previous report.
-
-        ``expected``: each topic's expectation keys (None: no expectations).
-        """
-        self._previous = None
-        return self._statuses(topics, make, expected)
-
-    def previous(self, topic_id: str) -> DiagnosticStatus | None:
-        """Return the status of ``topic_id`` in the previous report, if it had one."""
-        if self._previous is None:  # only a report that makes a status asks
-            self._previous = {topic.topic_id: status
-                              for topic, status in self._statuses.previous()}
-        return self._previous.get(topic_id)
-
-
 def statuses(snapshot: Snapshot, hardware_id: str = '',
              verdict: Verdict | None = None,
-             cache: StatusCache | None = None) -> list[DiagnosticStatus]:
+             cache: Reuse[TopicSnapshot, DiagnosticStatus] | None = None
+             ) -> list[DiagnosticStatus]:
     """One status per topic, one for the clock, one for the host, keys from the figure table.
 
     A topic without a report (invalid configuration) has only its reason as message.
     ``verdict`` (the expectations over the run so far) adds its keys to each topic's and the
-    clock's status (``expectation_values``). ``cache``: reuse unchanged topics' statuses.
+    clock's status (``expectation_values``). ``cache``: the statuses of the previous call,
+    by topic snapshot: a standing topic's (the same snapshot object, ``outputs/reporter.py``)
+    with the same expectation keys is reused.
     """
     outcomes = verdict.outcomes if verdict is not None else ()
 
@@ -194,15 +153,14 @@ def statuses(snapshot: Snapshot, hardware_id: str = '',
                   else key_values(figures.TOPIC, snapshot, topic)
                   + transform_values(snapshot, topic))
         return make_status(topic_status_name(topic.topic_id), topic.level, topic.reason,
-                           hardware_id, values + about(topic.topic_id),
-                           cache.previous(topic.topic_id) if cache is not None else None)
+                           hardware_id, values + about(topic.topic_id))
 
     topics = snapshot.topics
     if cache is None:
         result = [make(topic) for topic in topics]
     else:
         expected = [tuple(about(topic.topic_id)) for topic in topics] if outcomes else None
-        result = cache.statuses(topics, make, expected)
+        result = cache(topics, make, expected)
     clock, host = snapshot.clock, snapshot.host
     result.append(make_status(CLOCK_STATUS, clock.level, clock.reason, hardware_id,
                               key_values(figures.CLOCK, snapshot, clock)
@@ -228,7 +186,9 @@ class DiagnosticsOutput:
         self._published: Reuse[DiagnosticStatus, DiagnosticStatus] | None = (
             Reuse() if reuse else None)
         """The prefixed copies of the previous array's statuses."""
-        self._status_cache = StatusCache() if reuse else None
+        self._status_cache: Reuse[TopicSnapshot, DiagnosticStatus] | None = (
+            Reuse() if reuse else None)
+        """The topic statuses of the previous report, by snapshot (``statuses``)."""
         self._updater = None
         if use_updater and diagnostic_updater is not None:
             updater = diagnostic_updater.Updater(node)
@@ -260,7 +220,8 @@ class DiagnosticsOutput:
     def publish(self, statuses: Sequence[DiagnosticStatus]) -> None:
         """Publish one array holding exactly ``statuses`` (names without the node prefix).
 
-        A status object passed again unchanged (``StatusCache``) reuses its published copy.
+        A status object passed again (a standing topic's, ``statuses``) reuses its published
+        copy.
         """
         hardware_id, prefix = self._hardware_id, self._prefix
 

@@ -68,8 +68,6 @@ class _Stand:
     standing topics at the cost of a few comparisons each.
     """
 
-    version: int
-    """The topic's ``TopicView.version`` at the refresh: any change refreshes it."""
     silent: bool = False
     """Refreshed before any message: it stands until one is recorded."""
     until_ns: int = 0
@@ -80,8 +78,8 @@ class _Stand:
     """The start-up grace ends then; within it every report refreshes the topic."""
     timeout_ns: int = NO_INTERVAL_ALERT
     """Silence beyond this since the last message refreshes it (the level may change)."""
-    recorded_before: int = NO_INTERVAL_ALERT
-    """An event topic is refreshed once it has recorded this many events."""
+    counted: bool = False
+    """Refreshed once it has recorded ``REFRESH_PERIODS`` messages since (an event topic)."""
 
 
 @dataclass(slots=True)
@@ -93,7 +91,7 @@ class _Kept:
     stagger: int
     """Where in its turn of reports this topic is refreshed (``Reporter._refresh_turn``)."""
     stand: _Stand | None = None
-    """How long the previous refresh may stand (None: not past the next report)."""
+    """How long its latest fresh snapshot may stand (None: not past the next report)."""
     slow: bool = False
     """Stands beyond one report when nothing happens: one of the topics whose routine
     refreshes ``max_steady_refreshes_per_s`` bounds."""
@@ -111,17 +109,23 @@ class Reporter:
         """Reports so far: the refresh turns count them (``_refresh_turn``)."""
         self._slow_topics = 0
         """Topics that stand beyond a report since their last refresh."""
+        self._report_ns: int | None = None
+        """The wall time of the latest report while its refreshed topics wait for ``_arm``."""
         self.stood: frozenset[str] = frozenset()
         """The topics whose snapshot stood at the latest report."""
 
     def standing(self, now_wall_ns: int) -> frozenset[str]:
-        """Return the topics whose snapshot the next report keeps as it is (``_stands``).
+        """Return the topics whose snapshot the next report repeats (``_stands``).
 
         For an adapter that brings in only the other topics' events before that report: a
-        standing topic's events wait for its next refresh.
+        standing topic's events wait for its next refresh. The topics refreshed at the
+        latest report learn first how long they may stand (``_follow``).
         """
         if not self.reuse_reports:
             return frozenset()
+        if self._report_ns is not None:
+            self._follow(self._report_ns)
+            self._report_ns = None
         number, kept = self._reports + 1, self._kept
         return frozenset(topic_id for topic_id, view in self.session.views().items()
                          if (entry := kept.get(topic_id)) is not None and entry.view is view
@@ -137,27 +141,21 @@ class Reporter:
         """
         if standing is None:
             standing = self.standing(now_wall_ns)
-        snapshot = self.session.snapshot(now_wall_ns, host, stats_timer_late_ns, final=final,
-                                         standing=standing)
         self._reports += 1
         self.stood = frozenset() if final else standing
-        if self.reuse_reports:
-            self._follow(snapshot, self.stood)
-        return snapshot
+        self._report_ns = now_wall_ns
+        return self.session.snapshot(now_wall_ns, host, stats_timer_late_ns, final=final,
+                                     standing=self.stood)
 
-    def _follow(self, snapshot: Snapshot, stood: frozenset[str]) -> None:
-        """Decide how long each refreshed topic's snapshot may stand."""
-        views, kept = self.session.views(), self._kept
+    def _follow(self, report_ns: int) -> None:
+        """Decide how long each topic refreshed at the report of ``report_ns`` may stand."""
+        views, kept, stood = self.session.views(), self._kept, self.stood
         for topic_id in [topic_id for topic_id in kept if topic_id not in views]:
             self._set_slow(kept.pop(topic_id), False)
         refreshed: list[tuple[_Kept, TopicSnapshot]] = []
-        for topic in snapshot.topics:
-            topic_id = topic.topic_id
-            # An invalid entry (report None) may share a monitored topic's identifier (one
-            # listed twice): it is never the one kept for that topic.
-            if topic_id in stood or topic_id not in views or topic.report is None:
+        for topic_id, view in views.items():
+            if topic_id in stood or (topic := view.snapshot) is None:
                 continue
-            view = views[topic_id]
             entry = kept.get(topic_id)
             if entry is None or entry.view is not view:  # new, or removed and added again
                 if entry is not None:
@@ -168,10 +166,10 @@ class Reporter:
                            and interval > self.session.stats_period_ns)
             refreshed.append((entry, topic))
         for entry, topic in refreshed:  # once every slow topic is counted (the budget)
-            entry.stand = self._arm(entry, topic, snapshot.wall_ns)
+            entry.stand = self._arm(entry, topic, report_ns)
 
     def _stands(self, kept: _Kept, now_wall_ns: int, report_number: int) -> bool:
-        """Tell whether a topic's previous snapshot still stands: it is repeated as it is.
+        """Tell whether a topic's latest fresh snapshot still stands: it is repeated as it is.
 
         - A topic without any message (configured, nobody publishes yet) has no figure that
           time changes: with no start-up grace running, its snapshot stands until what the
@@ -186,21 +184,20 @@ class Reporter:
 
         What only a refresh changes is decided there (``_arm``); here the rest is compared:
         a change of what the snapshot depends on from outside the stream bumps the view's
-        ``version``, so a standing topic costs a few comparisons.
+        ``version`` (``TopicView.changed``), so a standing topic costs a few comparisons.
         """
         stand, view = kept.stand, kept.view
-        if stand is None or stand.version != view.version:
+        if stand is None or view.changed:
             return False
         if stand.silent:
             return view.silent
-        return (not view.unusual
-                and now_wall_ns < stand.until_ns and report_number < stand.before_report
+        return (now_wall_ns < stand.until_ns and report_number < stand.before_report
                 and now_wall_ns >= stand.grace_over_ns
                 and now_wall_ns - view.last_arrival_ns <= stand.timeout_ns
-                and view.recorded < stand.recorded_before)
+                and not (stand.counted and view.recorded_since >= REFRESH_PERIODS))
 
-    def _arm(self, kept: _Kept, topic: TopicSnapshot, now_wall_ns: int) -> _Stand | None:
-        """Decide at a refresh how long its snapshot may stand (None: refreshed next report).
+    def _arm(self, kept: _Kept, topic: TopicSnapshot, report_ns: int) -> _Stand | None:
+        """Decide how long a refreshed snapshot may stand (None: refreshed next report).
 
         The grace, the routine interval, the turn and the timeout become limits ``_stands``
         compares with.
@@ -208,7 +205,7 @@ class Reporter:
         session, view = self.session, kept.view
         grace = session.analysis.thresholds.grace_ns
         if view.silent:
-            return None if grace else _Stand(view.version, silent=True)
+            return None if grace else _Stand(silent=True)
         if view.per_transform:
             return None  # one of its transforms falling silent shows at the next report
         interval = self._routine_interval(view, topic)
@@ -218,13 +215,12 @@ class Reporter:
         reports = self._turn_reports(interval)
         turn = self._refresh_turn(kept, interval, self._reports)
         return _Stand(
-            view.version, until_ns=now_wall_ns + interval,
+            until_ns=report_ns + interval,
             before_report=(turn + 1) * reports - kept.stagger % reports,
             grace_over_ns=(view.appeared_ns or session.start_wall_ns) + grace if grace else 0,
             timeout_ns=(NO_INTERVAL_ALERT if topic.report.timeout_ns is None
                         else topic.report.timeout_ns),
-            recorded_before=(view.recorded + REFRESH_PERIODS if view.period_ns is None
-                             else NO_INTERVAL_ALERT))
+            counted=view.period_ns is None)
 
     def _set_slow(self, kept: _Kept, slow: bool) -> None:
         """Mark a topic slow or not, keeping the count the budget reads up to date."""

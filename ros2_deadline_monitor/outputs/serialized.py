@@ -2,10 +2,10 @@
 
 With a thousand topics, converting ``MonitorStats`` (one ``TopicStats`` per topic) and the
 ``DiagnosticArray`` (one status per topic) to CDR costs about 40 ms a report, most of it for
-parts that are the very objects of the previous report (``TopicStatsCache``,
-``StatusCache``: a topic with nothing new). Here each part's bytes are kept while it is the
-same object (by position, ``outputs/reuse.py``), and the message is joined from them and
-published as serialized bytes: a standing topic costs an identity check.
+parts that are the very objects of the previous report (``TopicStatsCache``, the statuses
+``diagnostics.statuses`` reuses: a topic with nothing new). Here each part's bytes are kept
+while it is the same object (``outputs/reuse.py``), and the message is joined from them and
+published as serialized bytes: a standing topic costs a look-up.
 
 Where CDR puts a part decides its bytes (XCDR1, as the rmw implementations write it: each
 primitive aligned to its size, 8 at most, counted from the start of the body after the

@@ -19,6 +19,7 @@ from ros2_deadline_monitor.analysis.session import Session, TopicState
 from ros2_deadline_monitor.msg import MonitorStats
 from ros2_deadline_monitor.outputs import diagnostics
 from ros2_deadline_monitor.outputs.reporter import Reporter
+from ros2_deadline_monitor.outputs.reuse import Reuse
 from ros2_deadline_monitor.outputs.serialized import same
 from ros2_deadline_monitor.outputs.stats_output import StatsOutput
 
@@ -33,7 +34,7 @@ class Outputs(NamedTuple):
     """What the node keeps between reports: its ``StatsOutput``, its diagnostics' cache."""
 
     stats: StatsOutput
-    statuses: diagnostics.StatusCache | None
+    statuses: Reuse | None
 
 
 def configured(reuse: bool) -> tuple[Session, Reporter, Outputs]:
@@ -47,7 +48,7 @@ def configured(reuse: bool) -> tuple[Session, Reporter, Outputs]:
         if topic_id != 'quiet':
             s.topic_status(topic_id, TopicState.RECEIVING, type_name='std_msgs/msg/Header',
                            writers=1)
-    outputs = Outputs(StatsOutput(reuse), diagnostics.StatusCache() if reuse else None)
+    outputs = Outputs(StatsOutput(reuse), Reuse() if reuse else None)
     assert (outputs.stats.assembler is not None) == reuse
     return s, Reporter(s, reuse_reports=reuse), outputs
 

@@ -13,6 +13,7 @@ from ros2_deadline_monitor.analysis.session import Session, TopicState
 from ros2_deadline_monitor.msg import MonitorStats, TopicStats
 from ros2_deadline_monitor.outputs import conversions, diagnostics
 from ros2_deadline_monitor.outputs.reporter import Reporter
+from ros2_deadline_monitor.outputs.reuse import Reuse
 from ros2_deadline_monitor.outputs.serialized import (
     _Writer,
     Assembler,
@@ -39,7 +40,7 @@ def test_assembled_reports_read_back_as_the_messages_report_after_report() -> No
     for busy in ('t3', 't17'):
         s.topic_status(busy, TopicState.RECEIVING, type_name='std_msgs/msg/Header', writers=1)
     assembler = Assembler()
-    stats_cache, status_cache = TopicStatsCache(), diagnostics.StatusCache()
+    stats_cache, status_cache = TopicStatsCache(), Reuse()
     kinds = []
     for k in range(6):
         for i in range(100):
