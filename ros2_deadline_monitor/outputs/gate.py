@@ -97,7 +97,7 @@ def _topic_record(snapshot: Snapshot, topic: TopicSnapshot) -> dict[str, Any]:
 
 
 def removed_record(snapshot: Snapshot, removed: RemovedTopic) -> dict[str, Any]:
-    """A topic removed at run time: its figures as of its removal, and when.
+    """Return a topic removed at run time as JSON: its figures as of its removal, and when.
 
     Read as a snapshot of the removal's moment (figures relative to the report's time).
     """

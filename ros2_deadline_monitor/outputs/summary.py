@@ -107,7 +107,7 @@ def transform_lines(snapshot: Snapshot, topic: TopicSnapshot) -> list[str]:
 
 
 def removed_lines(snapshot: Snapshot, removed: RemovedTopic) -> list[str]:
-    """A topic removed at run time: its figures up to its removal, then when it was removed."""
+    """Return the lines of a topic removed at run time: its figures up to then, and when."""
     topic, at_ns = removed.topic, removed.removed_wall_ns
     at = replace(snapshot, wall_ns=at_ns)  # its figures as of its removal
     name = topic.topic or topic.topic_id

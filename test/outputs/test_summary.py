@@ -73,8 +73,8 @@ def test_a_removed_topic_is_listed_with_its_totals_marked_removed_with_when(snap
     from dataclasses import replace
 
     from ros2_deadline_monitor.analysis.snapshot import RemovedTopic
-    from ros2_deadline_monitor.outputs.gate import summary_record
     from ros2_deadline_monitor.configuration.expectations import Verdict
+    from ros2_deadline_monitor.outputs.gate import summary_record
 
     at = snapshots.T0 + 2_500_000_000  # 2.5 s after start
     gone = RemovedTopic(snapshots.topic('gone', topic='/gone'), at)
