@@ -7,11 +7,12 @@ transform's. Like ``tf2_monitor``, but from bags too and in the gate: for every
 last message while the topic went on, the age of its stamps (arrival - stamp) and its writer
 where the graph names it. A broadcaster that stops shows as its frames' gap; where two
 writers' transforms interleave on the topic, each pair is still its own stream, so its
-intervals are right. A transform's silence ends at the topic's latest message, not at the report: when the whole
-topic stops (the run ended, every broadcaster with it), that is the topic's silence, not a
-gap of each of its transforms; so a live report some time after the run's end and a bag
-that ends at its last message give the same gaps. Likewise a gap the monitor made (it
-re-subscribed: ``unmonitored``) is no interval of any transform, as it is none of the topic.
+intervals are right. A transform's silence ends at the topic's latest message, not at the
+report: when the whole topic stops (the run ended, every broadcaster with it), that is the
+topic's silence, not a gap of each of its transforms; so a live report some time after the
+run's end and a bag that ends at its last message give the same gaps. Likewise a gap the
+monitor made (it re-subscribed: ``unmonitored``) is no interval of any transform, as it is
+none of the topic's.
 
 ``/tf_static`` (latched, ``transient_local``) sends each transform once: its transforms are
 ``static``, reported with their count and age, never with a rate, an interval or a gap.
