@@ -44,10 +44,9 @@ from ros2_deadline_monitor.analysis.intervals import (
 from ros2_deadline_monitor.analysis.monitor_gaps import MonitorGaps
 from ros2_deadline_monitor.analysis.outages import Outages
 from ros2_deadline_monitor.analysis.period_learning import (
-    burst_like,
     learn_period,
-    no_rhythm,
     PeriodCheck,
+    PeriodLearner,
     RELEARN_MIN_INTERVALS,
 )
 from ros2_deadline_monitor.analysis.producer_streams import (
@@ -67,8 +66,9 @@ from ros2_deadline_monitor.analysis.ring import (
 from ros2_deadline_monitor.analysis.rtf import RtfAnalyzer
 from ros2_deadline_monitor.analysis.several_writers import SeveralWriters
 
-__all__ = ['classify_misses', 'count_cycles', 'CycleAnalyzer', 'CycleCounts']
-"""``count_cycles`` and ``CycleCounts`` live in ``cycle_counts`` and are named here too."""
+__all__ = ['classify_misses', 'count_cycles', 'CycleAnalyzer', 'CycleCounts', 'learn_period']
+"""``count_cycles`` and ``CycleCounts`` live in ``cycle_counts``, ``learn_period`` in
+``period_learning``: named here too."""
 
 NAN = float('nan')
 PENDING_CAPACITY = 1 << 16
@@ -81,10 +81,6 @@ WINDOW_MIN_PERIODS = 5
 LEARN_MIN_INTERVALS = 3
 """A slow topic learns its period from the intervals of its first window once they are at
 least this many, instead of waiting for ``learn_intervals`` of them."""
-EVENT_WINDOWS = 2
-"""Learning windows in a row that keep no timer rhythm (``burst_like``, ``no_rhythm``) before
-a topic without a configured period is an event topic: rate, intervals and gaps, no misses
-or skipped periods, until a window keeps a rhythm (or a period is offered or configured)."""
 COARSE_CLOCK_SHARE = 0.25
 """A sim-clock topic timed by arrivals whose sim intervals are zero this often gets several
 messages per /clock step: /clock is coarser than the topic, its sim times from arrivals are
@@ -120,8 +116,8 @@ class CycleAnalyzer:
         self._made: list[dict[str, np.ndarray]] | None = None
         """Rows made since ``take_rows`` last ran (None: nobody takes them, none kept)."""
         self._timing: Timing | None = None
-        self._learning = HeldBatches()
-        """Cycles waiting for enough of them to learn the period."""
+        self._learner = PeriodLearner()
+        """The period learned from the first window of cycles, or why none was."""
         self._foreign_at: int | None = None
         self._last_arrival: int | None = None
         self._start_source = 'arrival'
@@ -135,8 +131,6 @@ class CycleAnalyzer:
         """Publishers the graph shows (the session keeps it current): with several and no
         sequence numbers to tell them apart, no per-cycle figure is computed."""
         self._offered_period_ns: int | None = None
-        self._learn_note = ''
-        """Why the latest learning window was rejected ('' once a period is learned)."""
         self.clock_silent_after: int | None = None
         """Wall time of the last /clock sample while /clock is silent beyond its timeout (the
         session keeps it current): sim time after it is unknown, not the last sample's."""
@@ -144,16 +138,15 @@ class CycleAnalyzer:
         """Sim time is unknown (several /clock publishers; the session keeps it current): a
         sim-clock topic's messages are counted, never analyzed as cycles."""
         self.no_stamp_reason = ''
-        """Why the messages' stamps cannot be read (a bag without the type's definition),
-        said instead of "the messages carry no stamp" ('' when they simply carry none)."""
+        """Why the messages' stamps cannot be read (a bag without the type's definition; a
+        TFMessage, stamped per transform), said instead of "the messages carry no stamp" (''
+        when they simply carry none)."""
         self._stamps = StampDecision(config.stamp)
         """Whether header stamps start the cycles: configured, or decided for ``auto``."""
         self._period_check = PeriodCheck()
         self._relearn_note = ''
         self._coarse_note = ''
         self._unlearned_cycles = 0
-        self._unrhythmic = 0
-        """Learning windows in a row without a timer's rhythm (``EVENT_WINDOWS``)."""
         """Cycles analyzed at the end of a run without a period (too few to learn it)."""
         self._monitor_gaps = MonitorGaps()
         """The monitor's own gaps on this topic: never an outage, a loss or an interval."""
@@ -172,7 +165,7 @@ class CycleAnalyzer:
     def kind(self) -> str:
         """``event`` when configured so, or when no timer rhythm was found; else ``timer``."""
         if self._config.kind == 'event' or (self._timing is None
-                                            and self._unrhythmic >= EVENT_WINDOWS):
+                                            and self._learner.event):
             return 'event'
         return 'timer'
 
@@ -223,7 +216,7 @@ class CycleAnalyzer:
         learned = self._timing.learned if self._timing else False
         if config.kind == 'event':
             self._timing = None
-            self._learning.clear()  # an event topic learns nothing
+            self._learner.held.clear()  # an event topic learns nothing
         elif config.period_ns is None and learned and self._timing is not None:
             self._timing = resolve_timing(self._effective(config), self._timing.period_ns,
                                           True, analysis.target_rtf)
@@ -266,8 +259,8 @@ class CycleAnalyzer:
         for stream in self._producer_streams.streams.values():
             stream.grid = GridState()
         self._resolve()
-        if self._learning:
-            self._analyze(*self._learning.take())
+        if self._learner.held:
+            self._analyze(*self._learner.held.take())
 
     def record(self, arrival_wall_ns: int, stamp_ns: int = NO_VALUE, seq: int = NO_VALUE,
                size_bytes: int = 0) -> bool:
@@ -376,8 +369,8 @@ class CycleAnalyzer:
         """Analyze what still waits at the end of a run: few messages are still figures."""
         if self._stamps.held:
             self._decide_now(clock)
-        if self._learning and self._timing is None:
-            batch = self._learning.take()
+        if self._learner.held and self._timing is None:
+            batch = self._learner.held.take()
             self._unlearned_cycles += len(batch[0])
             self._analyze(*batch)
 
@@ -504,9 +497,9 @@ class CycleAnalyzer:
         if several > 1 and not self._period_given:
             # A period learned from several producers' cycles is none of theirs (10, 50 and
             # 100 Hz read one 10 ms period: hundreds of phantom skips): timed as events.
-            if self._learning:  # cycles held to learn from: no period is learned from them
-                self._learning.add(batch)
-                batch = self._learning.take()
+            if self._learner.held:  # held to learn from: no period is learned from them
+                self._learner.held.add(batch)
+                batch = self._learner.held.take()
             self._several.count(batch[0], f'several producers at once ({several} sequence '
                                           'runs interleave) and no configured period: '
                                           'a period learned from them would be none of '
@@ -514,39 +507,29 @@ class CycleAnalyzer:
             self._analyze(*batch, cycles=False)
             return
         if self._coarse_note:
-            if self._learning:  # no period is learned from sim times the clock cannot give
-                self._learning.add(batch)
-                batch = self._learning.take()
+            if self._learner.held:  # no period is learned from sim times /clock cannot give
+                self._learner.held.add(batch)
+                batch = self._learner.held.take()
             self._analyze(*batch)
             return
         if self._timing is None and self._config.kind != 'event':
             # A topic found to be an event topic keeps trying: a window that keeps a timer
             # rhythm (a timer delivered in batches at start-up) makes it a timer again.
-            self._learning.add(batch)
-            if (self._learning.count <= self._analysis.learn_intervals
-                    and not self._spans_a_window(self._learning, batch[0])):
+            self._learner.held.add(batch)
+            if (self._learner.held.count <= self._analysis.learn_intervals
+                    and not self._spans_a_window(self._learner.held, batch[0])):
                 return
-            batch = self._learning.take()
-            diffs = stream_diffs(batch[4], batch[8])
-            diffs = diffs[diffs > 0]
-            period = learn_period(diffs) if len(diffs) else 0
-            burst = burst_like(diffs, period) or no_rhythm(diffs, period)
-            if burst:
+            batch = self._learner.held.take()
+            period = self._learner.learn(batch)
+            if period is None:
                 # Not the timer's rhythm (batched delivery, a timer catching up, a topic
                 # published on updates): its grid would call most slots skipped or late.
                 # Counted, and the next window learns afresh; windows in a row without a
                 # rhythm make it an event topic. Its intervals stay (the max interval, the
                 # gate): only the per-cycle figures leave them out.
                 self._totals.unlearned += len(batch[0])
-                self._learn_note = burst
-                self._unrhythmic += 1
-                if self._unrhythmic >= EVENT_WINDOWS:
-                    self._learn_note = (f'an event topic: {self._unrhythmic} windows in a row '
-                                        f'kept no timer rhythm (latest: {burst})')
                 self._analyze(*batch)
                 return
-            self._learn_note = ''
-            self._unrhythmic = 0
             self._timing = resolve_timing(self._effective(self._config), period, True,
                                           self._analysis.target_rtf)
             self._analyze(*batch)
@@ -675,6 +658,8 @@ class CycleAnalyzer:
                       lost: np.ndarray, streams: np.ndarray, clock: RtfAnalyzer | None) -> None:
         """Time messages as the topic's events by arrival: intervals and gaps, no grid."""
         n = len(arrival)
+        if self._stamps.deciding:  # no stamp decision from several writers' stamps
+            self._stamps.reason = 'timed by arrival: several writers not told apart'
         start_timer, end_timer, start_wall, start_sim = place(
             arrival, np.full(n, NO_VALUE, np.int64), False, self._config.clock, clock,
             self._analysis.thresholds.clock_timeout_ns, self.clock_silent_after)
@@ -837,7 +822,7 @@ class CycleAnalyzer:
         if self._timing is not None:
             return ''
         totals = self._totals
-        waiting = self._learning.count + self._stamps.held.count
+        waiting = self._learner.held.count + self._stamps.held.count
         need = self._analysis.learn_intervals + 1
         if totals.messages == 0:
             return 'no message received'
@@ -980,7 +965,7 @@ class CycleAnalyzer:
             foreign_ahead_total=totals.foreign_ahead,
             age_unknown_total=totals.age_unknown,
             unlearned_total=totals.unlearned,
-            learn_note=self._learn_note,
+            learn_note=self._learner.note,
             lost_by_monitor_total=totals.lost_by_monitor,
             unmonitored_total=self._monitor_gaps.total(),
             unmonitored_ns=self._monitor_gaps.total_ns(now_wall_ns),
@@ -988,6 +973,7 @@ class CycleAnalyzer:
             unmonitored_gap=self._monitor_gaps.latest,
             unattributed_note=self._several.note,
             run_counts_note=self._several.run_note(),
+            producers_at_once_max=self._several.most_at_once,
             run_loss_note=run_loss_note,
         )
 

@@ -762,9 +762,29 @@ def _run_mean_ms(clock: str) -> Callable[[TopicSnapshot], float]:
                                 else topic.run.interval_sim).mean_ns)
 
 
-def _run_rate_hz(clock: str) -> Callable[[TopicSnapshot], float]:
-    return lambda topic: (topic.run.interval_wall if clock == 'wall'
-                          else topic.run.interval_sim).rate_hz
+def _run_rate_hz(clock: str) -> Callable[[TopicSnapshot], float | None]:
+    """Read the run's rate on ``clock``: 1 / mean interval of one producer at a time.
+
+    With several producers at once each one's intervals are its own: the topic's rate is its
+    messages over the run's wall span, and on sim time no figure.
+    """
+    def read(topic: TopicSnapshot) -> float | None:
+        run = topic.run
+        if topic.report.producers_at_once_max > 1:
+            if clock != 'wall':
+                return None
+            return (run.cycles - 1) * 1e9 / run.span_ns if run.span_ns > 0 else None
+        return (run.interval_wall if clock == 'wall' else run.interval_sim).rate_hz
+    return read
+
+
+def _rate_why(clock: str) -> Callable[[TopicSnapshot], str]:
+    def why(topic: TopicSnapshot) -> str:
+        if topic.report.producers_at_once_max > 1 and clock != 'wall':
+            return ('several producers at once: their sim intervals are each their own, the '
+                    "topic's sim rate is not measured (its wall rate is)")
+        return f'no interval on the {clock} clock'
+    return why
 
 
 def _rf(name: str, unit: str, description: str, read: Callable[[TopicSnapshot], Value],
@@ -865,8 +885,10 @@ RUN_TOPIC: tuple[Figure, ...] = (
         'the timer clock (an outage between two producers included)', _longest_ms,
         'max_interval_ms', why=_no_interval, column='max interval ms', column_digits=2,
         limit='max_interval_ms'),
-    _rf('rate', 'Hz', 'whole-run mean message rate on the timer clock (1 / mean interval)',
-        lambda t: _timer_intervals(t).rate_hz, 'rate_hz', why=_no_interval, column='rate Hz',
+    _rf('rate', 'Hz', 'whole-run mean message rate on the timer clock (1 / mean interval; '
+        "with several producers at once, the topic's messages over the run)",
+        lambda t: _run_rate_hz(t.report.timer_clock)(t), 'rate_hz',
+        why=lambda t: _rate_why(t.report.timer_clock)(t), column='rate Hz',
         limit='min_rate_hz', digits=2),
     _rf('messages lost', '', 'gaps in publication sequence numbers since start; unknown with '
         'several writers or without sequence numbers (a bag)',
@@ -899,10 +921,10 @@ RUN_TOPIC: tuple[Figure, ...] = (
         'mean_interval_sim_ms', why=lambda t: 'no interval on the sim clock',
         column='mean sim ms', column_digits=2),
     _rf('rate wall', 'Hz', 'whole-run mean rate on the wall clock', _run_rate_hz('wall'),
-        'rate_wall_hz', why=lambda t: 'no interval on the wall clock', digits=2,
+        'rate_wall_hz', why=_rate_why('wall'), digits=2,
         column='rate wall Hz', column_digits=1),
     _rf('rate sim', 'Hz', 'whole-run mean rate on the sim clock', _run_rate_hz('sim'),
-        'rate_sim_hz', why=lambda t: 'no interval on the sim clock', digits=2),
+        'rate_sim_hz', why=_rate_why('sim'), digits=2),
     _rf('outages', '', 'silences longer than the timeout since start',
         lambda t: t.report.outages_total, 'outages', always=True),
     _rf('outage max', 'ms', 'the longest outage',
@@ -1072,12 +1094,12 @@ TRANSFORM: tuple[Figure, ...] = (
     Figure('max interval at', 's since start', 'arrival that ended the longest interval',
            _tf_at, TRANSFORMS, json='max_interval_at_s', digits=2, why=_tf_why,
            metric=NO_METRIC),
-    Figure('silent', 'ms', 'time since its last arrival, at the report',
+    Figure('silent', 'ms', "time since its last arrival, up to the topic's latest message",
            _tf_ms(lambda tf: None if tf.static else tf.silence_ns), TRANSFORMS,
            json='silent_ms', column='silent ms', column_digits=2, why=_tf_why,
            metric=NO_METRIC),
     Figure('longest gap', 'ms', 'longest time without the transform: an interval, or its '
-           'silence at the report (a broadcaster that stopped for good)',
+           'silence while the topic went on (a broadcaster that stopped for good)',
            _tf_ms(lambda tf: tf.longest_gap_ns), TRANSFORMS, json='longest_gap_ms',
            column='gap ms', column_digits=2, limit='max_transform_gap_ms', why=_tf_why,
            metric=NO_METRIC),

@@ -2,7 +2,7 @@
 
 Gaps are never hidden: an outage is counted, timed on the wall clock and kept in the max
 interval; every producer stream re-anchors its grid at the new epoch, so a restart or a
-silence is one figure, not thousands of skipped periods (docs/design.md, Per-topic cycles).
+silence is one figure, not thousands of skipped periods (docs/design.md, Cycles).
 """
 
 from __future__ import annotations

@@ -13,6 +13,8 @@ import math
 import numpy as np
 
 from ros2_deadline_monitor.analysis.config import NS_PER_MS
+from ros2_deadline_monitor.analysis.producer_streams import stream_diffs
+from ros2_deadline_monitor.analysis.ring import HeldBatches
 
 SLOW_SNAP_NS = 100_000_000
 """A learned period below 1 Hz is snapped to whole multiples of this (a tenth of a second)."""
@@ -168,6 +170,53 @@ def no_rhythm(intervals_ns: np.ndarray, period_ns: int) -> str:
     return (f'intervals keep no timer rhythm: {fit} of {len(intervals_ns)} lie within '
             f'{RHYTHM_SLACK:.0%} of a whole number of the {period_ns / NS_PER_MS:.4g} ms '
             'learned from them; period not learned from that window')
+
+
+EVENT_WINDOWS = 2
+"""Learning windows in a row that keep no timer rhythm (``burst_like``, ``no_rhythm``) before
+a topic without a configured period is an event topic: rate, intervals and gaps, no misses
+or skipped periods, until a window keeps a rhythm (or a period is offered or configured)."""
+
+
+class PeriodLearner:
+    """A topic's period learned from a window of its cycles, or why no window gave one.
+
+    Cycles wait in ``held`` (batches whose columns 4 and 8 are the timer-clock starts and the
+    producer streams) until a window is full; ``learn`` then finds the period of the intervals
+    of each stream, or rejects a window that keeps no timer rhythm (counted by the caller, its
+    intervals kept). ``EVENT_WINDOWS`` such windows in a row make the topic an event topic,
+    until one keeps a rhythm.
+    """
+
+    def __init__(self) -> None:
+        """Start with nothing held and nothing rejected."""
+        self.held = HeldBatches()
+        """Cycles waiting for enough of them to learn the period."""
+        self.note = ''
+        """Why the latest window was rejected ('' once a period is learned)."""
+        self.rejected_in_a_row = 0
+
+    @property
+    def event(self) -> bool:
+        """True when the latest windows in a row kept no timer rhythm (an event topic)."""
+        return self.rejected_in_a_row >= EVENT_WINDOWS
+
+    def learn(self, batch: tuple[np.ndarray, ...]) -> int | None:
+        """Return the period of a full window's cycles, or None when they keep no rhythm."""
+        diffs = stream_diffs(batch[4], batch[8])
+        diffs = diffs[diffs > 0]
+        period = learn_period(diffs) if len(diffs) else 0
+        rejected = burst_like(diffs, period) or no_rhythm(diffs, period)
+        if not rejected:
+            self.note = ''
+            self.rejected_in_a_row = 0
+            return period
+        self.rejected_in_a_row += 1
+        self.note = rejected
+        if self.event:
+            self.note = (f'an event topic: {self.rejected_in_a_row} windows in a row kept no '
+                         f'timer rhythm (latest: {rejected})')
+        return None
 
 
 RELEARN_MIN_INTERVALS = 100

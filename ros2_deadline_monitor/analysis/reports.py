@@ -152,6 +152,9 @@ class TopicReport:
     run_counts_note: str = ''
     """Why the whole run's misses and skipped periods are no figure although the window's
     may be (messages of several producers were not timed as cycles); '' when they are."""
+    producers_at_once_max: int = 0
+    """The most producers whose messages interleaved over the run: with several, each one's
+    intervals are its own and the topic's run rate is its messages over the run's span."""
     run_loss_note: str = ''
     """Why the whole run's loss is no figure although the window's may be (which producer
     sent a message was a guess: a loss counted from it would be made up); '' when known."""

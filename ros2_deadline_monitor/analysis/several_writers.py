@@ -50,10 +50,13 @@ class SeveralWriters:
         """Why the latest ones were not timed as cycles."""
         self._last_serial = NO_VALUE
         """The producer stream of the latest event (``interleaving``)."""
+        self.most_at_once = 0
+        """The most producer streams that interleaved in one batch over the run."""
 
     def interleaving(self, streams: np.ndarray) -> int:
         """Count the streams of this batch that interleave, with the batch before it."""
         count = interleaved(streams, self._last_serial)
+        self.most_at_once = max(self.most_at_once, count)
         if len(streams):
             self._last_serial = int(streams[-1])
         return count

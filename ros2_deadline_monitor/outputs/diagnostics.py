@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 import re
+import time
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.duration import Duration
@@ -30,6 +31,7 @@ from ros2_deadline_monitor.analysis import figures
 from ros2_deadline_monitor.analysis.reports import Level
 from ros2_deadline_monitor.analysis.snapshot import Snapshot, TopicSnapshot
 from ros2_deadline_monitor.configuration.expectations import CLOCK_SUBJECT, Outcome, Verdict
+from ros2_deadline_monitor.outputs.conversions import stamp
 from ros2_deadline_monitor.outputs.format import figure_text
 from ros2_deadline_monitor.outputs.optional import diagnostic_updater
 from ros2_deadline_monitor.outputs.reuse import Reuse
@@ -69,6 +71,17 @@ TRANSFORMS_IN_STATUS = 100
 TRANSFORM_KEY = 'transform '
 EXPECTATIONS_KEY = 'expectations'
 EXPECTATION_FAILED_KEY = 'expectation failed: '
+
+
+LEAD = 5
+"""The table's first topic figures stay first: misses, skipped, max intervals, RTF."""
+JUDGED_BY = ('rule', 'timer clock', 'period', 'period source', 'deadline', 'start source')
+"""Figures that say how a topic is judged, next among its keys: rqt_robot_monitor's inspector
+shows them near the level. Two monitors on different clocks judge by different rules and read
+other counts; the reason was the 60th of 71 keys."""
+TOPIC_KEYS = (*figures.TOPIC[:LEAD], *sorted(figures.TOPIC[LEAD:], key=lambda figure: (
+    JUDGED_BY.index(figure.name) if figure.name in JUDGED_BY else len(JUDGED_BY))))
+"""The topic figures in the order of a status: the lead, ``JUDGED_BY``, the table's order."""
 
 
 def key_values(table: Sequence[figures.Figure], snapshot: Snapshot,
@@ -150,7 +163,7 @@ def statuses(snapshot: Snapshot, hardware_id: str = '',
 
     def make(topic: TopicSnapshot) -> DiagnosticStatus:
         values = ([] if topic.report is None
-                  else key_values(figures.TOPIC, snapshot, topic)
+                  else key_values(TOPIC_KEYS, snapshot, topic)
                   + transform_values(snapshot, topic))
         return make_status(topic_status_name(topic.topic_id), topic.level, topic.reason,
                            hardware_id, values + about(topic.topic_id))
@@ -215,13 +228,17 @@ class DiagnosticsOutput:
 
     def publish_report(self, snapshot: Snapshot, verdict: Verdict | None) -> None:
         """Publish a report's statuses (``statuses``), an unchanged topic's kept from before."""
-        self.publish(statuses(snapshot, verdict=verdict, cache=self._status_cache))
+        self.publish(statuses(snapshot, verdict=verdict, cache=self._status_cache),
+                     snapshot.wall_ns)
 
-    def publish(self, statuses: Sequence[DiagnosticStatus]) -> None:
+    def publish(self, statuses: Sequence[DiagnosticStatus], wall_ns: int | None = None) -> None:
         """Publish one array holding exactly ``statuses`` (names without the node prefix).
 
         A status object passed again (a standing topic's, ``statuses``) reuses its published
-        copy.
+        copy. The array is stamped with the report's wall time (``wall_ns``, the system
+        clock; now when None), as ``~/stats`` is: one clock for every output, under sim time
+        too (a paused simulator does not stop the reports, and a sim stamp would not say when
+        they were made).
         """
         hardware_id, prefix = self._hardware_id, self._prefix
 
@@ -233,7 +250,7 @@ class DiagnosticsOutput:
         array = DiagnosticArray(status=[published(status) for status in statuses]
                                 if self._published is None
                                 else self._published(statuses, published))
-        array.header.stamp = self._node.get_clock().now().to_msg()
+        array.header.stamp = stamp(time.time_ns() if wall_ns is None else wall_ns)
         self._publisher.publish(array if self._assembler is None
                                 else self._assembler.payload(array))
 

@@ -151,6 +151,12 @@ def test_producers_at_10_50_and_100_hz_are_never_timed_on_one_learned_period():
     # Each producer's intervals are its own (never 1.3 ms between two producers' messages).
     assert topic.run.interval_wall.min_ns >= 10 * MS - 1
     assert r.rate_wall_hz == pytest.approx(160, rel=0.05)
+    # The run's rate is the topic's (its messages over the run), not one over the mean of
+    # intervals that are each a producer's own (53 Hz).
+    assert r.producers_at_once_max == 3
+    assert figures['rate_hz'] == pytest.approx(
+        (topic.run.cycles - 1) / ((arrivals[-1] - arrivals[0]) / S), rel=0.01)
+    assert figures['rate_hz'] == pytest.approx(160, rel=0.05)
 
 
 def test_producers_numbered_alike_with_losses_never_make_up_a_loss_later():

@@ -91,6 +91,7 @@ def test_a_topic_with_three_recorded_writers_keeps_its_gaps_and_says_why_counts_
     assert topic['deadline_misses'] is None and topic['skipped_periods'] is None
     assert topic['messages_lost'] is None
     assert '3 writers and no sequence numbers to tell them apart' in json.dumps(topic)
+    assert topic['timing_reason'] == 'timed by arrival: several writers not told apart'
 
 
 def test_one_recorded_writer_stays_one_timer(bags, tmp_path: Path) -> None:

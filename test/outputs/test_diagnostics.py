@@ -8,6 +8,7 @@ PYTHONPATH pointing at its source); both must give the same array.
 from __future__ import annotations
 
 import re
+import time
 
 from own_names import ns  # test/plugins: the test's own names
 import pytest
@@ -73,6 +74,15 @@ def test_the_inspector_starts_with_misses_skips_max_interval_and_rtf(snapshots):
         'RTF']
 
 
+def test_the_inspector_says_how_a_topic_is_judged_next_to_the_headline(snapshots):
+    # A second monitor on another clock judges by another rule: what says so comes early.
+    topic = diagnostics.statuses(snapshots.snapshot())[0]
+    keys = [kv.key for kv in topic.values]
+    for key in ('rule', 'timer clock', 'period (ms)', 'deadline (ms)', 'start source'):
+        assert keys.index(key) < 12, (key, keys)
+    assert sorted(keys) == sorted(dict.fromkeys(keys))  # each key once
+
+
 def _statuses(hardware_id: str):
     return [
         diagnostics.make_status('topic imu', Level.WARN, '20 misses', hardware_id,
@@ -105,10 +115,11 @@ def test_both_outputs_publish_the_same_array(ros_context, spin, observer, wait_f
         with observer.lock:
             return [a for a in observer.arrays if any(s.name == name for s in a.status)]
 
+    published_at = time.time()
     output.publish(_statuses('ignored'))
     first = wait_for(lambda: arrays_with('deadline_monitor: clock'), what='the first array')[-1]
     output.set_hardware_id('hw-2')
-    output.publish(_statuses('ignored')[1:])
+    output.publish(_statuses('ignored')[1:], wall_ns=1_234_000_000_567)
     second = wait_for(
         lambda: [a for a in arrays_with('deadline_monitor: clock')
                  if a.status[0].hardware_id == 'hw-2'], what='the second array')[-1]
@@ -120,6 +131,11 @@ def test_both_outputs_publish_the_same_array(ros_context, spin, observer, wait_f
     assert [(kv.key, kv.value) for kv in first.status[0].values] == [('deadline misses', '20')]
     assert first.status[0].message == '20 misses'
     assert [s.name for s in second.status] == ['deadline_monitor: clock']
+    # Stamped on the wall (system) clock, as ~/stats: not the node's sim time (0 here, no
+    # /clock), and the report's own time when given.
+    first_s = first.header.stamp.sec + first.header.stamp.nanosec / 1e9
+    assert abs(first_s - published_at) < 600.0, first.header.stamp
+    assert (second.header.stamp.sec, second.header.stamp.nanosec) == (1234, 567)
     with observer.lock:
         ours = [a for a in observer.arrays
                 if any(s.name.startswith('deadline_monitor: ') for s in a.status)]

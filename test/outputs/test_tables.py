@@ -90,3 +90,25 @@ def test_render_aligns_and_widens_for_group_labels() -> None:
     assert 'a long label' in first
     assert header.index('b') + 1 == len(header)
     assert row.endswith('22') and len(row) == len(header)
+
+
+def test_the_text_table_and_the_html_show_a_changed_figure(result, monkeypatch) -> None:
+    """A figure's header and decimals in the table of figures are those of both outputs."""
+    import dataclasses
+
+    from ros2_deadline_monitor.outputs import html, tables
+
+    renamed = tuple(dataclasses.replace(f, column='wall rate', column_digits=4)
+                    if f.name == 'rate wall' else f for f in tables.TABLE_FIGURES)
+    monkeypatch.setattr(tables, 'TABLE_FIGURES', renamed)
+    monkeypatch.setattr(html, 'TABLE_FIGURES', renamed)
+    text = format_table(result)
+    header = next(line for line in text.splitlines() if line.startswith('topic '))
+    row = next(line for line in text.splitlines() if line.startswith('/demo/cmd '))
+    assert 'wall rate' in header and 'rate wall Hz' not in header
+    rate = next(f for f in renamed if f.column == 'wall rate')
+    topic = next(t for t, _ in result.topics if t.topic == '/demo/cmd')
+    shown = f'{rate.get(result.snapshot, topic):.4f}'  # 4 decimals, as the descriptor says
+    assert row.split()[2] == shown
+    page = html.html_report(result, {})
+    assert '>wall rate</th>' in page and f'>{shown}</td>' in page
