@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 import re
+import time
 from typing import Any
 
 from rcl_interfaces.msg import SetParametersResult
+from rclpy.exceptions import ParameterNotDeclaredException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
@@ -52,6 +54,24 @@ from ros2_deadline_monitor.live.parameter_declarations import (
 GLOBAL_NAMES = frozenset(spec.name for spec in GLOBAL_SPECS)
 
 
+class NoLongerMonitored(ParameterNotDeclaredException):
+    """A set of a parameter of a topic removed from ``topics``: says so, not rclpy's words.
+
+    rclpy's parameter service answers an undeclared parameter with the exception's text
+    ("Invalid access to undeclared parameter(s): []" before); this one's is the reason.
+    """
+
+    def __init__(self, text: str) -> None:
+        """Carry ``text`` as the whole message."""
+        Exception.__init__(self, text)  # not ParameterException's "<what>: <names>"
+
+
+def removed_topic_id(name: str) -> str | None:
+    """Return the identifier of a ``topic.<id>.*`` parameter name (a setting or a limit)."""
+    parts = name.split('.')
+    return parts[1] if len(parts) >= 3 and parts[0] == 'topic' else None
+
+
 class NodeParameters:
     """The parameters of one monitor node and what is wrong with them."""
 
@@ -65,6 +85,8 @@ class NodeParameters:
         self.invalid: dict[str, str] = {}
         """Listed topics whose settings are invalid, with why."""
         self._declared: set[str] = set()
+        self.removed: dict[str, str] = {}
+        """Topics removed from ``topics`` at run time, with when (local time, for a message)."""
         self._expectations: Expectations | None = None
         """The expectations as last read; None once a parameter was declared or set since."""
 
@@ -185,9 +207,21 @@ class NodeParameters:
             if mine:
                 apply(mine)
 
-        self._node.add_pre_set_parameters_callback(coerce_integers)
+        self._node.add_pre_set_parameters_callback(self._refuse_removed)
         self._node.add_on_set_parameters_callback(on_set)
         self._node.add_post_set_parameters_callback(post_set)
+
+    def _refuse_removed(self, parameters: list[Parameter]) -> list[Parameter]:
+        """Say that a removed topic is no longer monitored; coerce integers for the rest."""
+        for parameter in parameters:
+            topic_id = removed_topic_id(parameter.name)
+            if (topic_id in self.removed and topic_id not in self.topic_ids()
+                    and not self._node.has_parameter(parameter.name)):
+                raise NoLongerMonitored(
+                    f'{parameter.name}: topic {topic_id!r} is no longer monitored (removed '
+                    f'from {TOPICS} at {self.removed[topic_id]}); list it in {TOPICS} again '
+                    'to set its parameters')
+        return coerce_integers(parameters)
 
     def expectations(self) -> Expectations:
         """Return the expectations in force (``topic.<id>.expect.*``, ``clock.expect.*``).
@@ -236,6 +270,7 @@ class NodeParameters:
                 self._declare_topic(topic_id)
             self._declare(declare_expectations, listed)
             for topic_id in self._declared - set(listed):
+                self.removed[topic_id] = time.strftime('%H:%M:%S')
                 self._declare(undeclare_topic, topic_id)
                 self._declare(undeclare_expectations, topic_id)
                 self._declared.discard(topic_id)

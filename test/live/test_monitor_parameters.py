@@ -97,6 +97,15 @@ def test_topics_are_added_and_removed_at_runtime(ros_context, spin, observer, st
     # Its parameters go with it (`ros2 param dump` shows what is in force); the other stays.
     assert observer.list_parameters('topic.beat') == []
     assert 'topic.other.name' in observer.list_parameters('topic.other')
+    # A set on its old parameters says so (was rclpy's "Invalid access to undeclared
+    # parameter(s): []"), a setting and a limit alike; an unknown topic keeps rclpy's answer.
+    for name in ('topic__beat__period_ms', 'topic__beat__expect__max_misses'):
+        (result,) = observer.set_parameters(**{name: 10.0})
+        assert not result.successful
+        assert "topic 'beat' is no longer monitored (removed from topics at " in result.reason, (
+            result.reason)
+    (result,) = observer.set_parameters(topic__never__period_ms=10.0)
+    assert not result.successful and 'no longer monitored' not in result.reason
     # Listed again, it is declared anew: the values given at start-up apply again.
     (result,) = observer.set_parameters(topics=['other', 'beat'])
     assert result.successful, result.reason
