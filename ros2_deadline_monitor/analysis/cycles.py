@@ -138,8 +138,9 @@ class CycleAnalyzer:
         """Sim time is unknown (several /clock publishers; the session keeps it current): a
         sim-clock topic's messages are counted, never analyzed as cycles."""
         self.no_stamp_reason = ''
-        """Why the messages' stamps cannot be read (a bag without the type's definition),
-        said instead of "the messages carry no stamp" ('' when they simply carry none)."""
+        """Why the messages' stamps cannot be read (a bag without the type's definition; a
+        TFMessage, stamped per transform), said instead of "the messages carry no stamp" (''
+        when they simply carry none)."""
         self._stamps = StampDecision(config.stamp)
         """Whether header stamps start the cycles: configured, or decided for ``auto``."""
         self._period_check = PeriodCheck()

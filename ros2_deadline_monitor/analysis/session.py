@@ -69,6 +69,7 @@ from ros2_deadline_monitor.analysis.snapshot import (
 )
 from ros2_deadline_monitor.analysis.transforms import (
     is_static_topic,
+    STAMPS_PER_TRANSFORM,
     TransformAnalyzer,
     TransformFigures,
     TRANSFORMS_KEPT,
@@ -510,6 +511,8 @@ class Session:
         """
         topic = self._topics[topic_id]
         static = static or is_static_topic(topic.config.topic)
+        if not topic.analyzer.no_stamp_reason:
+            topic.analyzer.no_stamp_reason = STAMPS_PER_TRANSFORM
         if topic.transforms is None:
             topic.transforms = TransformAnalyzer(static)
         else:
@@ -571,6 +574,8 @@ class Session:
         """
         topic = self._topics[topic_id]
         topic.analyzer.unmonitored(from_wall_ns, why)
+        if topic.transforms is not None:
+            topic.transforms.unmonitored()
         self._changed(topic)
 
     def monitored(self, topic_id: str, at_wall_ns: int) -> None:
@@ -830,7 +835,7 @@ class Session:
         if topic.transforms is not None:
             writer, writer_note = writer_of(topic.publishers, topic.writers,
                                             self._arrival_timestamp == 'log_time')
-            transforms = topic.transforms.report(now_wall_ns, writer, writer_note)
+            transforms = topic.transforms.report(writer, writer_note)
             level, reason, notes = _transform_notes(transforms, topic.config.timeout_ns, level,
                                                     reason, notes)
         self._mark(topic)

@@ -4,9 +4,15 @@
 its own frames at its own rate, so the topic's intervals say little: what matters is each
 transform's. Like ``tf2_monitor``, but from bags too and in the gate: for every
 ``(frame_id, child_frame_id)`` pair its messages, rate, longest interval, silence since its
-last message, the age of its stamps (arrival - stamp) and its writer where the graph names
-it. A broadcaster that stops shows as its frames' gap; where two writers' transforms
-interleave on the topic, each pair is still its own stream, so its intervals are right.
+last message while the topic went on, the age of its stamps (arrival - stamp) and its writer
+where the graph names it. A broadcaster that stops shows as its frames' gap; where two
+writers' transforms interleave on the topic, each pair is still its own stream, so its
+intervals are right. A transform's silence ends at the topic's latest message, not at the
+report: when the whole topic stops (the run ended, every broadcaster with it), that is the
+topic's silence, not a gap of each of its transforms; so a live report some time after the
+run's end and a bag that ends at its last message give the same gaps. Likewise a gap the
+monitor made (it re-subscribed: ``unmonitored``) is no interval of any transform, as it is
+none of the topic's.
 
 ``/tf_static`` (latched, ``transient_local``) sends each transform once: its transforms are
 ``static``, reported with their count and age, never with a rate, an interval or a gap.
@@ -32,11 +38,14 @@ from ros2_deadline_monitor.analysis.ring import NO_VALUE
 from ros2_deadline_monitor.analysis.rtf import RtfAnalyzer
 from ros2_deadline_monitor.analysis.tf_message import read_transforms
 
-__all__ = ['SIM_AGES_KEPT', 'TRANSFORMS_KEPT', 'TransformAnalyzer', 'TransformFigures',
-           'TransformsReport', 'is_static_topic', 'writer_of']
+__all__ = ['SIM_AGES_KEPT', 'STAMPS_PER_TRANSFORM', 'TRANSFORMS_KEPT', 'TransformAnalyzer',
+           'TransformFigures', 'TransformsReport', 'is_static_topic', 'writer_of']
 
 TRANSFORMS_KEPT = 1000
 """Parent->child pairs tracked per topic; the transforms of any further pair are counted."""
+STAMPS_PER_TRANSFORM = 'its stamps are inside transforms[], read per transform'
+"""Why a /tf-like topic's cycles are timed by arrival: a TFMessage has no stamp of its own,
+each transform has one (aged per transform); never "the messages carry no stamp"."""
 SIM_AGES_KEPT = 16_384
 """Sim-time stamps waiting for /clock to age them; beyond it their age is unknown (counted)."""
 
@@ -64,7 +73,8 @@ class TransformFigures:
     max_interval_at_ns: int | None
     """Arrival that ended the longest interval."""
     silence_ns: int
-    """Since its last arrival, at the report: a broadcaster that stopped for good."""
+    """Since its last arrival, up to the topic's latest message: a broadcaster that stopped
+    while others went on."""
     age_mean_ns: float | None
     age_max_ns: int | None
     age_last_ns: int | None
@@ -85,7 +95,7 @@ class TransformFigures:
 
     @property
     def longest_gap_ns(self) -> int | None:
-        """The longest time without it: an interval, or the silence at the report."""
+        """The longest time without it: an interval, or its silence while the topic went on."""
         if self.static:
             return None
         return max(self.max_interval_ns or 0, self.silence_ns)
@@ -123,12 +133,14 @@ class _Pair:
 
     __slots__ = ('age_count', 'age_last_ns', 'age_max_ns', 'age_sum_ns', 'age_unknown',
                  'child', 'first_ns', 'interval_sum_ns', 'intervals', 'last_ns',
-                 'max_interval_at_ns', 'max_interval_ns', 'messages', 'parent')
+                 'max_interval_at_ns', 'max_interval_ns', 'messages', 'parent', 'span')
 
     def __init__(self, parent: str, child: str, arrival_ns: int) -> None:
         self.parent, self.child = parent, child
         self.messages = 0
         self.first_ns = self.last_ns = arrival_ns
+        self.span = 0
+        """The monitored span of its last arrival (``TransformAnalyzer.unmonitored``)."""
         self.intervals = 0
         self.interval_sum_ns = 0
         self.max_interval_ns = -1
@@ -170,6 +182,10 @@ class TransformAnalyzer:
         self._sim_waiting: deque[tuple[_Pair, int, int]] = deque()
         self._sim_kept = sim_ages_kept
         self._sim_unplaced = 0
+        self._last_arrival_ns = NO_VALUE
+        """The topic's latest message: where its transforms' silences end."""
+        self._span = 0
+        """Monitored spans so far: an interval across two of them is the monitor's gap."""
 
     @property
     def messages(self) -> int:
@@ -179,7 +195,10 @@ class TransformAnalyzer:
     def record(self, arrival_ns: int, raw: bytes | memoryview) -> None:
         """Take one message (the per-message call): each of its transforms updates its pair."""
         self._messages += 1
+        if arrival_ns > self._last_arrival_ns:
+            self._last_arrival_ns = arrival_ns
         pairs = self._pairs
+        span = self._span
         try:
             for parent, child, stamp in read_transforms(raw):
                 pair = pairs.get((parent, child))
@@ -189,7 +208,7 @@ class TransformAnalyzer:
                         continue
                     pair = pairs[(parent, child)] = _Pair(_decode(parent), _decode(child),
                                                           arrival_ns)
-                if pair.messages:
+                if pair.messages and pair.span == span:
                     interval = arrival_ns - pair.last_ns
                     if interval >= 0:
                         pair.intervals += 1
@@ -200,6 +219,7 @@ class TransformAnalyzer:
                         pair.last_ns = arrival_ns
                 else:
                     pair.last_ns = arrival_ns
+                    pair.span = span
                 pair.messages += 1
                 if stamp >= EPOCH_SCALE_NS:
                     if arrival_ns >= EPOCH_SCALE_NS:
@@ -216,6 +236,14 @@ class TransformAnalyzer:
                     pair.age_unknown += 1
         except CdrError:
             self._malformed += 1
+
+    def unmonitored(self) -> None:
+        """Open a gap of the monitor's own (it re-subscribes): no interval of any transform.
+
+        The next arrival of each transform starts its intervals afresh, as the topic's own
+        intervals skip the monitor's gap (``CycleAnalyzer.unmonitored``).
+        """
+        self._span += 1
 
     def process(self, clock: RtfAnalyzer | None, horizon_ns: int | None = None) -> None:
         """Age the sim-time stamps waiting, placing their arrivals on sim time through /clock.
@@ -247,9 +275,10 @@ class TransformAnalyzer:
             else:
                 pair.age(sim_ns - stamp)
 
-    def report(self, now_ns: int, writer: str | None, writer_note: str) -> TransformsReport:
-        """Return every tracked transform's figures at ``now_ns`` (the report's wall time)."""
+    def report(self, writer: str | None, writer_note: str) -> TransformsReport:
+        """Return every tracked transform's figures, silences up to the topic's latest message."""
         static = self.static
+        latest = self._last_arrival_ns
         figures = []
         for pair in self._pairs.values():
             aged = pair.age_count
@@ -259,7 +288,7 @@ class TransformAnalyzer:
                 intervals=pair.intervals, interval_sum_ns=pair.interval_sum_ns,
                 max_interval_ns=pair.max_interval_ns if pair.intervals else None,
                 max_interval_at_ns=pair.max_interval_at_ns if pair.intervals else None,
-                silence_ns=max(0, now_ns - pair.last_ns),
+                silence_ns=max(0, latest - pair.last_ns),
                 age_mean_ns=pair.age_sum_ns / aged if aged else None,
                 age_max_ns=pair.age_max_ns if aged else None,
                 age_last_ns=pair.age_last_ns if aged else None,

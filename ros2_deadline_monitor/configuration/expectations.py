@@ -82,8 +82,8 @@ TOPIC_LIMITS: tuple[LimitSpec, ...] = (
               'not the lowest window).', unit='Hz'),
     LimitSpec('max_transform_gap_ms', 'longest gap', 'max',
               'Longest allowed time without each transform of a /tf-like topic (ms: an '
-              'interval between its arrivals, or its silence at the end; static transforms '
-              'exempt).', unit='ms'),
+              'interval between its arrivals, or its silence while the topic went on; static '
+              'transforms exempt).', unit='ms'),
     LimitSpec('min_transform_rate_hz', 'rate', 'min',
               'Lowest allowed mean rate of each transform of a /tf-like topic (Hz; static '
               'transforms exempt).', unit='Hz'),

@@ -14,6 +14,7 @@ from ros2_deadline_monitor.analysis.rtf import RtfAnalyzer
 from ros2_deadline_monitor.analysis.session import Session, TopicState
 from ros2_deadline_monitor.analysis.transforms import (
     is_static_topic,
+    STAMPS_PER_TRANSFORM,
     TransformAnalyzer,
     writer_of,
 )
@@ -53,8 +54,8 @@ def test_interleaved_writers_each_pair_its_own_stream() -> None:
     for t, parent, child in sorted(events):
         analyzer.record(t, tf_cdr([(parent, child, t - 2 * MS)]))
         sent.setdefault((parent, child), []).append(t)
-    end = max(t for t, _, _ in events) + 5 * MS
-    report = analyzer.report(end, None, 'a bag records no writer of its messages')
+    end = max(t for t, _, _ in events)  # the topic's latest message
+    report = analyzer.report(None, 'a bag records no writer of its messages')
     assert [f.name for f in report.transforms] == ['map->odom', 'odom->base']
     for figures in report.transforms:
         arrivals = np.array(sent[(figures.parent, figures.child)])
@@ -70,10 +71,47 @@ def test_interleaved_writers_each_pair_its_own_stream() -> None:
     assert report.messages == len(events) and report.malformed == report.untracked == 0
 
 
+def test_silence_ends_at_the_topics_latest_message_not_at_the_report() -> None:
+    """The whole topic stopping (the run's end) is no gap of each transform.
+
+    A report taken later (live, after the run) and a bag ending at its last message give the
+    same gaps.
+    """
+    session = Session(AnalysisConfig(), use_sim_time=False, start_wall_ns=T0)
+    session.configure({'tf': TopicConfig(name='tf', topic='/tf')})
+    session.topic_status('tf', TopicState.RECEIVING, type_name='tf2_msgs/msg/TFMessage',
+                         publishers=('/sim', '/controller'), writers=2)
+    record = session.recorder('tf', None, transforms=True)
+    for k in range(100):  # world->pole every 10 ms for 1 s; world->reference stops at 0.5 s
+        t = T0 + k * 10 * MS
+        pairs = [('world', 'pole', t)] + ([('world', 'reference', t)] if k < 50 else [])
+        record(t + MS, tf_cdr(pairs), NO_VALUE)
+    last = T0 + 99 * 10 * MS + MS
+    at_end, later = (session.snapshot(now).topics[0] for now in (last, last + 5_000 * MS))
+    assert at_end.transforms == later.transforms  # nothing arrived since: the same figures
+    assert later.transforms is not None
+    pole, reference = later.transforms.transforms
+    assert (pole.name, pole.silence_ns, pole.longest_gap_ns) == ('world->pole', 0, 10 * MS)
+    # Its broadcaster stopped while the topic went on: that silence is its gap.
+    assert reference.silence_ns == reference.longest_gap_ns == 50 * 10 * MS
+
+
+def test_the_monitors_own_gap_is_no_interval_of_a_transform() -> None:
+    analyzer = TransformAnalyzer(static=False)
+    for k in range(10):
+        analyzer.record(T0 + k * 10 * MS, tf_cdr([('odom', 'base', T0)]))
+    analyzer.unmonitored()  # re-subscribed: 700 ms without a subscription
+    for k in range(80, 90):
+        analyzer.record(T0 + k * 10 * MS, tf_cdr([('odom', 'base', T0)]))
+    (figures,) = analyzer.report(None, '').transforms
+    assert figures.messages == 20 and figures.intervals == 18
+    assert figures.max_interval_ns == figures.longest_gap_ns == 10 * MS
+
+
 def test_static_transforms_have_no_rate_and_no_gap() -> None:
     analyzer = TransformAnalyzer(static=True)
     analyzer.record(T0 + 7 * MS, tf_cdr([('base', 'imu', T0), ('base', 'gps', T0)]))
-    report = analyzer.report(T0 + 60_000 * MS, 'robot_state_publisher', '')
+    report = analyzer.report('robot_state_publisher', '')
     assert report.static and not report.dynamic()
     for figures in report.transforms:
         assert figures.static and figures.messages == 1
@@ -88,7 +126,7 @@ def test_tracked_pairs_are_bounded_and_the_rest_counted() -> None:
     analyzer = TransformAnalyzer(static=False, kept=3)
     for k in range(5):
         analyzer.record(T0 + k * MS, tf_cdr([(f'p{i}', 'c', T0) for i in range(5)]))
-    report = analyzer.report(T0 + 10 * MS, None, '')
+    report = analyzer.report(None, '')
     assert len(report.transforms) == 3
     assert report.untracked == 5 * 2
     assert all(f.messages == 5 for f in report.transforms)
@@ -103,7 +141,7 @@ def test_malformed_and_unknown_ages_are_counted_not_figures() -> None:
     analyzer.record(T0 + 4 * MS, tf_cdr([('a', 'b', T0 + 10_000 * MS)]))  # 10 s ahead
     analyzer.record(T0 + 5 * MS, tf_cdr([('a', 'b', 5 * MS)]))  # sim time, no /clock
     analyzer.process(None)
-    report = analyzer.report(T0 + 5 * MS, None, '')
+    report = analyzer.report(None, '')
     (figures,) = report.transforms
     assert report.malformed == 1 and report.messages == 5
     assert figures.messages == 4  # the malformed message's transform was never complete
@@ -119,10 +157,10 @@ def test_sim_stamps_are_aged_through_clock_up_to_its_latest_sample() -> None:
     analyzer.record(T0 + 25 * MS, tf_cdr([('a', 'b', 21 * MS)]))
     analyzer.record(T0 + 105 * MS, tf_cdr([('a', 'b', 101 * MS)]))  # after the last sample
     analyzer.process(clock, horizon_ns=clock.last_wall_ns)
-    assert analyzer.report(T0, None, '').transforms[0].ages == 1
+    assert analyzer.report(None, '').transforms[0].ages == 1
     clock.record(T0 + 110 * MS, 110 * MS)
     analyzer.process(clock, horizon_ns=clock.last_wall_ns)
-    (figures,) = analyzer.report(T0 + 110 * MS, None, '').transforms
+    (figures,) = analyzer.report(None, '').transforms
     assert (figures.ages, figures.age_max_ns, figures.age_unknown) == (2, 4 * MS, 0)
 
 
@@ -152,6 +190,9 @@ def test_the_session_reports_each_transform_and_warns_on_a_silent_one() -> None:
     by_name = {f.name: f for f in topic.transforms.transforms}
     assert by_name['odom->base'].messages == 100 and by_name['map->odom'].messages == 100
     assert by_name['odom->base'].writer == '/broadcaster'
-    # odom->base has been silent 8 s, beyond 10 of its 20 ms intervals (at least 1 s).
+    # odom->base fell silent 7.92 s before map->odom's last message: beyond 10 of its 20 ms
+    # intervals (at least 1 s).
     assert topic.level is Level.WARN
-    assert '1 transform(s) silent beyond their timeout: odom->base 8' in topic.reason
+    assert '1 transform(s) silent beyond their timeout: odom->base 7.92 s' in topic.reason
+    # A TFMessage is stamped per transform, not "carries no stamp".
+    assert topic.report.timing_reason == STAMPS_PER_TRANSFORM

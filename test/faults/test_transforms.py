@@ -206,3 +206,38 @@ def test_a_stopped_broadcaster_shows_as_its_frames_silence(
     assert not slow.done  # the other broadcaster was still sending
     value = transform_values(status)['odom->base_link']
     assert messages_of(value) == fast.sent[('odom', 'base_link')] == 50
+
+
+def test_gaps_stay_put_after_every_broadcaster_stopped(
+        participant, observer, start_monitor, wait_for, tf2_types) -> None:
+    """Two broadcasters at 100 Hz, then the whole topic stops (the run's end).
+
+    That is the topic's silence, no gap of each transform: reports a second later say the same.
+    """
+    topic = ns(TOPIC + '_run_end')
+    start_monitor(topics=['tf'], topic__tf__name=topic, stats_period_s=0.2)
+    sim, controller = participant(), participant()
+    bodies = Broadcaster(sim.node('tf_test_simulator'), tf2_types, topic,
+                         [('world', 'pole'), ('world', 'cart')], 0.01, 150)
+    reference = Broadcaster(controller.node('tf_test_controller'), tf2_types, topic,
+                            [('world', 'reference')], 0.01, 150)
+    sim.start()
+    controller.start()
+    wait_for(lambda: bodies.done and reference.done, timeout=60, what='both broadcasters done')
+    sent = {f'{p}->{c}': n for (p, c), n in {**bodies.sent, **reference.sent}.items()}
+
+    def counted() -> Any:
+        status = observer.status('topic tf')
+        values = transform_values(status) if status is not None else {}
+        got = {name: messages_of(value) for name, value in values.items()}
+        return values if got == sent else None
+
+    values = wait_for(counted, timeout=30, what=lambda: f'the transforms counted as sent ({sent})')
+    reports = len(observer.report_arrays())
+    wait_for(lambda: len(observer.report_arrays()) >= reports + 6, timeout=30,
+             what='six more reports (over a second)')
+    status = observer.status('topic tf')
+    # Nothing arrived since: the same silences (each up to the topic's last message), never
+    # the time since the run ended, and no transform silent beyond its timeout.
+    assert transform_values(status) == values
+    assert 'silent beyond' not in status.message
