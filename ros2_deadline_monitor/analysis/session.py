@@ -62,6 +62,8 @@ from ros2_deadline_monitor.analysis.snapshot import (
     ClockSnapshot,
     HostSnapshot,
     Receive,
+    REMOVED_KEPT,
+    RemovedTopic,
     Snapshot,
     TopicSnapshot,
 )
@@ -344,6 +346,8 @@ class Session:
         self._topics: dict[str, _Topic] = {}
         self._views: dict[str, TopicView] = {}
         self._invalid: dict[str, str] = {}
+        self._removed: tuple[RemovedTopic, ...] = ()
+        self._removed_beyond = 0
         self._resets = 0
         self._reset_walls: deque[int] = deque(maxlen=RESETS_KEPT)
         self._clock_publishers: int | None = None
@@ -378,12 +382,14 @@ class Session:
     def configure(self, topics: Mapping[str, TopicConfig],
                   invalid: Mapping[str, str] | None = None, *,
                   analysis: AnalysisConfig | None = None, use_sim_time: bool | None = None,
-                  stats_period_ns: int | None = None) -> Changes:
+                  stats_period_ns: int | None = None,
+                  now_wall_ns: int | None = None) -> Changes:
         """Make the monitored topics exactly ``topics``; ``invalid`` maps ids to reasons.
 
         A topic whose name changes is removed and added again (its figures start anew).
         Before any setting changes, everything already received is processed under the
-        settings it arrived with.
+        settings it arrived with. With ``now_wall_ns`` (a change at run time), a removed
+        topic keeps its figures as of now for the final summary (``Snapshot.removed``).
         """
         self._invalid = dict(invalid or {})
         if use_sim_time is not None:
@@ -400,7 +406,9 @@ class Session:
         removed = [topic_id for topic_id, topic in self._topics.items()
                    if topic_id not in topics or topics[topic_id].topic != topic.config.topic]
         for topic_id in removed:
-            del self._topics[topic_id]
+            topic = self._topics.pop(topic_id)
+            if now_wall_ns is not None:
+                self._keep_removed(topic_id, topic, now_wall_ns)
         added = []
         changed: dict[str, tuple[str, ...]] = {}
         for topic_id, config in topics.items():
@@ -426,6 +434,18 @@ class Session:
             self._topics[topic_id].appear_pending = bool(self._reported)
         self._views = {topic_id: topic.view for topic_id, topic in self._topics.items()}
         return Changes(tuple(added), tuple(removed), changed)
+
+    def _keep_removed(self, topic_id: str, topic: _Topic, now_wall_ns: int) -> None:
+        """Freeze a removed topic's figures: everything it received, processed, as of now."""
+        if len(self._removed) >= REMOVED_KEPT:
+            self._removed_beyond += 1
+            return
+        self._process(topic, None, final=True)
+        last = self._fresh_topic_snapshot(topic_id, topic, now_wall_ns, 0.0)
+        after = short_seconds(now_wall_ns - self._start_wall_ns)
+        last = replace(last, reason=f'removed from the configuration {after} s after start; '
+                                    f'figures up to then ({last.reason})')
+        self._removed += (RemovedTopic(last, now_wall_ns),)
 
     # -- events -----------------------------------------------------------------------------
 
@@ -757,6 +777,8 @@ class Session:
             topics=tuple(topics),
             clock=self._clock_snapshot(clock_report, now_wall_ns),
             host=self._host_snapshot(host or HostReport(), stats_timer_late_ns),
+            removed=self._removed,
+            removed_beyond=self._removed_beyond,
         )
 
     # -- read-only views for a caller that decides what to report (``outputs/reporter.py``) --

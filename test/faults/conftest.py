@@ -112,6 +112,15 @@ class Beat:
         wait_for(self.publisher.get_subscription_count, timeout=MATCH_TIMEOUT_S,
                  what=f'the monitor to match the writer of {self.topic}')
 
+    def pause(self) -> None:
+        """Stop publishing; the writer stays.
+
+        Destroyed at once, it would take the messages still on their way along: ``count``
+        would not be what reached the monitor.
+        """
+        with self.lock:
+            self.stopped = True
+
     def stop(self) -> None:
         """Destroy the timer and the publisher: the writer leaves the graph, the node stays."""
         with self.lock:
