@@ -62,6 +62,8 @@ from ros2_deadline_monitor.analysis.snapshot import (
     ClockSnapshot,
     HostSnapshot,
     Receive,
+    REMOVED_KEPT,
+    RemovedTopic,
     Snapshot,
     TopicSnapshot,
 )
@@ -77,6 +79,8 @@ from ros2_deadline_monitor.analysis.transforms import (
 from ros2_deadline_monitor.analysis.units import short_seconds
 from ros2_deadline_monitor.analysis.whole_run import WholeRun
 
+PUBLISHERS_SEEN = 8
+"""Publishers of a topic remembered over the run (for naming its writer, two are enough)."""
 NO_INTERVAL_ALERT = (1 << 63) - 1
 """The pace limit of an event topic: no interval is late, only a sequence gap is unusual."""
 RESETS_KEPT = 256
@@ -130,6 +134,9 @@ class _Topic:
     reason: str = ''
     type_name: str = ''
     publishers: tuple[str, ...] = ()
+    publishers_seen: tuple[str, ...] = ()
+    """Every publisher the graph named during the run (up to ``PUBLISHERS_SEEN``): one that
+    left still sent some of the messages, so the one left at the end is not their writer."""
     writers: int = 0
     receive: Receive = Receive()
     appeared_ns: int | None = None
@@ -339,6 +346,8 @@ class Session:
         self._topics: dict[str, _Topic] = {}
         self._views: dict[str, TopicView] = {}
         self._invalid: dict[str, str] = {}
+        self._removed: tuple[RemovedTopic, ...] = ()
+        self._removed_beyond = 0
         self._resets = 0
         self._reset_walls: deque[int] = deque(maxlen=RESETS_KEPT)
         self._clock_publishers: int | None = None
@@ -373,12 +382,14 @@ class Session:
     def configure(self, topics: Mapping[str, TopicConfig],
                   invalid: Mapping[str, str] | None = None, *,
                   analysis: AnalysisConfig | None = None, use_sim_time: bool | None = None,
-                  stats_period_ns: int | None = None) -> Changes:
+                  stats_period_ns: int | None = None,
+                  now_wall_ns: int | None = None) -> Changes:
         """Make the monitored topics exactly ``topics``; ``invalid`` maps ids to reasons.
 
         A topic whose name changes is removed and added again (its figures start anew).
         Before any setting changes, everything already received is processed under the
-        settings it arrived with.
+        settings it arrived with. With ``now_wall_ns`` (a change at run time), a removed
+        topic keeps its figures as of now for the final summary (``Snapshot.removed``).
         """
         self._invalid = dict(invalid or {})
         if use_sim_time is not None:
@@ -395,7 +406,9 @@ class Session:
         removed = [topic_id for topic_id, topic in self._topics.items()
                    if topic_id not in topics or topics[topic_id].topic != topic.config.topic]
         for topic_id in removed:
-            del self._topics[topic_id]
+            topic = self._topics.pop(topic_id)
+            if now_wall_ns is not None:
+                self._keep_removed(topic_id, topic, now_wall_ns)
         added = []
         changed: dict[str, tuple[str, ...]] = {}
         for topic_id, config in topics.items():
@@ -421,6 +434,18 @@ class Session:
             self._topics[topic_id].appear_pending = bool(self._reported)
         self._views = {topic_id: topic.view for topic_id, topic in self._topics.items()}
         return Changes(tuple(added), tuple(removed), changed)
+
+    def _keep_removed(self, topic_id: str, topic: _Topic, now_wall_ns: int) -> None:
+        """Freeze a removed topic's figures: everything it received, processed, as of now."""
+        if len(self._removed) >= REMOVED_KEPT:
+            self._removed_beyond += 1
+            return
+        self._process(topic, None, final=True)
+        last = self._fresh_topic_snapshot(topic_id, topic, now_wall_ns, 0.0)
+        after = short_seconds(now_wall_ns - self._start_wall_ns)
+        last = replace(last, reason=f'removed from the configuration {after} s after start; '
+                                    f'figures up to then ({last.reason})')
+        self._removed += (RemovedTopic(last, now_wall_ns),)
 
     # -- events -----------------------------------------------------------------------------
 
@@ -609,6 +634,11 @@ class Session:
             topic.type_name = type_name
         if publishers is not None:
             topic.publishers = publishers
+            seen = topic.publishers_seen
+            for name in publishers:
+                if name not in seen and len(seen) < PUBLISHERS_SEEN:
+                    seen = (*seen, name)
+            topic.publishers_seen = seen
         if writers is not None:
             topic.writers = writers
             topic.analyzer.writers = writers
@@ -747,6 +777,8 @@ class Session:
             topics=tuple(topics),
             clock=self._clock_snapshot(clock_report, now_wall_ns),
             host=self._host_snapshot(host or HostReport(), stats_timer_late_ns),
+            removed=self._removed,
+            removed_beyond=self._removed_beyond,
         )
 
     # -- read-only views for a caller that decides what to report (``outputs/reporter.py``) --
@@ -811,7 +843,9 @@ class Session:
                                              self._rtf.step_ns, self._start_wall_ns)
         transforms = None
         if topic.transforms is not None:
-            writer, writer_note = writer_of(topic.publishers, topic.writers,
+            seen = topic.publishers_seen  # one that left sent some of them
+            writer, writer_note = writer_of(seen or topic.publishers,
+                                            max(topic.writers, len(seen)),
                                             self._arrival_timestamp == 'log_time')
             transforms = topic.transforms.report(writer, writer_note)
             level, reason, notes = _transform_notes(transforms, topic.config.timeout_ns, level,

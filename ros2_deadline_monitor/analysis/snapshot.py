@@ -66,6 +66,25 @@ class TopicSnapshot:
 
 
 @dataclass(frozen=True)
+class RemovedTopic:
+    """A topic removed from the configuration at run time, its figures frozen at removal.
+
+    The final summary lists it, marked removed; the live outputs (stats, diagnostics,
+    ``/metrics``) describe the monitored topics only. A topic added again starts afresh: its
+    earlier record stays, one per removal.
+    """
+
+    topic: TopicSnapshot
+    """Its last report, made at removal after everything it had received was processed."""
+    removed_wall_ns: int
+    """System-clock time of the removal."""
+
+
+REMOVED_KEPT = 1000
+"""Removed topics a session keeps (the earliest); later removals are only counted."""
+
+
+@dataclass(frozen=True)
 class ClockSnapshot:
     """The /clock stream and the RTF, with the clock status."""
 
@@ -106,3 +125,7 @@ class Snapshot:
     topics: tuple[TopicSnapshot, ...]
     clock: ClockSnapshot
     host: HostSnapshot
+    removed: tuple[RemovedTopic, ...] = ()
+    """Topics removed at run time, in order of removal (``RemovedTopic``)."""
+    removed_beyond: int = 0
+    """Removals beyond ``REMOVED_KEPT``, counted only."""

@@ -317,11 +317,12 @@ class MonitorNode(Node):
         changes = self.session.configure(
             desired, self.parameters.invalid_reasons(), analysis=settings.analysis,
             use_sim_time=self.parameters.use_sim_time(),
-            stats_period_ns=settings.stats_period_ns)
+            stats_period_ns=settings.stats_period_ns, now_wall_ns=time.time_ns())
         for topic_id in changes.removed:
             self._topics.pop(topic_id).close()
             if topic_id not in desired:
-                self.get_logger().info(f'{topic_id}: no longer monitored')
+                self.get_logger().info(f'{topic_id}: no longer monitored (its figures so far '
+                                       'stay in the final summary)')
         if changes.added or changes.removed or changes.changed:
             self._graph_seen, self._polls_to_skip, self._names_needed = None, 0, True
         for topic_id in changes.added:

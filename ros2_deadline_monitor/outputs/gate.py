@@ -12,11 +12,16 @@ with every expectation. No ROS import.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ros2_deadline_monitor.analysis.figures import known, record, RUN_CLOCK, RUN_TOPIC
-from ros2_deadline_monitor.analysis.snapshot import ClockSnapshot, Snapshot, TopicSnapshot
+from ros2_deadline_monitor.analysis.snapshot import (
+    ClockSnapshot,
+    RemovedTopic,
+    Snapshot,
+    TopicSnapshot,
+)
 from ros2_deadline_monitor.configuration.expectations import (
     CLOCK_LIMITS,
     Outcome,
@@ -32,9 +37,10 @@ EXIT_OK = 0
 EXIT_CONFIG_ERROR = 2
 EXIT_FAILED = 3
 SUMMARY_FORMAT = 'ros2_deadline_monitor/summary'
-SUMMARY_VERSION = 2
+SUMMARY_VERSION = 3
 """2: the topic records carry ``max_interval_ms`` and ``rate_hz`` (on the timer clock, what
-the gate checks); counts that are no figure (an event topic, no period) are null, never 0."""
+the gate checks); counts that are no figure (an event topic, no period) are null, never 0.
+3: ``removed_topics``, the topics removed at run time with their figures up to then."""
 
 _COUNTS = frozenset(spec.key for spec in TOPIC_LIMITS + CLOCK_LIMITS if spec.integer)
 
@@ -90,6 +96,17 @@ def _topic_record(snapshot: Snapshot, topic: TopicSnapshot) -> dict[str, Any]:
             'publishers': list(topic.publishers), **transforms_record(snapshot, topic)}
 
 
+def removed_record(snapshot: Snapshot, removed: RemovedTopic) -> dict[str, Any]:
+    """Return a topic removed at run time as JSON: its figures as of its removal, and when.
+
+    Read as a snapshot of the removal's moment (figures relative to the report's time).
+    """
+    at = replace(snapshot, wall_ns=removed.removed_wall_ns)
+    return {**_topic_record(at, removed.topic), 'removed': True,
+            'removed_wall_ns': removed.removed_wall_ns,
+            'removed_after_s': (removed.removed_wall_ns - snapshot.start_wall_ns) / 1e9}
+
+
 def _clock_record(snapshot: Snapshot, clock: ClockSnapshot) -> dict[str, Any]:
     return {**record(RUN_CLOCK, snapshot, clock), 'level': clock.level.name,
             'reason': clock.reason}
@@ -112,6 +129,8 @@ def summary_record(snapshot: Snapshot, verdict: Verdict, *, node: str,
         'duration_s': (snapshot.wall_ns - snapshot.start_wall_ns) / 1e9,
         'arrival_timestamp': snapshot.arrival_timestamp,
         'topics': [_topic_record(snapshot, t) for t in snapshot.topics],
+        'removed_topics': [removed_record(snapshot, r) for r in snapshot.removed],
+        'removed_topics_beyond': snapshot.removed_beyond,
         'clock': _clock_record(snapshot, snapshot.clock),
         'verdict': {
             'ok': verdict.ok,

@@ -7,6 +7,8 @@ a figure does not apply (an event topic's misses).
 
 from __future__ import annotations
 
+from dataclasses import replace
+from datetime import datetime, timezone
 import json
 import os
 from pathlib import Path
@@ -22,7 +24,7 @@ from ros2_deadline_monitor.analysis.figures import (
     RUN_TOPIC,
     TRANSFORM,
 )
-from ros2_deadline_monitor.analysis.snapshot import Snapshot, TopicSnapshot
+from ros2_deadline_monitor.analysis.snapshot import RemovedTopic, Snapshot, TopicSnapshot
 from ros2_deadline_monitor.configuration.expectations import Verdict
 from ros2_deadline_monitor.outputs.format import cell
 
@@ -104,6 +106,17 @@ def transform_lines(snapshot: Snapshot, topic: TopicSnapshot) -> list[str]:
     return lines
 
 
+def removed_lines(snapshot: Snapshot, removed: RemovedTopic) -> list[str]:
+    """Return the lines of a topic removed at run time: its figures up to then, and when."""
+    topic, at_ns = removed.topic, removed.removed_wall_ns
+    at = replace(snapshot, wall_ns=at_ns)  # its figures as of its removal
+    name = topic.topic or topic.topic_id
+    when = datetime.fromtimestamp(at_ns / 1e9, timezone.utc).strftime('%Y-%m-%d %H:%M:%S.%f')
+    return [_line(f'{name} (removed)', [cell(figure, at, topic) for figure in COLUMNS]),
+            f'  {name}: removed from topics at {when[:-3]} UTC '
+            f'({(at_ns - snapshot.start_wall_ns) / 1e9:.1f} s after start): totals up to then']
+
+
 def summary_text(node_name: str, snapshot: Snapshot, verdict: Verdict | None = None) -> str:
     """Return totals per topic, the longest intervals ever seen and the RTF, as a table.
 
@@ -136,6 +149,10 @@ def summary_text(node_name: str, snapshot: Snapshot, verdict: Verdict | None = N
             if r.counts_note and counted:
                 timing += f'; misses and skipped periods unknown: {r.counts_note}'
             lines.append(f'  {r.topic}: {timing}')
+    for removed in snapshot.removed:
+        lines += removed_lines(snapshot, removed)
+    if snapshot.removed_beyond:
+        lines.append(f'({snapshot.removed_beyond} more removed topics, not kept)')
     if not snapshot.topics:
         lines.append('(no topics monitored)')
     clock = snapshot.clock

@@ -106,7 +106,7 @@ def test_summary_record_is_json_with_every_expectation():
     record = json.loads(json.dumps(
         summary_record(snap, verdict, node='/deadline_monitor', stopped_by='duration'),
         allow_nan=False))
-    assert record['format'] == SUMMARY_FORMAT and record['version'] == 2
+    assert record['format'] == SUMMARY_FORMAT and record['version'] == 3
     assert record['stopped_by'] == 'duration'
     topic = record['topics'][0]
     report = snap.topics[0].report

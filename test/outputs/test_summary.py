@@ -67,3 +67,29 @@ def test_a_topic_without_a_message_has_unknown_counts_not_zero(snapshots):
     lines = summary_text('m', snapshots.snapshot(topics=[silent])).splitlines()
     assert lines[2].split()[:4] == ['/imu', '0', '-', '-']
     assert lines[3] == '  /imu: no message received: misses and skipped periods unknown'
+
+
+def test_a_removed_topic_is_listed_with_its_totals_marked_removed_with_when(snapshots):
+    from dataclasses import replace
+
+    from ros2_deadline_monitor.analysis.snapshot import RemovedTopic
+    from ros2_deadline_monitor.configuration.expectations import Verdict
+    from ros2_deadline_monitor.outputs.gate import summary_record
+
+    at = snapshots.T0 + 2_500_000_000  # 2.5 s after start
+    gone = RemovedTopic(snapshots.topic('gone', topic='/gone'), at)
+    snap = replace(snapshots.snapshot(topics=[snapshots.topic()]), removed=(gone,),
+                   removed_beyond=2)
+    lines = summary_text('m', snap).splitlines()
+    assert lines[3].split() == ['/gone', '(removed)', '500', '20', '10', '1', '30.00', '25.00',
+                                'response']
+    assert lines[4] == ('  /gone: removed from topics at 2026-12-01 06:33:59.500 UTC '
+                        '(2.5 s after start): totals up to then')
+    assert lines[5] == '(2 more removed topics, not kept)'
+    record = summary_record(snap, Verdict(()), node='/m', stopped_by='signal')
+    assert [t['id'] for t in record['topics']] == ['imu']
+    (removed,) = record['removed_topics']
+    assert (removed['id'], removed['removed'], removed['removed_wall_ns'],
+            removed['removed_after_s']) == ('gone', True, at, 2.5)
+    assert (removed['messages'], removed['deadline_misses']) == (500, 20)
+    assert record['removed_topics_beyond'] == 2
