@@ -1096,7 +1096,10 @@ def _stream_notes(topic: _Topic, report: TopicReport, level: Level, reason: str,
             why = ('no sequence numbers' if not report.producer_runs_total
                    or topic.writers > 1 and report.producers <= 1
                    else 'their sequence numbers run alike')
-            notes.append(f'per-cycle figures need one producer: {several} publishers'
+            # The graph's count names publishers; more sequence runs than that are runs.
+            counted = (f'{topic.writers} publishers' if topic.writers > 1
+                       else f'{several} sequence runs')
+            notes.append(f'per-cycle figures need one producer: {counted}'
                          f'{f" ({names})" if names else ""} and {why} to tell them apart '
                          f'({timed})')
     elif several > 1:
