@@ -25,6 +25,7 @@ from typing import Any
 from benchlib import (
     benchmark_parser,
     Child,
+    cpu_ticks,
     emit,
     environment_line,
     parse_benchmark_args,
@@ -86,12 +87,6 @@ def monitor_command(rate_hz: float) -> list[str]:
         args += ['-p', f'topic.t{i}.name:={TOPIC_PREFIX}{i}',
                  '-p', f'topic.t{i}.rate_hz:={rate_hz}']
     return args
-
-
-def cpu_ticks(pid: int) -> int:
-    """Return utime + stime of a process in clock ticks."""
-    fields = Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()
-    return int(fields[11]) + int(fields[12])
 
 
 def slope_kib_per_min(times_s: list[float], values: list[int]) -> float:

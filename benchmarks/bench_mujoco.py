@@ -29,35 +29,18 @@ import tempfile
 import time
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import benchmark_parser, environment_line, parse_benchmark_args, print_table  # noqa: E402,I001
+from benchlib import (  # noqa: E402,I001
+    benchmark_parser,
+    cpu_ticks,
+    environment_line,
+    parse_benchmark_args,
+    print_table,
+)
 
-PACKAGE = 'ros2_deadline_monitor'
+from ros2_deadline_monitor.tools.demo import executable_command, node_args  # noqa: E402
+
 TOPIC = '/bench_mujoco/cmd'
 TICKS = os.sysconf('SC_CLK_TCK')
-
-
-def executable(name: str) -> list[str]:
-    """Return the command of one of the package's executables (as ``ros2 run`` finds it)."""
-    from ament_index_python.packages import get_package_prefix
-    return [str(Path(get_package_prefix(PACKAGE)) / 'lib' / PACKAGE / name)]
-
-
-def ros_args(params: dict[str, object]) -> list[str]:
-    """Return ``--ros-args -p name:=value ...`` (quiet logging)."""
-    args = ['--ros-args', '--log-level', 'warn']
-    for name, value in params.items():
-        if isinstance(value, bool):
-            value = 'true' if value else 'false'
-        elif isinstance(value, list):
-            value = '[' + ','.join(repr(v) for v in value) + ']'
-        args += ['-p', f'{name}:={value}']
-    return args
-
-
-def cpu_ticks(pid: int) -> int:
-    """Return the CPU time (user + system, all threads) of a process in clock ticks."""
-    fields = Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()
-    return int(fields[11]) + int(fields[12])
 
 
 def run_round(warmup_s: float, measure_s: float) -> dict[str, float]:
@@ -65,16 +48,16 @@ def run_round(warmup_s: float, measure_s: float) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         record_path = Path(tmp) / 'mujoco_sim.json'
         processes = {
-            'monitor': subprocess.Popen(executable('monitor') + ['--quiet'] + ros_args({
+            'monitor': subprocess.Popen(executable_command('monitor') + ['--quiet'] + node_args({
                 'use_sim_time': True, 'target_rtf': 1.0, 'topics': ['cmd'],
                 'topic.cmd.name': TOPIC, 'topic.cmd.period_ms': 10.0,
                 'topic.cmd.stamp': 'start'})),
-            'demo_controller': subprocess.Popen(executable('demo_controller') + ros_args({
+            'demo_controller': subprocess.Popen(executable_command('demo_controller') + node_args({
                 'use_sim_time': True, 'control': 'pd', 'rate_hz': 100.0, 'topic': TOPIC,
                 'wait_for_subscribers': 1,
                 'joint_states_topic': '/bench_mujoco/joint_states',
                 'command_topic': '/bench_mujoco/commands'})),
-            'mujoco_sim': subprocess.Popen(executable('mujoco_sim') + ros_args({
+            'mujoco_sim': subprocess.Popen(executable_command('mujoco_sim') + node_args({
                 'target_rtf': 1.0, 'clock_publish_hz': 0.0, 'wait_for_subscribers': 2,
                 'record_path': str(record_path),
                 'joint_states_topic': '/bench_mujoco/joint_states',

@@ -45,6 +45,12 @@ def main_thread_cpu_s() -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
 
 
+def cpu_ticks(pid: int) -> int:
+    """Return the CPU time (user + system, all threads) of a process in clock ticks."""
+    fields = Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
 def rss_kib(pid: int | str = 'self') -> int:
     """Return the resident set size of a process [KiB] from /proc."""
     for line in Path(f'/proc/{pid}/status').read_text().splitlines():

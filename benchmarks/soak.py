@@ -34,7 +34,7 @@ import threading
 import time
 from typing import Any
 
-from ros2_deadline_monitor.tools.demo import executable_command, ros_args
+from ros2_deadline_monitor.tools.demo import executable_command, node_args
 
 NS_PER_S = 1_000_000_000
 STATS_TOPIC = '/deadline_monitor/stats'
@@ -192,7 +192,7 @@ def run_soak(args: argparse.Namespace) -> dict[str, Any]:
         params[f'topic.{topic_id}.clock'] = 'wall'
     with tempfile.TemporaryDirectory() as tmp:
         counts_path = Path(tmp) / 'counts.json'
-        monitor = subprocess.Popen(executable_command('monitor') + ros_args(params))
+        monitor = subprocess.Popen(executable_command('monitor') + node_args(params))
         listener = Listener(monitor.pid)
         publisher = subprocess.Popen([sys.executable, __file__, '--publisher', str(counts_path),
                                       '--minutes', str(args.minutes), '--topics',

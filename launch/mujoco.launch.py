@@ -18,7 +18,6 @@ MuJoCo is the package's optional extra ``sim`` (``pip install mujoco``): without
 mujoco_sim exits with one error line and the launch ends.
 """
 
-import math
 import os
 import sys
 
@@ -30,7 +29,6 @@ from launch.actions import (
     TimerAction,
 )
 from launch.conditions import IfCondition
-from launch.events.process import ProcessExited
 from launch.launch_context import LaunchContext
 from launch.launch_description import LaunchDescription
 from launch.launch_description_sources import PythonLaunchDescriptionSource
@@ -38,6 +36,11 @@ from launch.substitutions import LaunchConfiguration, PathJoinSubstitution, Pyth
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
+
+from ros2_deadline_monitor.configuration.launch_arguments import (
+    check_numeric_arguments,
+    stop_on_exit,
+)
 
 PACKAGE = 'ros2_deadline_monitor'
 BOOLEANS = ['true', 'false', 'True', 'False']
@@ -50,37 +53,9 @@ MINIMUMS = {'duration': 0.0}
 
 
 def check_numbers(context: LaunchContext) -> list:
-    """Refuse a numeric argument that is not a (finite) number, naming it.
-
-    Otherwise launch reports only "could not convert string to float: 'abc'", without the
-    argument's name. Ranges are the nodes' business (they refuse bad values with the reason),
-    but for ``duration``, which this file uses itself.
-    """
-    for name, kind in NUMBERS.items():
-        text = context.launch_configurations[name]
-        try:
-            value = kind(text)
-        except ValueError:
-            value = math.nan
-        if not math.isfinite(value):
-            kind_text = 'an integer' if kind is int else 'a number'
-            raise ValueError(f'launch argument {name}:={text!r} is not {kind_text}')
-        if name in MINIMUMS and value < MINIMUMS[name]:
-            # A negative duration would never fire its timer: the launch would run forever.
-            raise ValueError(f'launch argument {name}:={text!r} must be >= '
-                             f'{MINIMUMS[name]:g} (0 runs until Ctrl-C)')
+    """Refuse a numeric argument that is not a (finite) number, naming it, before any node."""
+    check_numeric_arguments(context.launch_configurations, NUMBERS, MINIMUMS)
     return []
-
-
-def stop_the_launch(event: ProcessExited, context: LaunchContext) -> Shutdown | None:
-    """End everything when the simulator or the controller ends (e.g. a refused parameter).
-
-    Not while the launch already shuts down (Ctrl-C, ``duration``): launch would log
-    "process[...] was required: shutting down launched system" for each node that stops.
-    """
-    if context.is_shutdown:
-        return None
-    return Shutdown(reason=f'{event.process_name} exited with code {event.returncode}')
 
 
 def generate_launch_description() -> LaunchDescription:
@@ -138,7 +113,7 @@ def generate_launch_description() -> LaunchDescription:
             'wait_for_subscribers': 2,
         }],
         output='screen',
-        on_exit=stop_the_launch,
+        on_exit=stop_on_exit(Shutdown),
     )
 
     controller = Node(
@@ -156,7 +131,7 @@ def generate_launch_description() -> LaunchDescription:
             'wait_for_subscribers': 1,
         }],
         output='screen',
-        on_exit=stop_the_launch,
+        on_exit=stop_on_exit(Shutdown),
     )
 
     monitor = Node(

@@ -39,10 +39,16 @@ def topic_level(report: TopicReport, thresholds: Thresholds, now_wall_ns: int,
     if report.messages and report.miss_ratio > thresholds.miss_ratio_error:
         ratio, limit = _apart(report.miss_ratio * 100, thresholds.miss_ratio_error * 100, 1)
         return Level.ERROR, f'miss ratio {ratio} % above {limit} %: {summary}'
-    if report.deadline_misses or report.skipped_periods or report.messages_lost:
-        lost = f', {report.messages_lost} lost' if report.messages_lost else ''
+    lost_count = _known_loss(report)
+    if report.deadline_misses or report.skipped_periods or lost_count:
+        lost = f', {lost_count} lost' if lost_count else ''
         return Level.WARN, summary + lost
     return Level.OK, summary
+
+
+def _known_loss(report: TopicReport) -> int:
+    """Return the window's loss when it is a figure; 0 when unknown (its note says why)."""
+    return report.messages_lost if report.loss_known else 0
 
 
 def _event_level(report: TopicReport) -> tuple[Level, str]:
@@ -51,8 +57,8 @@ def _event_level(report: TopicReport) -> tuple[Level, str]:
     summary = f'event topic: {report.messages} messages in window'
     if report.interval_wall.count:
         summary += f', max gap {short_seconds(round(gap))} s'
-    if report.messages_lost:
-        return Level.WARN, f'{summary}, {report.messages_lost} lost'
+    if lost_count := _known_loss(report):
+        return Level.WARN, f'{summary}, {lost_count} lost'
     return Level.OK, summary
 
 

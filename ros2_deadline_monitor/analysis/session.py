@@ -79,6 +79,8 @@ from ros2_deadline_monitor.analysis.transforms import (
 from ros2_deadline_monitor.analysis.units import short_seconds
 from ros2_deadline_monitor.analysis.whole_run import WholeRun
 
+PUBLISHERS_SEEN = 8
+"""Publishers of a topic remembered over the run (for naming its writer, two are enough)."""
 NO_INTERVAL_ALERT = (1 << 63) - 1
 """The pace limit of an event topic: no interval is late, only a sequence gap is unusual."""
 RESETS_KEPT = 256
@@ -132,6 +134,9 @@ class _Topic:
     reason: str = ''
     type_name: str = ''
     publishers: tuple[str, ...] = ()
+    publishers_seen: tuple[str, ...] = ()
+    """Every publisher the graph named during the run (up to ``PUBLISHERS_SEEN``): one that
+    left still sent some of the messages, so the one left at the end is not their writer."""
     writers: int = 0
     receive: Receive = Receive()
     appeared_ns: int | None = None
@@ -629,6 +634,11 @@ class Session:
             topic.type_name = type_name
         if publishers is not None:
             topic.publishers = publishers
+            seen = topic.publishers_seen
+            for name in publishers:
+                if name not in seen and len(seen) < PUBLISHERS_SEEN:
+                    seen = (*seen, name)
+            topic.publishers_seen = seen
         if writers is not None:
             topic.writers = writers
             topic.analyzer.writers = writers
@@ -833,7 +843,9 @@ class Session:
                                              self._rtf.step_ns, self._start_wall_ns)
         transforms = None
         if topic.transforms is not None:
-            writer, writer_note = writer_of(topic.publishers, topic.writers,
+            seen = topic.publishers_seen  # one that left sent some of them
+            writer, writer_note = writer_of(seen or topic.publishers,
+                                            max(topic.writers, len(seen)),
                                             self._arrival_timestamp == 'log_time')
             transforms = topic.transforms.report(writer, writer_note)
             level, reason, notes = _transform_notes(transforms, topic.config.timeout_ns, level,
@@ -1084,7 +1096,10 @@ def _stream_notes(topic: _Topic, report: TopicReport, level: Level, reason: str,
             why = ('no sequence numbers' if not report.producer_runs_total
                    or topic.writers > 1 and report.producers <= 1
                    else 'their sequence numbers run alike')
-            notes.append(f'per-cycle figures need one producer: {several} publishers'
+            # The graph's count names publishers; more sequence runs than that are runs.
+            counted = (f'{topic.writers} publishers' if topic.writers > 1
+                       else f'{several} sequence runs')
+            notes.append(f'per-cycle figures need one producer: {counted}'
                          f'{f" ({names})" if names else ""} and {why} to tell them apart '
                          f'({timed})')
     elif several > 1:

@@ -314,7 +314,8 @@ def writer_of(publishers: tuple[str, ...], writers: int, from_bag: bool) -> tupl
     """Name the writer of a topic's transforms, or say why it is unknown (never a guess).
 
     A TFMessage carries no writer identity, and neither do Jazzy's message infos nor a bag;
-    only a topic with one publisher in the graph has a known writer.
+    only a topic with one publisher in the graph (over the run: ``publishers`` are all the
+    graph named, one that left included) has a known writer.
     """
     if from_bag:
         return None, 'a bag records no writer of its messages'

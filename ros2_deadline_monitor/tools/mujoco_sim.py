@@ -53,6 +53,14 @@ from ros2_deadline_monitor.analysis.errors import ConfigError
 from ros2_deadline_monitor.configuration.parameters import ParamSpec
 from ros2_deadline_monitor.outputs import format as fmt
 from ros2_deadline_monitor.tools.cycle_record import write_json
+from ros2_deadline_monitor.tools.pacing import (
+    Pacer,
+    rtf_between,
+    RTF_BIN_NS,
+    RtfMeter,
+    RtfSince,
+    sleep_until,
+)
 from ros2_deadline_monitor.tools.reference import Reference, TrackingError
 from ros2_deadline_monitor.tools.runtime import (
     check_output_path,
@@ -60,8 +68,7 @@ from ros2_deadline_monitor.tools.runtime import (
     parameter_help,
     run_node,
 )
-from ros2_deadline_monitor.tools.sim_clock import Pacer, RtfMeter
-from ros2_deadline_monitor.tools.waiting import log_wait, WaitNotice
+from ros2_deadline_monitor.tools.waiting import wait_for_subscriptions
 
 try:  # tf2_msgs is not on PyPI: without a ROS install (or the test interfaces) no /tf
     from tf2_msgs.msg import TFMessage
@@ -71,13 +78,10 @@ except ImportError:  # pragma: no cover - depends on the install
 MODELS = Path(__file__).resolve().parent / 'models'
 DEFAULT_MODEL = MODELS / 'upright_pendulum.xml'
 RECORD_FORMAT = 'ros2_deadline_monitor.mujoco_record'
-RTF_BIN_NS = 100_000_000
 MAX_RTF_BINS = 1_000_000
 """The record keeps the RTF of at most this many 100 ms windows (27 hours)."""
 SLOW_FRACTION = 0.95
 """An RTF below this fraction of the target over a report period is logged as a slowdown."""
-COARSE_WAIT_NS = 50_000_000
-POLL_S = 0.01
 SENSOR_ACCELEROMETER = 1
 SENSOR_GYRO = 3
 OBJ_SITE = 6
@@ -319,7 +323,7 @@ class MujocoSimNode(Node):
         self.finished = threading.Event()
         self._finished_guard = self.create_guard_condition(lambda: None)
         self._stop = threading.Event()
-        self._reported: tuple[int, int] | None = None
+        self._since_report = RtfSince()
         self._closed = False
         self._thread = threading.Thread(target=self._run, name='mujoco_physics', daemon=True)
 
@@ -398,7 +402,9 @@ class MujocoSimNode(Node):
 
     def _run(self) -> None:
         try:
-            if self._wait_for_subscribers():
+            if wait_for_subscriptions(self._clock_pub, '/clock',
+                                      self.settings.wait_for_subscribers, self._stop,
+                                      self.get_logger()):
                 self._step_loop()
         except Exception as err:  # noqa: BLE001 - the context may be gone under us
             if self.context.ok():
@@ -407,18 +413,6 @@ class MujocoSimNode(Node):
             self.finished.set()
             if self.context.ok():
                 self._finished_guard.trigger()
-
-    def _wait_for_subscribers(self) -> bool:
-        wanted = self.settings.wait_for_subscribers
-        if wanted <= 0:
-            return True
-        notice = WaitNotice()
-        while (count := self._clock_pub.get_subscription_count()) < wanted:
-            said = notice.update(f'{wanted} subscription(s) on /clock', time.monotonic_ns())
-            log_wait(self.get_logger(), said, f' ({count} so far)')
-            if self._stop.wait(POLL_S):
-                return False
-        return True
 
     def _step_loop(self) -> None:
         s, m, d, mj = self.settings, self.model, self.data, self._mj
@@ -432,7 +426,7 @@ class MujocoSimNode(Node):
         first_ns = now
         while not self._stop.is_set():
             step = self.steps + 1
-            if pacer is not None and not self._sleep_until(pacer.due_ns(step)):
+            if pacer is not None and not sleep_until(pacer.due_ns(step), s.spin_ns, self._stop):
                 break
             now = time.monotonic_ns()
             if s.duration_ns and now - first_ns >= s.duration_ns:
@@ -537,30 +531,16 @@ class MujocoSimNode(Node):
             transforms.append(transform)
         self._tf_pub.publish(TFMessage(transforms=transforms))
 
-    def _sleep_until(self, due_ns: int) -> bool:
-        """Sleep, then busy-wait the last ``spin_ns``; False if asked to stop meanwhile."""
-        spin_ns = self.settings.spin_ns
-        remaining = due_ns - time.monotonic_ns()
-        if remaining > COARSE_WAIT_NS:
-            if self._stop.wait((remaining - spin_ns) / NS_PER_S):
-                return False
-        elif remaining > spin_ns:
-            time.sleep((remaining - spin_ns) / NS_PER_S)
-        while time.monotonic_ns() < due_ns:
-            pass
-        return not self._stop.is_set()
-
     def _report(self) -> None:
         """Publish and log the RTF since the previous report; warn when below the target."""
         self.meter.fold()
-        last, previous = self._last, self._reported or self._first
-        if last is None or previous is None or last[0] <= previous[0]:
+        since = self._since_report.take(self._first, self._last)
+        if since is None:
             return
-        self._reported = last
-        rtf = (last[1] - previous[1]) / (last[0] - previous[0])
+        rtf, wall_s = since
         self._rtf_pub.publish(Float64(data=rtf))
         target = self.settings.target_rtf
-        text = (f'RTF {rtf:.4f} over the last {(last[0] - previous[0]) / NS_PER_S:.2f} s '
+        text = (f'RTF {rtf:.4f} over the last {wall_s:.2f} s '
                 f'({_fmt(self.rtf)} since start, target {target:g}), {self.steps} steps, '
                 f'{self.stale_steps} on a stale command')
         if target and rtf < SLOW_FRACTION * target:
@@ -574,10 +554,7 @@ class MujocoSimNode(Node):
     @property
     def rtf(self) -> float:
         """Sim time over wall time from the first step to the last (NaN before two)."""
-        first, last = self._first, self._last
-        if first is None or last is None or last[0] <= first[0]:
-            return math.nan
-        return (last[1] - first[1]) / (last[0] - first[0])
+        return rtf_between(self._first, self._last)
 
     def record(self) -> dict[str, Any]:
         """Return the simulator's own record (units in the keys; null when unknown)."""

@@ -40,21 +40,17 @@ from std_msgs.msg import Float64
 
 from ros2_deadline_monitor.analysis.config import NS_PER_MS, NS_PER_S
 from ros2_deadline_monitor.analysis.errors import ConfigError
-from ros2_deadline_monitor.analysis.rtf import RtfAnalyzer
 from ros2_deadline_monitor.configuration.parameters import ParamSpec
 from ros2_deadline_monitor.outputs import format as fmt
 from ros2_deadline_monitor.tools.cycle_record import write_json
+from ros2_deadline_monitor.tools.pacing import Pacer, RtfMeter, RtfSince, sleep_until
 from ros2_deadline_monitor.tools.runtime import (
     check_output_path,
     declare_parameters,
     parameter_help,
     run_node,
 )
-from ros2_deadline_monitor.tools.waiting import log_wait, WaitNotice
-
-RTF_BIN_NS = 100_000_000
-COARSE_WAIT_NS = 50_000_000
-POLL_S = 0.01
+from ros2_deadline_monitor.tools.waiting import wait_for_subscriptions
 
 # Every parameter is read only: each one shapes the whole run.
 PARAMETERS: tuple[ParamSpec, ...] = (
@@ -202,36 +198,6 @@ def _seconds_list(value: Any) -> list[float]:
     return [float(item) for item in items]
 
 
-class Pacer:
-    """When each step is due on the monotonic clock; re-anchors instead of bursting."""
-
-    def __init__(self, step_wall_ns: float, start_ns: int, max_lag_ns: float = 0.0) -> None:
-        """Step 0 is due at ``start_ns``, step ``k`` ``k * step_wall_ns`` later.
-
-        A step later than ``max(max_lag_ns, step_wall_ns)`` re-anchors the schedule.
-        """
-        self.step_wall_ns = step_wall_ns
-        self.max_lag_ns = max(max_lag_ns, step_wall_ns)
-        self._anchor_ns = start_ns
-        self._anchor_step = 0
-        self.reanchors = 0
-
-    def due_ns(self, step: int) -> int:
-        """Return the wall time step ``step`` is due at under the current anchor."""
-        return self._anchor_ns + round((step - self._anchor_step) * self.step_wall_ns)
-
-    def publishing(self, step: int, now_ns: int) -> None:
-        """Note that ``step`` goes out at ``now_ns``; re-anchor there if too late."""
-        if now_ns - self.due_ns(step) > self.max_lag_ns:
-            self.restart(step, now_ns)
-            self.reanchors += 1
-
-    def restart(self, step: int, now_ns: int) -> None:
-        """Make ``step`` due at ``now_ns`` and the following ones a step apart from there."""
-        self._anchor_ns = now_ns
-        self._anchor_step = step
-
-
 class StallPlan:
     """Which moments (wall ns after the first message) get an injected stall."""
 
@@ -250,60 +216,6 @@ class StallPlan:
             self._next_every = (elapsed_ns // self.every_ns + 1) * self.every_ns
             return True
         return False
-
-
-class RtfMeter:
-    """Achieved RTF of the published (wall, sim) points, measured with the analysis' own analyzer.
-
-    ``add`` runs in the pacing thread and is O(1); ``fold`` (on the report timer, and once at
-    the end) closes an analyzer window and keeps the whole run's worst and best fixed bins
-    and the longest gap. The analyzer holds the last 2^17 points (131 s at 1 kHz): folding at
-    least that often keeps every bin evaluated.
-    """
-
-    def __init__(self, bin_ns: int = RTF_BIN_NS) -> None:
-        """Start empty; ``bin_ns`` is the width of the fixed wall windows."""
-        self._analyzer = RtfAnalyzer(bin_ns=bin_ns)
-        self._lock = threading.Lock()
-        self.points = 0
-        self.first: tuple[int, int] | None = None
-        self.last: tuple[int, int] | None = None
-        self.max_gap_ns = 0
-        self.bin_min = math.nan
-        self.bin_max = math.nan
-        self.bin_min_at_ns: int | None = None
-
-    def add(self, wall_ns: int, sim_ns: int) -> None:
-        """Record one publication: sim time ``sim_ns`` went out at ``wall_ns``."""
-        with self._lock:
-            self._analyzer.record(wall_ns, sim_ns)
-        if self.first is None:
-            self.first = (wall_ns, sim_ns)
-        self.last = (wall_ns, sim_ns)
-        self.points += 1
-
-    def fold(self) -> None:
-        """Fold the points added since the previous call into the whole-run figures."""
-        last = self.last
-        if last is None:
-            return
-        with self._lock:
-            report = self._analyzer.report(last[0])
-        if not math.isnan(report.rtf_bin_min) and not report.rtf_bin_min >= self.bin_min:
-            self.bin_min = report.rtf_bin_min
-            self.bin_min_at_ns = report.rtf_bin_min_at_ns
-        if not math.isnan(report.rtf_bin_max) and not report.rtf_bin_max <= self.bin_max:
-            self.bin_max = report.rtf_bin_max
-        if not math.isnan(report.max_wall_gap_ns):
-            self.max_gap_ns = max(self.max_gap_ns, int(report.max_wall_gap_ns))
-
-    @property
-    def rtf(self) -> float:
-        """Sim time over wall time from the first point to the last (NaN before two)."""
-        first, last = self.first, self.last
-        if first is None or last is None or last[0] <= first[0]:
-            return math.nan
-        return (last[1] - first[1]) / (last[0] - first[0])
 
 
 def summary_of(settings: SimClockSettings, meter: RtfMeter, stalls: int,
@@ -379,7 +291,7 @@ class SimClockNode(Node):
         # Set by the pacing thread: the guard ends the executor's wait (``run_node``).
         self._finished_guard = self.create_guard_condition(lambda: None)
         self._stop = threading.Event()
-        self._reported: tuple[int, int] | None = None
+        self._since_report = RtfSince()
         self._closed = False
         self._thread = threading.Thread(target=self._run, name='sim_clock_pacer', daemon=True)
 
@@ -421,7 +333,9 @@ class SimClockNode(Node):
 
     def _run(self) -> None:
         try:
-            if self._wait_for_subscribers():
+            if wait_for_subscriptions(self._clock_pub, '/clock',
+                                      self.settings.wait_for_subscribers, self._stop,
+                                      self.get_logger()):
                 self._pace()
         except Exception as err:  # noqa: BLE001 - the context may be gone under us
             if self.context.ok():
@@ -430,18 +344,6 @@ class SimClockNode(Node):
             self.finished.set()
             if self.context.ok():  # else the executor's wait has ended already
                 self._finished_guard.trigger()
-
-    def _wait_for_subscribers(self) -> bool:
-        wanted = self.settings.wait_for_subscribers
-        if wanted <= 0:
-            return True
-        notice = WaitNotice()
-        while (count := self._clock_pub.get_subscription_count()) < wanted:
-            said = notice.update(f'{wanted} subscription(s) on /clock', time.monotonic_ns())
-            log_wait(self.get_logger(), said, f' ({count} so far)')
-            if self._stop.wait(POLL_S):
-                return False
-        return True
 
     def _pace(self) -> None:
         s = self.settings
@@ -453,7 +355,7 @@ class SimClockNode(Node):
         while not self._stop.is_set():
             step = s.step_of(publication)
             if step:
-                if not self._sleep_until(pacer.due_ns(step)):
+                if not sleep_until(pacer.due_ns(step), s.spin_ns, self._stop):
                     break
             now = time.monotonic_ns()
             if s.duration_ns and now - first_ns >= s.duration_ns:
@@ -481,30 +383,16 @@ class SimClockNode(Node):
             self.meter.add(system_ns, sim_ns)
             publication += 1
 
-    def _sleep_until(self, due_ns: int) -> bool:
-        """Sleep, then busy-wait the last ``spin_ns``; False if asked to stop meanwhile."""
-        spin_ns = self.settings.spin_ns
-        remaining = due_ns - time.monotonic_ns()
-        if remaining > COARSE_WAIT_NS:
-            if self._stop.wait((remaining - spin_ns) / NS_PER_S):
-                return False
-        elif remaining > spin_ns:
-            time.sleep((remaining - spin_ns) / NS_PER_S)
-        while time.monotonic_ns() < due_ns:
-            pass
-        return not self._stop.is_set()
-
     def _report(self) -> None:
         """Publish and log the RTF achieved since the previous report (wall, steady timer)."""
         self.meter.fold()
-        last, previous = self.meter.last, self._reported or self.meter.first
-        if last is None or previous is None or last[0] <= previous[0]:
+        since = self._since_report.take(self.meter.first, self.meter.last)
+        if since is None:
             return
-        self._reported = last
-        rtf = (last[1] - previous[1]) / (last[0] - previous[0])
+        rtf, wall_s = since
         self._rtf_pub.publish(Float64(data=rtf))
         self.get_logger().info(
-            f'achieved RTF {rtf:.4f} over the last {(last[0] - previous[0]) / NS_PER_S:.2f} s '
+            f'achieved RTF {rtf:.4f} over the last {wall_s:.2f} s '
             f'({_fmt(self.meter.rtf)} since start, target {self.settings.target_rtf:g})'
             + (f', {self.stalls} stalls' if self.stalls else '')
             + (f', {self.reanchors} re-anchors' if self.reanchors else ''))

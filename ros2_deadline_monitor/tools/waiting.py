@@ -6,11 +6,15 @@ the warning after ``WARN_AFTER_S`` says which wait it was.
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 
 from ros2_deadline_monitor.analysis.config import NS_PER_S
 
 WARN_AFTER_S = 5.0
+POLL_S = 0.01
+"""How often a wait polls for what it waits for."""
 
 
 class WaitNotice:
@@ -49,3 +53,22 @@ def log_wait(logger: Any, said: tuple[bool, str] | None, detail: str = '') -> No
         logger.warning(text + detail)
     else:
         logger.info(text + detail)
+
+
+def wait_for_subscriptions(publisher: Any, topic: str, wanted: int, stop: threading.Event,
+                           logger: Any, poll_s: float = POLL_S) -> bool:
+    """Block until ``publisher`` has ``wanted`` subscriptions, saying so; False on ``stop``.
+
+    For a simulator's pacing thread: it holds its clock until its listeners are there.
+    ``topic`` names the publisher's topic in the log as the user knows it (not remapped).
+    """
+    if wanted <= 0:
+        return True
+    notice = WaitNotice()
+    while (count := publisher.get_subscription_count()) < wanted:
+        said = notice.update(f'{wanted} subscription(s) on {topic}',
+                             time.monotonic_ns())
+        log_wait(logger, said, f' ({count} so far)')
+        if stop.wait(poll_s):
+            return False
+    return True

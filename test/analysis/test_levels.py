@@ -36,6 +36,21 @@ def test_topic_levels():
     assert topic_level(topic_report(), t, now + 5 * S, None)[0] == Level.OK
 
 
+def test_a_loss_that_is_no_figure_neither_warns_nor_is_named():
+    t = Thresholds(miss_ratio_error=0.1)
+    now = S + 1000 * MS
+    known = replace(topic_report(), messages_lost=7, loss_known=True)
+    level, reason = topic_level(known, t, now, None)
+    assert level == Level.WARN and '7 lost' in reason
+    unknown = replace(known, loss_known=False, loss_note='sequence runs of several producers '
+                      'could not be told apart')
+    level, reason = topic_level(unknown, t, now, None)
+    assert level == Level.OK and 'lost' not in reason
+    event = replace(unknown, kind='event')
+    assert 'lost' not in topic_level(event, t, now, None)[1]
+    assert '7 lost' in topic_level(replace(known, kind='event'), t, now, None)[1]
+
+
 def test_clock_levels():
     t = Thresholds()
     clock = RtfAnalyzer()

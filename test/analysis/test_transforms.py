@@ -196,3 +196,28 @@ def test_the_session_reports_each_transform_and_warns_on_a_silent_one() -> None:
     assert '1 transform(s) silent beyond their timeout: odom->base 7.92 s' in topic.reason
     # A TFMessage is stamped per transform, not "carries no stamp".
     assert topic.report.timing_reason == STAMPS_PER_TRANSFORM
+
+
+def test_a_writer_that_left_is_still_one_of_the_writers() -> None:
+    """A simulator sent world->pole and left: the controller left alone is not its writer.
+
+    The graph named two publishers during the run.
+    """
+    session = Session(AnalysisConfig(), use_sim_time=False, start_wall_ns=T0)
+    session.configure({'tf': TopicConfig(name='tf', topic='/tf', kind='event')})
+    record = session.recorder('tf', None, transforms=True)
+    for publishers in (('/sim',), ('/sim', '/controller'), ('/controller',)):
+        session.topic_status('tf', TopicState.RECEIVING, type_name='tf2_msgs/msg/TFMessage',
+                             publishers=publishers, writers=len(publishers))
+        record(T0, tf_cdr([('world', 'pole', T0)]), NO_VALUE)
+    report = session.snapshot(T0 + MS).topics[0].transforms
+    assert report is not None and report.transforms[0].writer is None
+    assert report.writer_note.startswith('2 publishers (/sim, /controller)')
+    # One publisher over the run, gone at the end: still the writer of what it sent.
+    session.configure({'one': TopicConfig(name='one', topic='/one/tf', kind='event')})
+    record = session.recorder('one', None, transforms=True)
+    session.topic_status('one', TopicState.RECEIVING, publishers=('/rsp',), writers=1)
+    record(T0, tf_cdr([('base', 'arm', T0)]), NO_VALUE)
+    session.topic_status('one', TopicState.WAITING, publishers=(), writers=0)
+    one = next(t for t in session.snapshot(T0 + MS).topics if t.topic_id == 'one')
+    assert one.transforms is not None and one.transforms.transforms[0].writer == '/rsp'

@@ -56,6 +56,11 @@ def test_closed_loop_counts_rtf_and_tf_producers_equal_the_records(
     had_clock = wait_for(lambda: (s := observer.latest_stats()) is not None
                          and s.clock.messages_total > 0 and s, timeout=30.0,
                          what='/clock at the monitor')
+    # /tf has two writers while both run, the simulator's bodies and the controller's
+    # reference: the status names both from the graph.
+    wait_for(lambda: (t := observer.topic_stats('tf')) is not None
+             and 'mujoco_sim' in t.status and 'demo_controller' in t.status,
+             timeout=30.0, what='/tf status naming the simulator and the controller')
     assert controller.wait(timeout=DURATION_S + 60) == 0
     record = CycleRecord.load(record_path)
     sent = len(record)
@@ -104,14 +109,15 @@ def test_closed_loop_counts_rtf_and_tf_producers_equal_the_records(
     assert low * 0.99 <= stats.clock.rtf_total <= high * 1.01
 
     # /tf: the simulator's bodies and the controller's reference, two writers, each stamping
-    # its transforms on its own 10 ms grid of sim time: two producers, told apart.
+    # its transforms on its own 10 ms grid of sim time.
     tf = next(t for t in stats.topics if t.name == 'tf')
     assert tf.messages_total > 0
-    if tf.producers != 2:
-        # Found here: two writers whose sequence numbers run alike (both from 1 at 100 Hz) are
-        # sometimes split into more streams (the several-writers work of #55 owns it).
-        pytest.xfail(f'/tf: {tf.producers} producers, not 2: {tf.status}')
-    assert tf.producer_runs_total == 2, tf.status
+    # Both writers number their messages from 1 at 100 Hz: their sequence runs cannot be
+    # told apart, so the per-cycle figures of /tf are unknown with that reason, and its
+    # loss is never a figure made of runs continued by the wrong writer.
+    assert not tf.loss_known or tf.messages_lost_total == 0, tf.status
+    if not tf.loss_known:
+        assert tf.loss_note and 'lost' not in tf.status.split(';')[0], tf.status
 
 
 HOG = 'import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end:\n    pass\n'

@@ -6,6 +6,7 @@ parent directory goes first on PYTHONPATH), so a test checks the code it also im
 
 from __future__ import annotations
 
+from collections.abc import Callable
 import json
 import os
 from pathlib import Path
@@ -20,6 +21,30 @@ import pytest
 import ros2_deadline_monitor.tools
 
 PACKAGE_PARENT = Path(ros2_deadline_monitor.tools.__file__).absolute().parents[2]
+
+
+class ListeningNode:
+    """A test node with an executor of its own, spun until what a test waits for arrived."""
+
+    def __init__(self, context: Any, name: str) -> None:
+        from rclpy.executors import SingleThreadedExecutor
+        from rclpy.node import Node
+
+        self.node = Node(name, context=context)
+        self.executor = SingleThreadedExecutor(context=context)
+        self.executor.add_node(self.node)
+
+    def spin_until(self, condition: Callable[[], bool], timeout_s: float, what: str) -> None:
+        """Spin until ``condition()`` holds; fail naming ``what`` after ``timeout_s``."""
+        deadline = time.monotonic() + timeout_s
+        while not condition():
+            if time.monotonic() > deadline:
+                pytest.fail(f'timed out after {timeout_s:g} s waiting for {what}')
+            self.executor.spin_once(timeout_sec=0.02)
+
+    def close(self) -> None:
+        self.executor.shutdown()
+        self.node.destroy_node()
 
 
 class Tools:
@@ -48,6 +73,11 @@ class Tools:
         env['PYTHONPATH'] = os.pathsep.join(
             p for p in (str(PACKAGE_PARENT), env.get('PYTHONPATH', '')) if p)
         return env
+
+    def help(self, module: str, timeout_s: float) -> subprocess.CompletedProcess:
+        """Run ``module --help`` to its end; return what it wrote."""
+        return subprocess.run([*self.command(module)[:3], '--help'], env=self.env(),
+                              capture_output=True, text=True, timeout=timeout_s)
 
     def start(self, module: str, **params: Any) -> subprocess.Popen:
         """Start a tool with piped text output; stopped by ``processes`` after the test."""

@@ -7,16 +7,16 @@ the only time check is that a stalled cycle lasted at least the sleep it contain
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 import json
 from pathlib import Path
 import signal
 import subprocess
-import time
 from typing import Any
 
 import numpy as np
 import pytest
+from tool_fixtures import ListeningNode  # test/plugins
 
 from ros2_deadline_monitor.analysis.errors import ConfigError
 from ros2_deadline_monitor.tools.cycle_record import CycleRecord
@@ -77,37 +77,22 @@ def test_settings_reject_invalid_values_naming_the_parameter(changes, name):
         settings_from_values(_values(**changes))
 
 
-class Receiver:
+class Receiver(ListeningNode):
     """A test node keeping the header of every controller message, in arrival order."""
 
     def __init__(self, context: Any) -> None:
         from geometry_msgs.msg import TwistStamped
-        from rclpy.executors import SingleThreadedExecutor
-        from rclpy.node import Node
         from rclpy.qos import QoSProfile
 
-        self.node = Node('demo_controller_receiver', context=context)
+        super().__init__(context, 'demo_controller_receiver')
         self.stamps: list[int] = []
         self.frames: set[str] = set()
         self.node.create_subscription(TwistStamped, TOPIC, self._on_message,
                                       QoSProfile(depth=1000))
-        self.executor = SingleThreadedExecutor(context=context)
-        self.executor.add_node(self.node)
 
     def _on_message(self, msg: Any) -> None:
         self.stamps.append(msg.header.stamp.sec * S + msg.header.stamp.nanosec)
         self.frames.add(msg.header.frame_id)
-
-    def spin_until(self, condition: Callable[[], bool], timeout_s: float, what: str) -> None:
-        deadline = time.monotonic() + timeout_s
-        while not condition():
-            if time.monotonic() > deadline:
-                pytest.fail(f'timed out after {timeout_s:g} s waiting for {what}')
-            self.executor.spin_once(timeout_sec=0.02)
-
-    def close(self) -> None:
-        self.executor.shutdown()
-        self.node.destroy_node()
 
 
 @pytest.fixture

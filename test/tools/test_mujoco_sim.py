@@ -6,7 +6,7 @@ test/live/test_mujoco_live.py and in the demo's MuJoCo phases (test_demo.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 import json
 import math
 import subprocess
@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from tool_fixtures import ListeningNode  # test/plugins
 
 from ros2_deadline_monitor.analysis.errors import ConfigError
 from ros2_deadline_monitor.tools.mujoco_sim import (
@@ -110,17 +111,15 @@ def test_rtf_bins_are_bounded():
 
 # --- the node as a process ---------------------------------------------------------------------
 
-class ClockListener:
+class ClockListener(ListeningNode):
     """Keeps every /clock sim time, reliable and deep, so none is lost at 10 Hz."""
 
     def __init__(self, context: Any) -> None:
-        from rclpy.executors import SingleThreadedExecutor
-        from rclpy.node import Node
         from rclpy.qos import QoSProfile, ReliabilityPolicy
         from rosgraph_msgs.msg import Clock
         from sensor_msgs.msg import Imu, JointState
 
-        self.node = Node('mujoco_sim_clock_listener', context=context)
+        super().__init__(context, 'mujoco_sim_clock_listener')
         self.sim_ns: list[int] = []
         self.joint_states: list[Any] = []
         self.imu: list[Any] = []
@@ -129,22 +128,9 @@ class ClockListener:
         self.node.create_subscription(JointState, '/test_mujoco_sim/joint_states',
                                       self.joint_states.append, reliable)
         self.node.create_subscription(Imu, '/test_mujoco_sim/imu', self.imu.append, reliable)
-        self.executor = SingleThreadedExecutor(context=context)
-        self.executor.add_node(self.node)
 
     def _on_clock(self, msg: Any) -> None:
         self.sim_ns.append(msg.clock.sec * S + msg.clock.nanosec)
-
-    def spin_until(self, condition: Callable[[], bool], timeout_s: float, what: str) -> None:
-        deadline = time.monotonic() + timeout_s
-        while not condition():
-            if time.monotonic() > deadline:
-                pytest.fail(f'timed out after {timeout_s:g} s waiting for {what}')
-            self.executor.spin_once(timeout_sec=0.02)
-
-    def close(self) -> None:
-        self.executor.shutdown()
-        self.node.destroy_node()
 
 
 @pytest.fixture
@@ -235,8 +221,7 @@ def test_a_model_mujoco_refuses_exits_2_naming_it(tools, tmp_path):
 
 
 def test_help_lists_every_parameter(tools):
-    result = subprocess.run([*tools.command('mujoco_sim')[:3], '--help'], env=tools.env(),
-                            capture_output=True, text=True, timeout=30)
+    result = tools.help('mujoco_sim', timeout_s=30)
     assert result.returncode == 0
     for spec in PARAMETERS:
         assert spec.name in result.stdout

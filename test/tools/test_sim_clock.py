@@ -1,4 +1,4 @@
-"""sim_clock: pacing and RTF bookkeeping on synthetic times, then the node over real DDS.
+"""sim_clock: its steps, stalls and summary on synthetic times, then the node over real DDS.
 
 The node runs as a subprocess (its own rclpy context, its own signal handling) of the same
 package this test imported; the test subscribes in a fresh Context. No timing assertions: a
@@ -18,13 +18,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from tool_fixtures import ListeningNode  # test/plugins
 
 from ros2_deadline_monitor.analysis.errors import ConfigError
-from ros2_deadline_monitor.analysis.rtf import RtfAnalyzer
+from ros2_deadline_monitor.tools.pacing import Pacer, RtfMeter
 from ros2_deadline_monitor.tools.sim_clock import (
-    Pacer,
     PARAMETERS,
-    RtfMeter,
     settings_from_values,
     SimClockSettings,
     StallPlan,
@@ -40,30 +39,6 @@ SUMMARY_KEYS = {'target_rtf', 'step_ms', 'steps', 'wall_s', 'sim_s', 'rtf', 'rtf
 
 # --- pure logic ------------------------------------------------------------------------------
 
-def test_pacer_spaces_steps_by_step_over_rtf():
-    pacer = Pacer(step_wall_ns=2 * MS, start_ns=5 * S)
-    assert [pacer.due_ns(k) for k in range(4)] == [5 * S + k * 2 * MS for k in range(4)]
-
-
-def test_pacer_reanchors_when_over_a_step_late_and_never_bursts():
-    pacer = Pacer(step_wall_ns=1 * MS, start_ns=0)
-    pacer.publishing(3, 3 * MS + 900_000)  # late, but by less than a step: schedule kept
-    assert pacer.reanchors == 0
-    assert pacer.due_ns(4) == 4 * MS
-    late = 5 * MS + 40 * MS  # step 5 goes out 40 ms late
-    pacer.publishing(5, late)
-    assert pacer.reanchors == 1
-    # The following steps are one step apart from the late one: no burst to catch up.
-    assert [pacer.due_ns(k) - late for k in (6, 7)] == [1 * MS, 2 * MS]
-
-
-def test_pacer_catches_up_within_max_lag():
-    pacer = Pacer(step_wall_ns=1 * MS, start_ns=0, max_lag_ns=50 * MS)
-    pacer.publishing(5, 45 * MS)
-    assert pacer.reanchors == 0
-    assert pacer.due_ns(6) == 6 * MS
-
-
 def test_stall_plan_every_and_at():
     plan = StallPlan(every_ns=1 * S, at_ns=[int(0.3 * S)])
     fired = [t for t in range(0, 3 * S, 10 * MS) if plan.due(t)]
@@ -75,41 +50,6 @@ def test_stall_plan_fires_once_per_moment_even_when_late():
     assert plan.due(350 * MS)
     assert not plan.due(360 * MS)
     assert plan.due(400 * MS)
-
-
-def test_rtf_meter_on_a_steady_stream():
-    meter = RtfMeter()
-    for k in range(2001):  # 1 ms of sim per 2 ms of wall: RTF 0.5
-        meter.add(7 * S + 3 * MS + 2 * k * MS, S + k * MS)
-        if k % 700 == 0:
-            meter.fold()  # folding in pieces gives the same answer as folding once
-    meter.fold()
-    assert meter.rtf == pytest.approx(0.5)
-    assert meter.bin_min == pytest.approx(0.5)
-    assert meter.bin_max == pytest.approx(0.5)
-    assert meter.max_gap_ns == 2 * MS
-
-
-def test_rtf_meter_folded_in_pieces_equals_one_core_report():
-    rng = np.random.default_rng(7)
-    wall = np.cumsum(rng.integers(200_000, 3 * MS, 3000)) + 123_456_789
-    wall[1500] += 300 * MS  # a stall
-    wall[1501:] += 300 * MS
-    sim = S + np.arange(3000, dtype=np.int64) * MS
-    meter = RtfMeter()
-    core = RtfAnalyzer(bin_ns=100 * MS)
-    for i, (w, s) in enumerate(zip(wall.tolist(), sim.tolist(), strict=True)):
-        meter.add(w, s)
-        core.record(w, s)
-        if i % 500 == 499:
-            meter.fold()
-    meter.fold()
-    report = core.report(int(wall[-1]))
-    assert meter.bin_min == pytest.approx(report.rtf_bin_min)
-    assert meter.bin_max == pytest.approx(report.rtf_bin_max)
-    assert meter.bin_min_at_ns == report.rtf_bin_min_at_ns
-    assert meter.rtf == pytest.approx(report.rtf_total)
-    assert meter.max_gap_ns == report.max_wall_gap_ns
 
 
 def test_summary_counts_steps_from_the_first_message():
@@ -208,44 +148,29 @@ def sim_clock(tools: Any) -> Callable[..., subprocess.Popen]:
     return functools.partial(tools.start, 'sim_clock')
 
 
-class Listener:
+class Listener(ListeningNode):
     """A test node keeping every /clock sim time and every ~/rtf value it receives."""
 
     def __init__(self, context: Any) -> None:
-        from rclpy.executors import SingleThreadedExecutor
-        from rclpy.node import Node
         from rclpy.qos import QoSProfile
         from rosgraph_msgs.msg import Clock
         from std_msgs.msg import Float64
 
-        self.node = Node('sim_clock_listener', context=context)
+        super().__init__(context, 'sim_clock_listener')
         self.sim_ns: list[int] = []
         self.rtf: list[float] = []
         self.node.create_subscription(Clock, '/clock', self._on_clock, QoSProfile(depth=1000))
         self.node.create_subscription(Float64, 'sim_clock/rtf',  # in the test's namespace
                                       lambda msg: self.rtf.append(msg.data), 10)
-        self.executor = SingleThreadedExecutor(context=context)
-        self.executor.add_node(self.node)
 
     def _on_clock(self, msg: Any) -> None:
         self.sim_ns.append(msg.clock.sec * S + msg.clock.nanosec)
-
-    def spin_until(self, condition: Callable[[], bool], timeout_s: float, what: str) -> None:
-        deadline = time.monotonic() + timeout_s
-        while not condition():
-            if time.monotonic() > deadline:
-                pytest.fail(f'timed out after {timeout_s:g} s waiting for {what}')
-            self.executor.spin_once(timeout_sec=0.02)
 
     def drain(self, seconds: float) -> None:
         """Take what is still on its way (messages sent just before the publisher exited)."""
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             self.executor.spin_once(timeout_sec=0.02)
-
-    def close(self) -> None:
-        self.executor.shutdown()
-        self.node.destroy_node()
 
 
 @pytest.fixture
@@ -343,8 +268,7 @@ def test_invalid_parameter_exits_2_naming_it(tools, params, name):
 
 
 def test_help_lists_every_parameter(tools):
-    result = subprocess.run([*tools.command('sim_clock')[:3], '--help'], env=tools.env(),
-                            capture_output=True, text=True, timeout=15)
+    result = tools.help('sim_clock', timeout_s=15)
     assert result.returncode == 0
     for spec in PARAMETERS:
         assert spec.name in result.stdout
