@@ -1124,11 +1124,12 @@ def _stream_notes(topic: _Topic, report: TopicReport, level: Level, reason: str,
                      'unknown while several publishers were on /clock (their sim times mix)')
     if report.outages_total:
         warn = warn or seen[1] > topic.seen[1]
-        anchored = ('; the grid re-anchored after each, the max interval includes it'
-                    if report.kind == 'timer' else '; the max interval includes it')
+        anchored = ('; the grid re-anchored after each, the max interval since start '
+                    'includes it' if report.kind == 'timer'
+                    else '; the max interval since start includes it')
         at = report.outage_max_at_ns
         ended = f' (ended {(at - start_wall_ns) / 1e9:.1f} s after start)' if at else ''
-        notes.append(f'{report.outages_total} outage(s), longest '
+        notes.append(f'since start {report.outages_total} outage(s), longest '
                      f'{report.outage_max_ns / 1e9:.1f} s{ended}{anchored}')
     if report.clock_note:
         notes.append(report.clock_note)

@@ -96,9 +96,9 @@ def test_an_event_topic_times_out_only_when_a_timeout_is_configured():
     reports = run(s, EVENTS, 14)
     levels = [(now - OFF) // S for now, topic, _ in reports if topic.level is Level.ERROR]
     assert levels == [8, 13, 14]  # 4 s -> 9 s and after 9.005 s: silent for over 3 s
-    assert reports[-1][1].reason == ('no message for 5 s (timeout 3 s); 1 outage(s), longest '
-                                     '5.0 s (ended 9.0 s after start); the max interval '
-                                     'includes it')
+    assert reports[-1][1].reason == ('no message for 5 s (timeout 3 s); since start 1 '
+                                     'outage(s), longest 5.0 s (ended 9.0 s after start); '
+                                     'the max interval since start includes it')
 
 
 def test_a_topic_switched_to_event_at_run_time_keeps_its_counts_and_drops_the_grid():
