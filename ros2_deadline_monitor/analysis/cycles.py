@@ -123,6 +123,8 @@ class CycleAnalyzer:
         self._start_source = 'arrival'
         self._totals = CycleTotals()
         self._producer_streams = ProducerStreams(self._totals)
+        self._writers_seen = 1
+        """The most writers the graph showed at a report: a loss counted then is no figure."""
         self._outages = Outages(self._totals)
         """Silences longer than the timeout between cycles, and the epoch they brought."""
         self._several = SeveralWriters(self._totals)
@@ -868,8 +870,13 @@ class CycleAnalyzer:
         since = now_wall_ns - self._window_ns()
         rows = self._rows.rows_from('arrival', since)
         loss_note = self._loss_note(writers, since)
+        self._writers_seen = max(self._writers_seen, writers)
         run_loss_note = ('sequence runs of several producers could not be told apart'
                          if self._producer_streams.ambiguous_at is not None else '')
+        if not run_loss_note and self._writers_seen > 1 and self._totals.lost:
+            # Jazzy's message info names no writer: a gap counted while several writers were
+            # in the graph may be one writer's numbers read as the other's, never a figure.
+            run_loss_note = f'{self._writers_seen} writers on the topic during the run'
         if not loss_note and run_loss_note and self._totals.lost:
             # A loss counted in a run whose producers were guessed at may be made up (a run
             # continued by the wrong producer): never a known figure later.

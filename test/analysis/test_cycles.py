@@ -275,3 +275,16 @@ def test_events_recorded_out_of_arrival_order_are_processed_in_arrival_order():
     assert r2.interval_wall == r1.interval_wall
     assert r2.interval_wall.max_ns == 5 * MS
     assert (r2.deadline_misses_total, r2.skipped_periods_total) == (0, 0)
+
+
+def test_a_loss_counted_while_several_writers_were_in_the_graph_stays_unknown():
+    a = CycleAnalyzer(TopicConfig(name='a', topic='/a', period_ns=10 * MS, rule='interval'))
+    for i in range(100):
+        if i != 50:  # sequence number 51 never arrives: one gap
+            a.record(S + i * 10 * MS, seq=i + 1)
+    a.process(None)
+    one = a.report(S + 100 * 10 * MS)
+    assert one.loss_known and one.messages_lost_total == 1 and not one.run_loss_note
+    a.report(S + 100 * 10 * MS, writers=2)
+    after = a.report(S + 101 * 10 * MS, writers=1)
+    assert not after.loss_known and after.run_loss_note == '2 writers on the topic during the run'

@@ -116,3 +116,4 @@ def test_reasons_are_rounded_and_tell_a_figure_from_its_limit():
     level, reason = topic_level(topic_report(late_every=5), Thresholds(miss_ratio_error=0.1),
                                 S + 1000 * MS, S)
     assert level == Level.ERROR and reason.startswith('miss ratio 19.0 % above 10.0 %: ')
+
